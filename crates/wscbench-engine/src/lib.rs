@@ -1,0 +1,1 @@
+//! The wscbench engine.

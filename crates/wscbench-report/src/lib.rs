@@ -1,0 +1,1 @@
+//! Comparison tables from stored results (placeholder until the report module lands).

@@ -1,0 +1,312 @@
+//! The result schema: one [`RunResult`] per server × scenario, written as JSON to
+//! `results/<run-id>/<server>/<scenario>.json` the moment that run ends.
+//!
+//! This crate is all a reader of results needs: it has no Docker, no async and no
+//! engine code. Every number carries its unit in its field name.
+
+#![warn(missing_docs)]
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever a field changes meaning or is removed. Readers reject newer versions.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything one run of one server under one scenario measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Version of this schema; see [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The run this result belongs to (one `wscbench run` invocation), e.g. `20261121-143005`.
+    pub run_id: String,
+    /// Which server was measured.
+    pub server: ServerIdentity,
+    /// Scenario name: `steady`, `burst`, `churn` or `saturation`.
+    pub scenario: String,
+    /// Timing mode: `smoke`, `quick` or `soak`.
+    pub mode: String,
+    /// The conditions the run ran under, so it can be reproduced and compared.
+    pub conditions: Conditions,
+    /// Wall-clock start of this server × scenario, RFC 3339 UTC.
+    pub started_at: String,
+    /// How long the load generator ran, in milliseconds.
+    pub duration_ms: u64,
+    /// Time spent outside the scenario itself (start, health, verification, stop, write), in milliseconds.
+    pub overhead_ms: u64,
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// Human-readable detail for a non-`ok` outcome (which check failed, the exit code, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome_detail: Option<String>,
+    /// The server's own `/stats` counters read when the load ended (absent if the server was gone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stats: Option<ServerStats>,
+    /// What k6 measured, from its `handleSummary` output (absent if k6 produced none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k6: Option<K6Metrics>,
+    /// Client-side errors, counted and classified.
+    pub errors: ErrorCounts,
+    /// Figures derived from the counters and the docker stats samples.
+    pub derived: Derived,
+    /// True when the load generator, not the server, was the limit (see [`RunResult::loadgen_bound_reason`]).
+    pub loadgen_bound: bool,
+    /// Why the run was judged load-generator bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loadgen_bound_reason: Option<String>,
+    /// One docker stats sample per second for both containers.
+    #[serde(default)]
+    pub series: Vec<Sample>,
+}
+
+/// The identity of the server under test, from its manifest and its build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerIdentity {
+    /// Manifest id, e.g. `profile-b/go`.
+    pub id: String,
+    /// Image tag, e.g. `wsc-go`.
+    pub image: String,
+    /// `go`, `rust` or `zig`.
+    pub language: String,
+    /// `a` (frameworks) or `b` (minimal / stdlib).
+    pub profile: String,
+    /// The framework or library stack, e.g. `net/http + gorilla/websocket v1.5.3`.
+    pub framework: String,
+    /// Content hash of the server's sources that the image was built from.
+    pub source_hash: String,
+    /// Size of the server binary, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_size_bytes: Option<u64>,
+    /// Size of the server image as the engine reports it, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_size_bytes: Option<u64>,
+}
+
+/// The conditions of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Conditions {
+    /// CPU limit of the server container, in CPUs (`--cpus`).
+    pub server_cpus: f64,
+    /// Memory limit of the server container, in bytes (`--memory`).
+    pub server_memory_bytes: u64,
+    /// Cores the server container was pinned to (`--cpuset-server`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuset_server: Option<String>,
+    /// Cores the k6 container was pinned to (`--cpuset-loadgen`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuset_loadgen: Option<String>,
+    /// Logical cores of the machine.
+    pub machine_cores: u32,
+    /// Kernel release of the Docker host.
+    pub kernel: String,
+    /// Docker engine version.
+    pub docker_version: String,
+    /// Docker API version negotiated with the engine.
+    pub docker_api_version: String,
+    /// k6 version of the load-generator image.
+    pub k6_version: String,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The scenario ran to the end and the server survived it.
+    Ok,
+    /// The server failed protocol verification and was not benchmarked.
+    VerifyFailed,
+    /// The server container exited during the run.
+    ServerCrashed,
+    /// The server container was killed for exceeding its memory limit.
+    OomKilled,
+    /// k6 failed to run or produced no summary.
+    LoadgenFailed,
+    /// The user interrupted the run (Ctrl-C).
+    Interrupted,
+}
+
+impl Outcome {
+    /// The snake_case name used in JSON and in tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::VerifyFailed => "verify_failed",
+            Outcome::ServerCrashed => "server_crashed",
+            Outcome::OomKilled => "oom_killed",
+            Outcome::LoadgenFailed => "loadgen_failed",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The server's `/stats` object (see docs/protocol.md). All counters are cumulative.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerStats {
+    /// The image tag the server reports.
+    pub server: String,
+    /// Milliseconds since the server started.
+    pub uptime_ms: u64,
+    /// WebSocket connections open now.
+    pub connections_current: u64,
+    /// WebSocket connections ever upgraded.
+    pub connections_total: u64,
+    /// Successful joins.
+    pub joins: u64,
+    /// Data frames received.
+    pub frames_in: u64,
+    /// Valid chats from joined members, before the rate limit.
+    pub chat_in: u64,
+    /// Chats that passed the rate limit and were broadcast.
+    pub chat_accepted: u64,
+    /// Chat messages written to recipients (one per recipient).
+    pub deliveries: u64,
+    /// Chats dropped by the rate limit.
+    pub dropped_ratelimit: u64,
+    /// Messages dropped because a recipient's queue was full.
+    pub dropped_slow: u64,
+    /// Invalid input ignored.
+    pub malformed: u64,
+}
+
+/// What k6 measured. Latencies are in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct K6Metrics {
+    /// WebSocket sessions started (`ws_sessions`).
+    pub sessions: u64,
+    /// 95th percentile of WebSocket connect time (`ws_connecting`), in ms.
+    pub connect_p95_ms: f64,
+    /// All WebSocket messages sent (`ws_msgs_sent`).
+    pub ws_msgs_sent: u64,
+    /// All WebSocket messages received (`ws_msgs_received`).
+    pub ws_msgs_received: u64,
+    /// Chats sent by the scenario (`chat_sent`).
+    pub chat_sent: u64,
+    /// Chats from other members received by the scenario (`chat_received`).
+    pub chat_received: u64,
+    /// Chat latency, receive time minus the chat's `ts`.
+    pub latency: LatencyMs,
+}
+
+/// A latency distribution, in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyMs {
+    /// Mean, in ms.
+    pub avg_ms: f64,
+    /// Median, in ms.
+    pub p50_ms: f64,
+    /// 95th percentile, in ms.
+    pub p95_ms: f64,
+    /// 99th percentile, in ms.
+    pub p99_ms: f64,
+    /// Maximum, in ms.
+    pub max_ms: f64,
+}
+
+/// Client-side errors, classified.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    /// Connections that failed to open.
+    pub failed_connects: u64,
+    /// Connections closed with a code other than 1000/1001 (1006 included).
+    pub abnormal_closes: u64,
+    /// Script errors: WebSocket error events and k6's own failure to finish.
+    pub script_errors: u64,
+}
+
+impl ErrorCounts {
+    /// All client-side errors together: the "k6 errors" column.
+    pub fn total(&self) -> u64 {
+        self.failed_connects + self.abnormal_closes + self.script_errors
+    }
+}
+
+/// Figures derived from counters and samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    /// Accepted chats per second: `chat_accepted` / duration.
+    pub throughput_msgs_per_s: f64,
+    /// Chat deliveries per second: `deliveries` / duration.
+    pub deliveries_per_s: f64,
+    /// Share of incoming chats dropped by the rate limit: `dropped_ratelimit` / `chat_in`, 0 to 1.
+    pub drop_rate_ratio: f64,
+    /// Resource use of the server container.
+    pub server: Usage,
+    /// Resource use of the load-generator (k6) container.
+    pub loadgen: Usage,
+}
+
+/// Resource use of one container over a run, computed as the docker CLI does.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Highest CPU use seen, in percent of one core (200 = two cores busy).
+    pub peak_cpu_percent: f64,
+    /// Mean CPU use over the samples, in percent of one core.
+    pub mean_cpu_percent: f64,
+    /// Highest memory use seen (page cache excluded), in bytes.
+    pub peak_mem_bytes: u64,
+    /// The CPU ceiling of the container, in percent of one core (its limit, or all cores).
+    pub cpu_limit_percent: f64,
+}
+
+/// One per-second sample of both containers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Milliseconds since the load started.
+    pub t_ms: u64,
+    /// Server CPU, in percent of one core.
+    pub server_cpu_percent: f64,
+    /// Server memory (page cache excluded), in bytes.
+    pub server_mem_bytes: u64,
+    /// Load-generator CPU, in percent of one core.
+    pub loadgen_cpu_percent: f64,
+    /// Load-generator memory (page cache excluded), in bytes.
+    pub loadgen_mem_bytes: u64,
+    /// The server's `connections_current` at this second, if read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u64>,
+    /// The server's cumulative `deliveries` at this second, if read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliveries: Option<u64>,
+}
+
+/// Why a result file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file is not valid JSON of this schema.
+    #[error("not a wscbench result: {source}")]
+    Malformed {
+        /// The underlying parse error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The file was written by a newer wscbench.
+    #[error("schema_version {found} is newer than this wscbench understands ({SCHEMA_VERSION})")]
+    TooNew {
+        /// The version found in the file.
+        found: u32,
+    },
+}
+
+impl RunResult {
+    /// Parses a result file's contents, rejecting malformed JSON and newer schemas.
+    pub fn from_json(text: &str) -> Result<Self, ReadError> {
+        #[derive(Deserialize)]
+        struct Version {
+            schema_version: u32,
+        }
+        let version: Version =
+            serde_json::from_str(text).map_err(|source| ReadError::Malformed { source })?;
+        if version.schema_version > SCHEMA_VERSION {
+            return Err(ReadError::TooNew { found: version.schema_version });
+        }
+        serde_json::from_str(text).map_err(|source| ReadError::Malformed { source })
+    }
+
+    /// The result as pretty JSON, as written to disk.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("RunResult always serializes")
+    }
+
+    /// True when the numbers of this result can be compared: the scenario ran to the end.
+    pub fn is_ok(&self) -> bool {
+        self.outcome == Outcome::Ok
+    }
+}
