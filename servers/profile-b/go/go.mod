@@ -1,0 +1,5 @@
+module github.com/wscbench/servers/profile-b/go
+
+go 1.24
+
+require github.com/gorilla/websocket v1.5.3

@@ -1,0 +1,88 @@
+// main.go owns the process: flags, routes, and the shutdown docs/protocol.md
+// asks for (stop accepting, close clients with 1001, print the final stats as
+// the last line of stdout, exit 0 within 2 s).
+package main
+
+import (
+	"context"
+	"flag"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// serverTag is the image tag, reported as "server" in /stats.
+const serverTag = "wsc-go"
+
+const (
+	// How long shutdown waits for in-flight HTTP requests, then for the
+	// WebSocket connections to close; both fit well inside the 2 s budget.
+	httpShutdownWait = 300 * time.Millisecond
+	connShutdownWait = 1200 * time.Millisecond
+)
+
+func main() {
+	host := flag.String("host", "0.0.0.0", "address to bind")
+	port := flag.Int("port", 8080, "port to bind")
+	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
+	flag.Parse()
+	log.SetPrefix(serverTag + " ")
+
+	stats := newStats(serverTag)
+	hub := newHub(stats)
+
+	mux := http.NewServeMux() // unmatched paths answer 404
+	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
+		serveWs(hub, w, r)
+	})
+	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(stats.JSON())
+	})
+
+	// Bind before announcing, so /health answers as soon as the log says so.
+	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	if err != nil {
+		log.Fatalf("listen: %v", err)
+	}
+	srv := &http.Server{Handler: mux}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Printf("listening on %s", ln.Addr())
+
+	// PID 1 in a scratch container gets no default signal handling.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	var timeUp <-chan time.Time
+	if *duration > 0 {
+		timeUp = time.After(time.Duration(*duration * float64(time.Second)))
+	}
+	select {
+	case s := <-signals:
+		log.Printf("%v: shutting down", s)
+	case <-timeUp:
+		log.Printf("duration over: shutting down")
+	case err := <-served:
+		log.Fatalf("serve: %v", err)
+	}
+
+	// Stop accepting first; hijacked WebSocket connections are not waited for.
+	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
+	srv.Shutdown(ctx)
+	cancel()
+	hub.shutdown(websocket.CloseGoingAway)
+	for deadline := time.Now().Add(connShutdownWait); stats.connectionsCurrent.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	os.Stdout.Write(append(stats.JSON(), '\n'))
+}
