@@ -1,1 +1,8 @@
-//! The wscbench engine.
+//! The wscbench engine: everything that touches servers, processes, Docker and k6.
+//! It measures and records; it never formats tables (that is `wscbench-report`).
+
+pub mod catalog;
+pub mod http;
+pub mod local;
+pub mod memory;
+pub mod verify;

@@ -1,0 +1,285 @@
+//! The catalog: servers found through their `server.toml` manifests, and the scenarios.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+/// Why the catalog could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// A manifest could not be read or parsed.
+    #[error("{}: {source}", path.display())]
+    Manifest {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A manifest's id does not match where it lives.
+    #[error("{}: id {id:?} does not match its directory (expected {expected:?})", path.display())]
+    IdMismatch { path: PathBuf, id: String, expected: String },
+    /// No server matches a selection.
+    #[error("no server matches {selection}; known servers: {known}")]
+    NoMatch { selection: String, known: String },
+    /// Reading the sources for the hash failed.
+    #[error("reading {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One server's manifest (`servers/profile-x/lang/server.toml`), plus where it lives.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Server {
+    /// `profile-b/go`
+    pub id: String,
+    /// Image tag, e.g. `wsc-go`.
+    pub tag: String,
+    /// `go`, `rust` or `zig`.
+    pub language: String,
+    /// `a` or `b`.
+    pub profile: String,
+    /// The stack, for reports.
+    pub framework: String,
+    /// Shell command (run with `sh -c` in [`Server::dir`]) that builds a self-contained binary.
+    pub build: String,
+    /// Where the build leaves the binary, relative to [`Server::dir`].
+    pub binary: PathBuf,
+    /// Shell command that runs the server's unit tests.
+    pub test: String,
+    /// Build outputs, left out of the source hash.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// The server's directory (not part of the manifest).
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+impl Server {
+    /// The built binary's full path.
+    pub fn binary_path(&self) -> PathBuf {
+        self.dir.join(&self.binary)
+    }
+
+    /// A stable hash of every source file of this server (build outputs excluded),
+    /// so that an image built from the same sources can be reused.
+    pub fn source_hash(&self) -> Result<String, CatalogError> {
+        let mut files = Vec::new();
+        collect_files(&self.dir, &self.dir, &self.exclude, &mut files)?;
+        files.sort();
+        let mut hasher = Sha256::new();
+        for rel in files {
+            let path = self.dir.join(&rel);
+            let bytes = fs::read(&path).map_err(|source| CatalogError::Io { path, source })?;
+            hasher.update(rel.to_string_lossy().as_bytes());
+            hasher.update([0]);
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
+        }
+        Ok(hex::encode(&hasher.finalize()[..12]))
+    }
+}
+
+fn collect_files(
+    root: &Path,
+    dir: &Path,
+    exclude: &[String],
+    out: &mut Vec<PathBuf>,
+) -> Result<(), CatalogError> {
+    let entries = fs::read_dir(dir).map_err(|source| CatalogError::Io { path: dir.to_owned(), source })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| CatalogError::Io { path: dir.to_owned(), source })?;
+        let path = entry.path();
+        let rel = path.strip_prefix(root).unwrap_or(&path).to_owned();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        // Hidden entries are caches (.zig-cache) or editor state, never sources.
+        if name.starts_with('.') || exclude.iter().any(|e| rel == Path::new(e)) {
+            continue;
+        }
+        let kind = entry.file_type().map_err(|source| CatalogError::Io { path: path.clone(), source })?;
+        if kind.is_dir() {
+            collect_files(root, &path, exclude, out)?;
+        } else if kind.is_file() {
+            out.push(rel);
+        }
+    }
+    Ok(())
+}
+
+/// Every server found under `servers_dir` (`profile-*/*/server.toml`), sorted by id.
+pub fn discover(servers_dir: &Path) -> Result<Vec<Server>, CatalogError> {
+    let mut servers = Vec::new();
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| CatalogError::Io { path, source }
+    };
+    let mut profiles: Vec<_> = fs::read_dir(servers_dir)
+        .map_err(io(servers_dir))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    profiles.sort();
+    for profile in profiles {
+        let mut langs: Vec<_> = fs::read_dir(&profile)
+            .map_err(io(&profile))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .collect();
+        langs.sort();
+        for dir in langs {
+            let manifest = dir.join("server.toml");
+            if manifest.is_file() {
+                servers.push(load_manifest(&manifest, servers_dir)?);
+            }
+        }
+    }
+    servers.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(servers)
+}
+
+/// Reads one manifest and checks that its id matches its place.
+pub fn load_manifest(path: &Path, servers_dir: &Path) -> Result<Server, CatalogError> {
+    let err = |source: Box<dyn std::error::Error + Send + Sync>| CatalogError::Manifest { path: path.to_owned(), source };
+    let text = fs::read_to_string(path).map_err(|e| err(e.into()))?;
+    let mut server: Server = toml::from_str(&text).map_err(|e| err(e.into()))?;
+    let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
+    let expected = dir
+        .strip_prefix(servers_dir)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default();
+    if server.id != expected {
+        return Err(CatalogError::IdMismatch { path: path.to_owned(), id: server.id, expected });
+    }
+    server.dir = dir;
+    Ok(server)
+}
+
+/// A selection of servers, as the CLI's `--server`, `--profile` and `--lang` give it.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Exact ids (`profile-b/go`); empty means any.
+    pub ids: Vec<String>,
+    /// Profiles (`a`, `b`); empty means any.
+    pub profiles: Vec<String>,
+    /// Languages (`go`, `rust`, `zig`); empty means any.
+    pub languages: Vec<String>,
+}
+
+impl Selection {
+    /// The servers this selection picks, in catalog order; an error if none.
+    pub fn apply(&self, servers: &[Server]) -> Result<Vec<Server>, CatalogError> {
+        let picked: Vec<Server> = servers
+            .iter()
+            .filter(|s| self.ids.is_empty() || self.ids.iter().any(|id| *id == s.id))
+            .filter(|s| self.profiles.is_empty() || self.profiles.iter().any(|p| p.eq_ignore_ascii_case(&s.profile)))
+            .filter(|s| self.languages.is_empty() || self.languages.iter().any(|l| l.eq_ignore_ascii_case(&s.language)))
+            .cloned()
+            .collect();
+        if picked.is_empty() {
+            return Err(CatalogError::NoMatch {
+                selection: self.describe(),
+                known: servers.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", "),
+            });
+        }
+        // An unknown explicit id is an error even when other ids matched: a typo must not shrink a run silently.
+        if let Some(missing) = self.ids.iter().find(|id| !servers.iter().any(|s| &s.id == *id)) {
+            return Err(CatalogError::NoMatch {
+                selection: format!("--server {missing}"),
+                known: servers.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", "),
+            });
+        }
+        Ok(picked)
+    }
+
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for id in &self.ids {
+            parts.push(format!("--server {id}"));
+        }
+        for p in &self.profiles {
+            parts.push(format!("--profile {p}"));
+        }
+        for l in &self.languages {
+            parts.push(format!("--lang {l}"));
+        }
+        if parts.is_empty() { "(all)".into() } else { parts.join(" ") }
+    }
+}
+
+/// The four load shapes, in the order a run takes them.
+pub const SCENARIOS: [&str; 4] = ["steady", "burst", "churn", "saturation"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_manifest(root: &Path, id: &str, tag: &str) {
+        let dir = root.join(id);
+        fs::create_dir_all(&dir).unwrap();
+        let (profile, lang) = id.split_once('/').unwrap();
+        fs::write(
+            dir.join("server.toml"),
+            format!(
+                "id = \"{id}\"\ntag = \"{tag}\"\nlanguage = \"{lang}\"\nprofile = \"{}\"\nframework = \"x\"\n\
+                 build = \"true\"\nbinary = \"bin/server\"\ntest = \"true\"\nexclude = [\"bin\"]\n",
+                profile.trim_start_matches("profile-")
+            ),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn discovery_finds_manifests_sorted_by_id() {
+        let root = tempfile::tempdir().unwrap();
+        write_manifest(root.path(), "profile-b/go", "wsc-go");
+        write_manifest(root.path(), "profile-a/go", "wsca-go");
+        let servers = discover(root.path()).unwrap();
+        let ids: Vec<_> = servers.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["profile-a/go", "profile-b/go"]);
+        assert_eq!(servers[1].binary_path(), root.path().join("profile-b/go/bin/server"));
+    }
+
+    #[test]
+    fn a_manifest_whose_id_disagrees_with_its_directory_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        write_manifest(root.path(), "profile-b/go", "wsc-go");
+        fs::rename(root.path().join("profile-b/go"), root.path().join("profile-b/rust")).unwrap();
+        assert!(matches!(discover(root.path()), Err(CatalogError::IdMismatch { .. })));
+    }
+
+    #[test]
+    fn selection_by_profile_and_language_and_unknown_ids() {
+        let root = tempfile::tempdir().unwrap();
+        for (id, tag) in [("profile-a/go", "wsca-go"), ("profile-b/go", "wsc-go"), ("profile-b/zig", "wsc-zig")] {
+            write_manifest(root.path(), id, tag);
+        }
+        let all = discover(root.path()).unwrap();
+        let b = Selection { profiles: vec!["B".into()], ..Default::default() }.apply(&all).unwrap();
+        assert_eq!(b.len(), 2);
+        let go = Selection { languages: vec!["go".into()], ..Default::default() }.apply(&all).unwrap();
+        assert_eq!(go.iter().map(|s| s.tag.as_str()).collect::<Vec<_>>(), ["wsca-go", "wsc-go"]);
+        let typo = Selection { ids: vec!["profile-b/go".into(), "profile-b/goo".into()], ..Default::default() };
+        let err = typo.apply(&all).unwrap_err().to_string();
+        assert!(err.contains("profile-b/goo"), "{err}");
+    }
+
+    #[test]
+    fn the_source_hash_ignores_build_outputs_and_changes_with_sources() {
+        let root = tempfile::tempdir().unwrap();
+        write_manifest(root.path(), "profile-b/go", "wsc-go");
+        let server = discover(root.path()).unwrap().remove(0);
+        fs::write(server.dir.join("main.go"), "package main").unwrap();
+        let before = server.source_hash().unwrap();
+        fs::create_dir_all(server.dir.join("bin")).unwrap();
+        fs::write(server.dir.join("bin/server"), "binary").unwrap();
+        assert_eq!(server.source_hash().unwrap(), before);
+        fs::write(server.dir.join("main.go"), "package main // changed").unwrap();
+        assert_ne!(server.source_hash().unwrap(), before);
+    }
+}

@@ -1,0 +1,200 @@
+//! Servers as local processes: building them from their manifests, starting them on a
+//! free loopback port, reading their memory, and stopping them the way Docker would.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+use wscbench_results::ServerStats;
+
+use crate::catalog::Server;
+use crate::http;
+
+/// Why a local server could not be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    /// The build command could not be started.
+    #[error("{id}: could not run the build command `{command}`: {source}")]
+    BuildSpawn {
+        id: String,
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The build command failed.
+    #[error("{id}: build failed ({status}) running `{command}` in {}:\n{output}", dir.display())]
+    BuildFailed { id: String, command: String, dir: PathBuf, status: String, output: String },
+    /// The build succeeded but left no binary where the manifest says.
+    #[error("{id}: the build left no binary at {}", path.display())]
+    NoBinary { id: String, path: PathBuf },
+    /// The binary could not be started.
+    #[error("starting {}: {source}", binary.display())]
+    Spawn {
+        binary: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server never answered `/health`.
+    #[error("the server on port {port} did not answer /health within {timeout:?}{}", exited.as_ref().map(|s| format!(" (it exited: {s})")).unwrap_or_default())]
+    NotHealthy { port: u16, timeout: Duration, exited: Option<String> },
+    /// No free port could be found.
+    #[error("no free loopback port: {0}")]
+    NoPort(#[source] std::io::Error),
+}
+
+/// A finished build.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// The binary.
+    pub binary: PathBuf,
+    /// Its size in bytes.
+    pub size_bytes: u64,
+    /// How long the build command took.
+    pub took: Duration,
+}
+
+/// Runs the manifest's build command (`sh -c`, in the server's directory).
+pub async fn build(server: &Server) -> Result<Built, LocalError> {
+    let started = Instant::now();
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(&server.build)
+        .current_dir(&server.dir)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|source| LocalError::BuildSpawn { id: server.id.clone(), command: server.build.clone(), source })?;
+    if !output.status.success() {
+        let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&output.stderr));
+        let tail: Vec<&str> = text.lines().rev().take(30).collect();
+        return Err(LocalError::BuildFailed {
+            id: server.id.clone(),
+            command: server.build.clone(),
+            dir: server.dir.clone(),
+            status: output.status.to_string(),
+            output: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+        });
+    }
+    let binary = server.binary_path();
+    let size_bytes = std::fs::metadata(&binary)
+        .map_err(|_| LocalError::NoBinary { id: server.id.clone(), path: binary.clone() })?
+        .len();
+    Ok(Built { binary, size_bytes, took: started.elapsed() })
+}
+
+/// A free TCP port on 127.0.0.1 (free when asked; the caller binds it soon after).
+pub fn free_port() -> Result<u16, LocalError> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(LocalError::NoPort)?;
+    Ok(listener.local_addr().map_err(LocalError::NoPort)?.port())
+}
+
+/// A server running as a child process on 127.0.0.1. Killed if dropped.
+pub struct LocalServer {
+    child: Child,
+    /// The port it listens on.
+    pub port: u16,
+    stdout: JoinHandle<Vec<String>>,
+}
+
+/// How a local server ended when asked to stop.
+#[derive(Debug, Clone)]
+pub struct Stopped {
+    /// Time from SIGTERM to exit, if it exited within the grace period.
+    pub exited_after: Option<Duration>,
+    /// Exit code, if it exited normally.
+    pub exit_code: Option<i32>,
+    /// The last line of its standard output.
+    pub last_line: Option<String>,
+}
+
+impl Stopped {
+    /// The final stats line, parsed, if it was one.
+    pub fn final_stats(&self) -> Option<ServerStats> {
+        serde_json::from_str(self.last_line.as_deref()?).ok()
+    }
+}
+
+impl LocalServer {
+    /// Starts `binary --host 127.0.0.1 --port PORT`; its stderr is passed through to ours when `show_logs`.
+    pub fn spawn(binary: &Path, port: u16, show_logs: bool) -> Result<Self, LocalError> {
+        let mut child = Command::new(binary)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(if show_logs { Stdio::inherit() } else { Stdio::null() })
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| LocalError::Spawn { binary: binary.to_owned(), source })?;
+        let out = child.stdout.take().expect("stdout is piped");
+        let stdout = tokio::spawn(async move {
+            let mut lines = BufReader::new(out).lines();
+            let mut kept = Vec::new();
+            while let Ok(Some(line)) = lines.next_line().await {
+                kept.push(line);
+                if kept.len() > 100 {
+                    kept.remove(0);
+                }
+            }
+            kept
+        });
+        Ok(Self { child, port, stdout })
+    }
+
+    /// Waits until `/health` answers 200.
+    pub async fn wait_healthy(&mut self, timeout: Duration) -> Result<(), LocalError> {
+        let deadline = Instant::now() + timeout;
+        let addr = format!("127.0.0.1:{}", self.port);
+        loop {
+            if let Ok(r) = http::get(&addr, "/health", Duration::from_millis(500)).await {
+                if r.status == 200 {
+                    return Ok(());
+                }
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(LocalError::NotHealthy { port: self.port, timeout, exited: Some(status.to_string()) });
+            }
+            if Instant::now() > deadline {
+                return Err(LocalError::NotHealthy { port: self.port, timeout, exited: None });
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Resident memory (VmRSS) of the process, in bytes.
+    pub fn rss_bytes(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    }
+
+    /// Sends SIGTERM and waits up to `grace` for the exit; kills it after that.
+    pub async fn stop(mut self, grace: Duration) -> Stopped {
+        let started = Instant::now();
+        if let Some(pid) = self.child.id() {
+            // SAFETY: kill(2) with a pid we own and a valid signal number has no memory effects.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGTERM);
+            }
+        }
+        let (exited_after, exit_code) = match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(Ok(status)) => (Some(started.elapsed()), status.code()),
+            _ => {
+                let _ = self.child.kill().await;
+                (None, None)
+            }
+        };
+        let lines = tokio::time::timeout(Duration::from_secs(1), &mut self.stdout).await.ok().and_then(Result::ok);
+        let last_line = lines.and_then(|l| l.into_iter().rev().find(|line| !line.trim().is_empty()));
+        Stopped { exited_after, exit_code, last_line }
+    }
+}
