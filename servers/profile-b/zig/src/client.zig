@@ -1,0 +1,625 @@
+//! One connection: its socket, its bounded outbound queue (`Outbox`), and the
+//! two threads that serve it once it is a WebSocket.
+//!
+//! The rule, as in gorilla's chat example: one reader and one writer per
+//! connection. The reader (the thread that accepted the HTTP upgrade) applies
+//! the size limit and the protocol rules and calls into the hub. The writer
+//! drains the outbox, sends pings, enforces the idle timeout, and is the only
+//! code that writes to the socket once the upgrade is done. Nobody holds a
+//! lock while writing to a socket: the hub only appends to outboxes.
+//!
+//! Frames go through `std.http.Server.WebSocket`. Its `readSmallMessage` does
+//! not answer close frames, skips pongs without telling the caller, and reports
+//! a too-large frame without its length, so the reader peeks at each frame
+//! header first and handles close frames and oversize frames itself.
+const std = @import("std");
+const Io = std.Io;
+const net = std.Io.net;
+const WebSocket = std.http.Server.WebSocket;
+
+const protocol = @import("protocol.zig");
+const Hub = @import("hub.zig").Hub;
+const Stats = @import("stats.zig").Stats;
+const TokenBucket = @import("limiter.zig").TokenBucket;
+
+const log = std.log.scoped(.client);
+
+/// Messages waiting for one connection's writer; when full, more are dropped.
+pub const outbox_capacity = 256;
+/// How often the writer pings an otherwise quiet client.
+pub const ping_period: Io.Duration = .fromSeconds(30);
+/// A connection from which nothing arrived for this long is closed.
+pub const idle_timeout: Io.Duration = .fromSeconds(60);
+/// How long one side of a closing connection waits for the other (the peer's
+/// close frame, or a writer stuck on a full socket) before cutting the TCP
+/// connection.
+pub const close_timeout: Io.Duration = .fromSeconds(2);
+
+/// Also the largest HTTP request head accepted before the upgrade: the
+/// std server parses the head in this buffer, and `readSmallMessage` accepts
+/// payloads up to its size, which is exactly the protocol's 4096 bytes.
+const read_buffer_bytes = protocol.max_message_bytes;
+/// The writer batches queued frames here and sends them with one syscall.
+const write_buffer_bytes = 8 * 1024;
+
+/// A frame's payload, written once and shared by every recipient's outbox.
+/// Reference-counted; the last writer to send it frees it.
+pub const Message = struct {
+    refs: std.atomic.Value(u32),
+    opcode: WebSocket.Opcode,
+    /// Chats are what `deliveries` counts.
+    is_chat: bool,
+    len: u32,
+
+    const header_bytes = std.mem.alignForward(usize, @sizeOf(Message), @alignOf(Message));
+
+    pub fn create(gpa: std.mem.Allocator, opcode: WebSocket.Opcode, is_chat: bool, len: usize) !*Message {
+        const block = try gpa.alignedAlloc(u8, .fromByteUnits(@alignOf(Message)), header_bytes + len);
+        const m: *Message = @ptrCast(block.ptr);
+        m.* = .{ .refs = .init(1), .opcode = opcode, .is_chat = is_chat, .len = @intCast(len) };
+        return m;
+    }
+
+    /// Serializes `write(writer, args...)` into a new text message of exactly
+    /// the right size: one pass to count, one to write.
+    pub fn print(gpa: std.mem.Allocator, is_chat: bool, comptime write: anytype, args: anytype) !*Message {
+        var counter: Io.Writer.Discarding = .init(&.{});
+        try @call(.auto, write, .{&counter.writer} ++ args);
+        const m = try create(gpa, .text, is_chat, @intCast(counter.fullCount()));
+        var w: Io.Writer = .fixed(m.bytes());
+        @call(.auto, write, .{&w} ++ args) catch unreachable;
+        return m;
+    }
+
+    pub fn bytes(m: *Message) []u8 {
+        const base: [*]align(@alignOf(Message)) u8 = @ptrCast(m);
+        return base[header_bytes..][0..m.len];
+    }
+
+    /// Drops `n` references at once (the hub drops the references it
+    /// reserved for recipients whose outbox refused the message).
+    pub fn release(m: *Message, gpa: std.mem.Allocator, n: u32) void {
+        if (m.refs.fetchSub(n, .acq_rel) != n) return;
+        const base: [*]align(@alignOf(Message)) u8 = @ptrCast(m);
+        gpa.free(base[0 .. header_bytes + m.len]);
+    }
+};
+
+/// The bounded queue between the hub (and the reader) and one writer.
+/// Pushing never blocks on the writer: a full outbox drops the message.
+pub const Outbox = struct {
+    mutex: Io.Mutex = .init,
+    cond: Io.Condition = .init,
+    ring: [outbox_capacity]*Message = undefined,
+    head: usize = 0,
+    len: usize = 0,
+    /// The close frame to send after what is queued. The first request wins.
+    close_code: ?u16 = null,
+    /// The peer is gone: the writer stops without writing anything more.
+    abandon: bool = false,
+    /// The writer has exited; pushes are refused and not counted as drops.
+    closed: bool = false,
+
+    pub const Push = enum { queued, full, closed };
+
+    /// On `.queued` the outbox owns one reference to `m`; otherwise the caller
+    /// keeps it.
+    pub fn push(o: *Outbox, io: Io, m: *Message) Push {
+        o.mutex.lockUncancelable(io);
+        if (o.closed) {
+            o.mutex.unlock(io);
+            return .closed;
+        }
+        if (o.len == outbox_capacity) {
+            o.mutex.unlock(io);
+            return .full;
+        }
+        o.ring[(o.head + o.len) % outbox_capacity] = m;
+        o.len += 1;
+        o.mutex.unlock(io);
+        o.cond.signal(io);
+        return .queued;
+    }
+
+    pub fn requestClose(o: *Outbox, io: Io, code: u16) void {
+        o.mutex.lockUncancelable(io);
+        if (o.close_code == null) o.close_code = code;
+        o.mutex.unlock(io);
+        o.cond.signal(io);
+    }
+
+    pub fn requestAbandon(o: *Outbox, io: Io) void {
+        o.mutex.lockUncancelable(io);
+        o.abandon = true;
+        o.mutex.unlock(io);
+        o.cond.signal(io);
+    }
+
+    pub const Batch = struct {
+        messages: []*Message,
+        close_code: ?u16,
+        abandon: bool,
+    };
+
+    /// Waits until something is queued, a close is requested, or `deadline`
+    /// passes, then takes everything queued into `out`.
+    pub fn take(o: *Outbox, io: Io, deadline: ?Io.Clock.Timestamp, out: *[outbox_capacity]*Message) Batch {
+        o.mutex.lockUncancelable(io);
+        defer o.mutex.unlock(io);
+        while (o.len == 0 and o.close_code == null and !o.abandon) {
+            const d = deadline orelse break;
+            o.cond.waitTimeout(io, &o.mutex, .{ .deadline = d }) catch break;
+        }
+        const n = o.len;
+        for (out[0..n], 0..) |*slot, i| slot.* = o.ring[(o.head + i) % outbox_capacity];
+        o.head = (o.head + n) % outbox_capacity;
+        o.len = 0;
+        return .{ .messages = out[0..n], .close_code = o.close_code, .abandon = o.abandon };
+    }
+
+    /// Refuses further pushes and releases whatever is still queued.
+    pub fn close(o: *Outbox, io: Io, gpa: std.mem.Allocator) void {
+        o.mutex.lockUncancelable(io);
+        defer o.mutex.unlock(io);
+        o.closed = true;
+        for (0..o.len) |i| o.ring[(o.head + i) % outbox_capacity].release(gpa, 1);
+        o.len = 0;
+    }
+};
+
+/// Wraps the socket reader to note when bytes last arrived. Pongs count as
+/// activity but `readSmallMessage` swallows them, so the reader cannot stamp
+/// them itself; this sits below it and sees every byte.
+const ActivityReader = struct {
+    net: net.Stream.Reader,
+    net_vtable: *const Io.Reader.VTable,
+    vtable: Io.Reader.VTable,
+    last_read_ns: std.atomic.Value(i64),
+
+    fn init(a: *ActivityReader, stream: net.Stream, io: Io, buffer: []u8) void {
+        a.net = stream.reader(io, buffer);
+        a.net_vtable = a.net.interface.vtable;
+        a.vtable = a.net_vtable.*;
+        a.vtable.stream = streamStamped;
+        a.vtable.readVec = readVecStamped;
+        a.net.interface.vtable = &a.vtable;
+        a.last_read_ns = .init(nowNs(io));
+    }
+
+    fn of(r: *Io.Reader) *ActivityReader {
+        const n: *net.Stream.Reader = @alignCast(@fieldParentPtr("interface", r));
+        return @fieldParentPtr("net", n);
+    }
+
+    fn stamp(a: *ActivityReader) void {
+        a.last_read_ns.store(nowNs(a.net.io), .monotonic);
+    }
+
+    fn streamStamped(r: *Io.Reader, w: *Io.Writer, limit: Io.Limit) Io.Reader.StreamError!usize {
+        const a = of(r);
+        const n = try a.net_vtable.stream(r, w, limit);
+        a.stamp();
+        return n;
+    }
+
+    fn readVecStamped(r: *Io.Reader, data: [][]u8) Io.Reader.Error!usize {
+        const a = of(r);
+        const n = try a.net_vtable.readVec(r, data);
+        a.stamp();
+        return n;
+    }
+};
+
+pub fn nowNs(io: Io) i64 {
+    return @intCast(Io.Clock.awake.now(io).nanoseconds);
+}
+
+pub const Client = struct {
+    gpa: std.mem.Allocator,
+    io: Io,
+    stream: net.Stream,
+    in: ActivityReader,
+    out: net.Stream.Writer,
+    read_buffer: [read_buffer_bytes]u8,
+    write_buffer: [write_buffer_bytes]u8,
+
+    // Set once the connection is a WebSocket.
+    hub: *Hub,
+    stats: *Stats,
+    ws: WebSocket,
+    outbox: Outbox,
+    bucket: TokenBucket,
+    reader_done: Io.Event,
+    writer_done: Io.Event,
+
+    // Owned by the reader; the hub reads `user` while the reader is inside
+    // `Hub.join` or `Hub.leave`.
+    joined: bool,
+    user_buf: [protocol.max_user_chars * 4]u8,
+    user_len: usize,
+
+    /// Guarded by the hub's lock.
+    member_index: usize,
+    /// Guarded by the hub's connection-list mutex.
+    conn_node: std.DoublyLinkedList.Node,
+
+    /// Allocates the connection's state; `reader()`/`writer()` serve the HTTP
+    /// exchange that precedes the upgrade.
+    pub fn create(gpa: std.mem.Allocator, io: Io, stream: net.Stream) !*Client {
+        const c = try gpa.create(Client);
+        c.gpa = gpa;
+        c.io = io;
+        c.stream = stream;
+        c.in.init(stream, io, &c.read_buffer);
+        c.out = stream.writer(io, &c.write_buffer);
+        return c;
+    }
+
+    /// Closes the socket and frees the connection.
+    pub fn destroy(c: *Client) void {
+        c.stream.close(c.io);
+        c.gpa.destroy(c);
+    }
+
+    pub fn reader(c: *Client) *Io.Reader {
+        return &c.in.net.interface;
+    }
+
+    pub fn writer(c: *Client) *Io.Writer {
+        return &c.out.interface;
+    }
+
+    pub fn user(c: *const Client) []const u8 {
+        return c.user_buf[0..c.user_len];
+    }
+
+    /// Serves an upgraded connection until it closes, on the calling thread
+    /// (the reader), with a writer thread of its own. Returns once both are
+    /// done; the caller then destroys the client.
+    pub fn run(c: *Client, ws: WebSocket, hub: *Hub, stats: *Stats, writer_stack_bytes: usize) void {
+        c.hub = hub;
+        c.stats = stats;
+        c.ws = ws;
+        c.outbox = .{};
+        c.bucket = .init(nowNs(c.io));
+        c.reader_done = .unset;
+        c.writer_done = .unset;
+        c.joined = false;
+        c.user_len = 0;
+
+        const writer_thread = std.Thread.spawn(.{ .stack_size = writer_stack_bytes }, writeLoop, .{c}) catch |err| {
+            log.err("cannot start a writer thread: {t}", .{err});
+            return;
+        };
+        stats.inc("connections_total");
+        stats.inc("connections_current");
+        hub.register(c);
+
+        const peer_gone = c.readLoop();
+
+        if (c.joined) hub.leave(c);
+        c.reader_done.set(c.io);
+        if (peer_gone) {
+            c.outbox.requestAbandon(c.io);
+            c.cutTcp();
+        }
+        c.writer_done.waitTimeout(c.io, .{ .deadline = .fromNow(c.io, .{ .raw = close_timeout, .clock = .awake }) }) catch c.cutTcp();
+        writer_thread.join();
+
+        hub.unregister(c);
+        c.outbox.close(c.io, c.gpa);
+        stats.dec("connections_current");
+    }
+
+    /// Asks the writer to send a close frame after what is queued (server
+    /// shutdown uses this from another thread).
+    pub fn requestClose(c: *Client, code: u16) void {
+        c.outbox.requestClose(c.io, code);
+    }
+
+    /// Ends the TCP connection in both directions, which wakes a reader
+    /// blocked in read and fails a writer blocked in write.
+    fn cutTcp(c: *Client) void {
+        c.stream.shutdown(c.io, .both) catch {};
+    }
+
+    const Frame = union(enum) {
+        message: WebSocket.SmallMessage,
+        /// The close code the peer sent, or null if it sent none.
+        close: ?u16,
+        oversize,
+    };
+
+    const FrameError = error{ Gone, ProtocolError };
+
+    fn nextFrame(c: *Client) FrameError!Frame {
+        const in = c.ws.input;
+        const h = in.peekArray(2) catch return error.Gone;
+        const h0: WebSocket.Header0 = @bitCast(h[0]);
+        const h1: WebSocket.Header1 = @bitCast(h[1]);
+        if (!h1.mask) return error.ProtocolError;
+        const ext: usize = switch (h1.payload_len) {
+            .len16 => 2,
+            .len64 => 8,
+            else => 0,
+        };
+        const head = in.peek(2 + ext + 4) catch return error.Gone;
+        const len: u64 = switch (h1.payload_len) {
+            .len16 => std.mem.readInt(u16, head[2..4], .big),
+            .len64 => std.mem.readInt(u64, head[2..10], .big),
+            else => @intFromEnum(h1.payload_len),
+        };
+        if (h0.opcode == .connection_close) {
+            if (len > 125) return error.ProtocolError;
+            const mask = head[2 + ext ..][0..4].*;
+            in.toss(2 + ext + 4);
+            const payload = in.take(@intCast(len)) catch return error.Gone;
+            if (payload.len < 2) return .{ .close = null };
+            const code_bytes = [2]u8{ payload[0] ^ mask[0], payload[1] ^ mask[1] };
+            return .{ .close = std.mem.readInt(u16, &code_bytes, .big) };
+        }
+        if (len > protocol.max_message_bytes) {
+            // Skip the frame so that the peer's close frame can still be read.
+            in.discardAll64((2 + ext + 4) +| len) catch return error.Gone;
+            return .oversize;
+        }
+        const msg = c.ws.readSmallMessage() catch |err| return switch (err) {
+            // Only fragmented messages get here, as std cannot reassemble them.
+            error.MessageOversize => .oversize,
+            error.UnexpectedOpCode, error.MissingMaskBit, error.ConnectionClose => error.ProtocolError,
+            error.ReadFailed, error.EndOfStream => error.Gone,
+        };
+        return .{ .message = msg };
+    }
+
+    /// Reads frames until the connection ends. Returns true if the peer went
+    /// away without a close handshake, so nothing more should be written.
+    fn readLoop(c: *Client) bool {
+        // Set once this side has asked for a close frame; data frames after
+        // it are ignored while waiting for the peer's close frame.
+        var closing = false;
+        while (true) {
+            const frame = c.nextFrame() catch |err| switch (err) {
+                error.Gone => return true,
+                error.ProtocolError => {
+                    c.requestClose(1002);
+                    return false;
+                },
+            };
+            switch (frame) {
+                .close => |code| {
+                    // Answer with the peer's code, as RFC 6455 suggests, but
+                    // never echo codes that must not appear on the wire.
+                    const reply: u16 = if (code) |k| switch (k) {
+                        1000...1003, 1007...1014, 3000...4999 => k,
+                        else => 1000,
+                    } else 1000;
+                    if (c.joined) c.hub.leave(c);
+                    c.requestClose(reply);
+                    return false;
+                },
+                .oversize => if (!closing) {
+                    closing = true;
+                    if (c.joined) c.hub.leave(c);
+                    c.requestClose(1009);
+                },
+                .message => |msg| switch (msg.opcode) {
+                    .ping => c.sendControl(.pong, msg.data),
+                    .text => if (!closing) {
+                        c.stats.inc("frames_in");
+                        if (c.handleText(msg.data) == .leave) {
+                            closing = true;
+                            c.hub.leave(c);
+                            c.requestClose(1000);
+                        }
+                    },
+                    .binary => if (!closing) {
+                        c.stats.inc("frames_in");
+                        c.stats.inc("malformed");
+                    },
+                    else => {},
+                },
+            }
+        }
+    }
+
+    fn handleText(c: *Client, payload: []const u8) enum { stay, leave } {
+        // Unescaped strings and the scanner's nesting stack; see protocol.parse.
+        var scratch: [3 * protocol.max_message_bytes]u8 = undefined;
+        var fba: std.heap.FixedBufferAllocator = .init(&scratch);
+        const msg = protocol.parse(fba.allocator(), payload) catch {
+            c.stats.inc("malformed");
+            return .stay;
+        };
+        switch (msg) {
+            .join => |j| if (!c.joined) {
+                @memcpy(c.user_buf[0..j.user.len], j.user);
+                c.user_len = j.user.len;
+                c.hub.join(c);
+            },
+            .chat => |chat| {
+                if (!c.joined) {
+                    c.stats.inc("malformed");
+                    return .stay;
+                }
+                c.stats.inc("chat_in");
+                if (!c.bucket.allow(nowNs(c.io))) {
+                    c.stats.inc("dropped_ratelimit");
+                    return .stay;
+                }
+                c.stats.inc("chat_accepted");
+                c.hub.chat(c, chat.text, chat.ts);
+            },
+            .ping => |p| {
+                const m = Message.print(c.gpa, false, protocol.writePong, .{p.ts}) catch return .stay;
+                c.sendOwn(m);
+            },
+            .leave => {
+                if (!c.joined) {
+                    c.stats.inc("malformed");
+                    return .stay;
+                }
+                return .leave;
+            },
+        }
+        return .stay;
+    }
+
+    fn sendControl(c: *Client, opcode: WebSocket.Opcode, payload: []const u8) void {
+        const m = Message.create(c.gpa, opcode, false, payload.len) catch return;
+        @memcpy(m.bytes(), payload);
+        c.sendOwn(m);
+    }
+
+    /// Queues a reply for this connection only.
+    fn sendOwn(c: *Client, m: *Message) void {
+        switch (c.outbox.push(c.io, m)) {
+            .queued => {},
+            .full => {
+                c.stats.inc("dropped_slow");
+                m.release(c.gpa, 1);
+            },
+            .closed => m.release(c.gpa, 1),
+        }
+    }
+
+    fn writeLoop(c: *Client) void {
+        const io = c.io;
+        var batch: [outbox_capacity]*Message = undefined;
+        var next_ping = Io.Clock.awake.now(io).addDuration(ping_period);
+        var failed = false;
+        while (!failed) {
+            const idle_deadline: Io.Timestamp = .{ .nanoseconds = c.in.last_read_ns.load(.monotonic) + idle_timeout.nanoseconds };
+            const wake: Io.Clock.Timestamp = .{ .raw = if (next_ping.nanoseconds < idle_deadline.nanoseconds) next_ping else idle_deadline, .clock = .awake };
+            const got = c.outbox.take(io, wake, &batch);
+
+            var chats: u64 = 0;
+            for (got.messages) |m| {
+                if (!failed and !got.abandon) {
+                    c.ws.writeMessageUnflushed(m.bytes(), m.opcode) catch {
+                        failed = true;
+                    };
+                    if (m.is_chat) chats += 1;
+                }
+                m.release(c.gpa, 1);
+            }
+            if (failed or got.abandon) break;
+
+            const now = Io.Clock.awake.now(io);
+            const last_read = c.in.last_read_ns.load(.monotonic);
+            if (now.nanoseconds - last_read >= idle_timeout.nanoseconds) {
+                log.info("closing a connection idle for {d} s", .{@divTrunc(now.nanoseconds - last_read, std.time.ns_per_s)});
+                failed = true;
+                break;
+            }
+            if (now.nanoseconds >= next_ping.nanoseconds) {
+                c.ws.writeMessageUnflushed("", .ping) catch {
+                    failed = true;
+                    break;
+                };
+                next_ping = now.addDuration(ping_period);
+            }
+            c.ws.flush() catch {
+                failed = true;
+                break;
+            };
+            c.stats.add("deliveries", chats);
+
+            if (got.close_code) |code| {
+                var payload: [2]u8 = undefined;
+                std.mem.writeInt(u16, &payload, code, .big);
+                c.ws.writeMessage(&payload, .connection_close) catch {
+                    failed = true;
+                    break;
+                };
+                // Give the peer time to answer; the reader finishes when its
+                // close frame (or EOF) arrives.
+                c.reader_done.waitTimeout(io, .{ .deadline = .fromNow(io, .{ .raw = close_timeout, .clock = .awake }) }) catch c.cutTcp();
+                break;
+            }
+        }
+        if (failed) c.cutTcp();
+        c.outbox.close(io, c.gpa);
+        c.writer_done.set(io);
+    }
+};
+
+// Tests
+
+const testing = std.testing;
+
+fn testMessage(byte: u8) !*Message {
+    const m = try Message.create(testing.allocator, .text, false, 1);
+    m.bytes()[0] = byte;
+    return m;
+}
+
+test "the outbox holds 256 messages and refuses the 257th" {
+    const io = testing.io;
+    var o: Outbox = .{};
+    for (0..outbox_capacity) |i| {
+        try testing.expectEqual(Outbox.Push.queued, o.push(io, try testMessage(@truncate(i))));
+    }
+    const extra = try testMessage(0);
+    try testing.expectEqual(Outbox.Push.full, o.push(io, extra));
+    extra.release(testing.allocator, 1);
+
+    var out: [outbox_capacity]*Message = undefined;
+    const got = o.take(io, null, &out);
+    try testing.expectEqual(@as(usize, outbox_capacity), got.messages.len);
+    for (got.messages, 0..) |m, i| {
+        try testing.expectEqual(@as(u8, @truncate(i)), m.bytes()[0]);
+        m.release(testing.allocator, 1);
+    }
+}
+
+test "the outbox accepts again once the writer has drained it, in order" {
+    const io = testing.io;
+    var o: Outbox = .{};
+    var out: [outbox_capacity]*Message = undefined;
+    for (0..3) |round| {
+        for (0..outbox_capacity - 1) |i| _ = o.push(io, try testMessage(@truncate(i + round)));
+        const got = o.take(io, null, &out);
+        try testing.expectEqual(@as(usize, outbox_capacity - 1), got.messages.len);
+        for (got.messages, 0..) |m, i| {
+            try testing.expectEqual(@as(u8, @truncate(i + round)), m.bytes()[0]);
+            m.release(testing.allocator, 1);
+        }
+    }
+}
+
+test "an empty outbox with a deadline in the past returns nothing" {
+    const io = testing.io;
+    var o: Outbox = .{};
+    var out: [outbox_capacity]*Message = undefined;
+    const got = o.take(io, Io.Clock.Timestamp.now(io, .awake), &out);
+    try testing.expectEqual(@as(usize, 0), got.messages.len);
+    try testing.expectEqual(@as(?u16, null), got.close_code);
+}
+
+test "a close request wakes the writer and keeps the first code" {
+    const io = testing.io;
+    var o: Outbox = .{};
+    o.requestClose(io, 1009);
+    o.requestClose(io, 1001);
+    var out: [outbox_capacity]*Message = undefined;
+    try testing.expectEqual(@as(?u16, 1009), o.take(io, null, &out).close_code);
+}
+
+test "a closed outbox refuses pushes and frees what was queued" {
+    const io = testing.io;
+    var o: Outbox = .{};
+    _ = o.push(io, try testMessage(1));
+    o.close(io, testing.allocator);
+    const m = try testMessage(2);
+    try testing.expectEqual(Outbox.Push.closed, o.push(io, m));
+    m.release(testing.allocator, 1);
+}
+
+test "a shared message is freed by its last reference" {
+    const m = try Message.print(testing.allocator, true, protocol.writePong, .{@as(?[]const u8, "12")});
+    try testing.expectEqualStrings("{\"type\":\"pong\",\"ts\":12}", m.bytes());
+    _ = m.refs.fetchAdd(2, .monotonic);
+    m.release(testing.allocator, 2);
+    m.release(testing.allocator, 1); // testing.allocator reports a leak if this did not free
+}

@@ -1,0 +1,232 @@
+//! wsc-zig: the profile-B chat server, Zig standard library only.
+//!
+//! main owns the process: flags, the listening socket, the HTTP routes that
+//! come before the upgrade (/health, /stats, /ws), signal handling and the
+//! shutdown sequence. Each accepted TCP connection gets a thread; after the
+//! upgrade that thread becomes the connection's reader (see client.zig).
+const std = @import("std");
+const Io = std.Io;
+const net = std.Io.net;
+const linux = std.os.linux;
+
+const client = @import("client.zig");
+const Client = client.Client;
+const Hub = @import("hub.zig").Hub;
+const stats_mod = @import("stats.zig");
+const Stats = stats_mod.Stats;
+
+pub const std_options: std.Options = .{ .log_level = .info };
+
+const log = std.log.scoped(.main);
+
+/// Stack sizes of the two threads per connection. Both threads only need a
+/// few KiB (the reader's largest frame is the 12 KiB JSON scratch buffer);
+/// untouched stack pages cost address space, not memory.
+const reader_stack_bytes = 256 * 1024;
+const writer_stack_bytes = 128 * 1024;
+/// Shutdown must finish within 2 s of the signal; this leaves room to print.
+const shutdown_grace: Io.Duration = .fromMilliseconds(1500);
+
+const usage =
+    \\usage: wsc-zig [--host ADDR] [--port PORT] [--duration SECONDS]
+    \\
+;
+
+const Options = struct {
+    host: []const u8 = "0.0.0.0",
+    port: u16 = 8080,
+    duration_s: u64 = 0,
+};
+
+fn parseOptions(args: std.process.Args) !Options {
+    var o: Options = .{};
+    var it = args.iterate();
+    _ = it.skip();
+    while (it.next()) |arg| {
+        var name: []const u8 = arg;
+        var value: ?[]const u8 = null;
+        if (std.mem.indexOfScalar(u8, arg, '=')) |eq| {
+            name = arg[0..eq];
+            value = arg[eq + 1 ..];
+        }
+        if (std.mem.eql(u8, name, "--help") or std.mem.eql(u8, name, "-h")) {
+            std.debug.print("{s}", .{usage});
+            std.process.exit(0);
+        }
+        const v = value orelse it.next() orelse return error.MissingValue;
+        if (std.mem.eql(u8, name, "--host")) {
+            o.host = v;
+        } else if (std.mem.eql(u8, name, "--port")) {
+            o.port = try std.fmt.parseInt(u16, v, 10);
+        } else if (std.mem.eql(u8, name, "--duration")) {
+            o.duration_s = try std.fmt.parseInt(u64, v, 10);
+        } else return error.UnknownFlag;
+    }
+    return o;
+}
+
+/// What every connection thread shares.
+const App = struct {
+    io: Io,
+    gpa: std.mem.Allocator,
+    stats: Stats = .{},
+    hub: Hub,
+    started: Io.Timestamp,
+
+    fn uptimeMs(app: *const App) u64 {
+        const d = app.started.durationTo(Io.Clock.awake.now(app.io));
+        return @intCast(@max(0, d.toMilliseconds()));
+    }
+
+    fn writeStats(app: *const App, w: *Io.Writer) Io.Writer.Error!void {
+        try app.stats.writeJson(app.uptimeMs(), w);
+    }
+};
+
+// Signals. The handler may only do async-signal-safe things: it records that
+// a stop was asked for and shuts the listening socket down, which makes the
+// blocked accept() in main return.
+var listen_fd: std.atomic.Value(i32) = .init(-1);
+var stop_requested: std.atomic.Value(bool) = .init(false);
+
+fn requestStop() void {
+    stop_requested.store(true, .release);
+    const fd = listen_fd.load(.acquire);
+    if (fd >= 0) _ = linux.shutdown(fd, linux.SHUT.RDWR);
+}
+
+fn onSignal(_: std.posix.SIG) callconv(.c) void {
+    requestStop();
+}
+
+fn installSignalHandlers() void {
+    const act: std.posix.Sigaction = .{
+        .handler = .{ .handler = onSignal },
+        .mask = std.posix.sigemptyset(),
+        .flags = 0,
+    };
+    std.posix.sigaction(.TERM, &act, null);
+    std.posix.sigaction(.INT, &act, null);
+}
+
+fn stopAfter(io: Io, seconds: u64) void {
+    io.sleep(.fromSeconds(@intCast(seconds)), .awake) catch {};
+    requestStop();
+}
+
+pub fn main(init: std.process.Init) !void {
+    const io = init.io;
+    const opts = parseOptions(init.minimal.args) catch |err| {
+        std.debug.print("wsc-zig: {t}\n{s}", .{ err, usage });
+        std.process.exit(2);
+    };
+
+    const app = try init.gpa.create(App);
+    app.* = .{
+        .io = io,
+        .gpa = init.gpa,
+        .hub = undefined,
+        .started = Io.Clock.awake.now(io),
+    };
+    app.hub = .init(io, init.gpa, &app.stats);
+
+    installSignalHandlers();
+    const address = try net.IpAddress.parse(opts.host, opts.port);
+    var server = try address.listen(io, .{ .reuse_address = true, .kernel_backlog = 1024 });
+    listen_fd.store(server.socket.handle, .release);
+    // A signal that arrived before the store above found no socket to shut.
+    if (stop_requested.load(.acquire)) requestStop();
+    log.info("wsc-zig listening on {f}", .{address});
+
+    if (opts.duration_s > 0) {
+        const t = try std.Thread.spawn(.{ .stack_size = 64 * 1024 }, stopAfter, .{ io, opts.duration_s });
+        t.detach();
+    }
+
+    while (!stop_requested.load(.acquire)) {
+        const stream = server.accept(io) catch |err| switch (err) {
+            error.SocketNotListening => break,
+            error.ConnectionAborted => continue,
+            else => {
+                log.err("accept: {t}", .{err});
+                io.sleep(.fromMilliseconds(10), .awake) catch {};
+                continue;
+            },
+        };
+        const thread = std.Thread.spawn(.{ .stack_size = reader_stack_bytes }, serveConnection, .{ app, stream }) catch |err| {
+            log.err("cannot start a connection thread: {t}", .{err});
+            stream.close(io);
+            continue;
+        };
+        thread.detach();
+    }
+
+    // Stop: close every WebSocket with 1001, wait for them, print the stats.
+    const deadline = Io.Clock.awake.now(io).addDuration(shutdown_grace);
+    app.hub.closeAll();
+    while (app.stats.get("connections_current") > 0 and
+        Io.Clock.awake.now(io).nanoseconds < deadline.nanoseconds)
+    {
+        io.sleep(.fromMilliseconds(10), .awake) catch {};
+    }
+    log.info("stopped with {d} connection(s) still open", .{app.stats.get("connections_current")});
+
+    var buf: [1024]u8 = undefined;
+    var stdout = Io.File.stdout().writerStreaming(io, &buf);
+    try app.writeStats(&stdout.interface);
+    try stdout.interface.writeByte('\n');
+    try stdout.interface.flush();
+    // Connection threads may still be finishing; they hold nothing that
+    // needs saving.
+    std.process.exit(0);
+}
+
+/// Serves one TCP connection: plain HTTP requests until it upgrades to a
+/// WebSocket or closes.
+fn serveConnection(app: *App, stream: net.Stream) void {
+    const c = Client.create(app.gpa, app.io, stream) catch {
+        stream.close(app.io);
+        return;
+    };
+    defer c.destroy();
+
+    var http = std.http.Server.init(c.reader(), c.writer());
+    while (true) {
+        var req = http.receiveHead() catch return;
+        const target = req.head.target;
+        const path = target[0 .. std.mem.indexOfScalar(u8, target, '?') orelse target.len];
+
+        if (std.mem.eql(u8, path, "/ws")) {
+            const key = switch (req.upgradeRequested()) {
+                .websocket => |k| k,
+                else => null,
+            } orelse {
+                req.respond("expected a WebSocket upgrade\n", .{ .status = .bad_request, .keep_alive = false }) catch {};
+                return;
+            };
+            var ws = req.respondWebSocket(.{ .key = key }) catch return;
+            ws.flush() catch return;
+            c.run(ws, &app.hub, &app.stats, writer_stack_bytes);
+            return;
+        } else if (std.mem.eql(u8, path, "/health")) {
+            req.respond("ok", .{}) catch return;
+        } else if (std.mem.eql(u8, path, "/stats")) {
+            var body_buf: [1024]u8 = undefined;
+            var body: Io.Writer = .fixed(&body_buf);
+            app.writeStats(&body) catch unreachable;
+            req.respond(body.buffered(), .{
+                .extra_headers = &.{.{ .name = "content-type", .value = "application/json" }},
+            }) catch return;
+        } else {
+            req.respond("not found\n", .{ .status = .not_found }) catch return;
+        }
+    }
+}
+
+test {
+    _ = @import("protocol.zig");
+    _ = @import("limiter.zig");
+    _ = @import("stats.zig");
+    _ = @import("hub.zig");
+    _ = @import("client.zig");
+}
