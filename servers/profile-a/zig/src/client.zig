@@ -1,0 +1,295 @@
+//! One WebSocket connection and the libwebsockets callbacks that drive it.
+//!
+//! libwebsockets owns the socket and calls back on its one event-loop thread:
+//! RECEIVE is the reader and SERVER_WRITEABLE is the writer. The reader
+//! gathers a message's fragments, enforces the 4096-byte limit (close 1009)
+//! and applies the protocol's rules. The writer is the only code that writes
+//! to the socket: one lws_write per writable callback, as libwebsockets
+//! requires, taking the oldest message from the bounded outbox (or a pending
+//! ping, or the close). Anything that queues for a connection asks for a
+//! writable callback when the outbox goes from empty to non-empty, and the
+//! writer asks again while messages remain, so a reader that stops reading
+//! only ever costs its own outbox.
+//!
+//! Liveness (`sweep`, run every second): a ping every `ping_period_us`, and a
+//! connection from which nothing (a data frame or a pong) has arrived for
+//! `idle_timeout_us` is closed. A client's own WebSocket pings are answered
+//! inside libwebsockets and never reach this code, so they do not count as
+//! activity; answering our pings does.
+
+const std = @import("std");
+const lws = @import("lws");
+const protocol = @import("protocol.zig");
+const outbox = @import("outbox.zig");
+const Limiter = @import("limiter.zig").Limiter;
+const Stats = @import("stats.zig").Stats;
+const Hub = @import("hub.zig").Hub;
+
+pub const ping_period_us: i64 = 30 * std.time.us_per_s;
+pub const idle_timeout_us: i64 = 60 * std.time.us_per_s;
+
+/// The only path that upgrades.
+pub const ws_path = "/ws";
+
+const close_normal: u16 = 1000;
+const close_going_away: u16 = 1001;
+
+comptime {
+    std.debug.assert(outbox.headroom >= lws.LWS_PRE);
+}
+
+/// Per-connection state: libwebsockets allocates it (zeroed) as the chat
+/// protocol's per-session data and hands it to every callback as `user`.
+pub const Client = struct {
+    wsi: *lws.struct_lws,
+    hub: *Hub,
+    /// False until ESTABLISHED succeeded: CLOSED for a half-made connection
+    /// must not touch the hub or the counters.
+    registered: bool = false,
+    outbox: outbox.Outbox = .{},
+    limiter: Limiter,
+    user: [4 * protocol.max_user_chars]u8 = undefined,
+    user_len: usize = 0,
+    conn_index: usize = 0,
+    member_index: ?usize = null,
+    /// Non-zero once the writer must close with this code instead of writing.
+    close_code: u16 = 0,
+    ping_due: bool = false,
+    last_rx_us: i64,
+    last_ping_us: i64,
+    /// A message that arrives in several pieces is gathered here; allocated
+    /// the first time it is needed.
+    rx: ?*[protocol.max_message_bytes]u8 = null,
+    rx_len: usize = 0,
+
+    pub fn userName(self: *const Client) []const u8 {
+        return self.user[0..self.user_len];
+    }
+
+    /// Queues `m` for this connection, or drops it if the outbox is full.
+    pub fn enqueue(self: *Client, m: *outbox.Message) void {
+        if (!self.outbox.push(m)) {
+            Stats.inc(&self.hub.stats.dropped_slow);
+            return;
+        }
+        // A non-empty outbox already has a writable callback coming.
+        if (self.outbox.len == 1) self.wake();
+    }
+
+    fn wake(self: *Client) void {
+        _ = lws.lws_callback_on_writable(self.wsi);
+    }
+
+    fn closeWith(self: *Client, code: u16) void {
+        if (self.close_code != 0) return;
+        self.close_code = code;
+        self.wake();
+    }
+
+    // ---- reader ----
+
+    fn onReceive(self: *Client, in: ?*anyopaque, len: usize) c_int {
+        if (self.close_code != 0) return 0; // leaving: the rest is moot
+        const wsi = self.wsi;
+        self.last_rx_us = lws.lws_now_usecs();
+        const bytes: []const u8 = if (len == 0) &.{} else @as([*]const u8, @ptrCast(in.?))[0..len];
+
+        // The frame's unread remainder counts too: refuse a big message as
+        // soon as its header says so, before reading it all.
+        const total = self.rx_len + len + lws.lws_remaining_packet_payload(wsi);
+        if (total > protocol.max_message_bytes) {
+            lws.lws_close_reason(wsi, lws.LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, null, 0);
+            return -1;
+        }
+
+        const final = lws.lws_is_final_fragment(wsi) != 0;
+        const binary = lws.lws_frame_is_binary(wsi) != 0;
+        if (final and self.rx_len == 0) return self.onMessage(bytes, binary);
+
+        const rx = self.rx orelse blk: {
+            const buf = self.hub.gpa.create([protocol.max_message_bytes]u8) catch return -1;
+            self.rx = buf;
+            break :blk buf;
+        };
+        @memcpy(rx[self.rx_len..][0..len], bytes);
+        self.rx_len += len;
+        if (!final) return 0;
+        const whole = rx[0..self.rx_len];
+        self.rx_len = 0;
+        return self.onMessage(whole, binary);
+    }
+
+    /// One complete data message, within the size limit.
+    fn onMessage(self: *Client, bytes: []const u8, binary: bool) c_int {
+        const hub = self.hub;
+        const stats = hub.stats;
+        Stats.inc(&stats.frames_in);
+        if (binary) {
+            Stats.inc(&stats.malformed);
+            return 0;
+        }
+        defer _ = hub.arena.reset(.retain_capacity);
+        const msg = protocol.parse(hub.arena.allocator(), bytes) catch {
+            Stats.inc(&stats.malformed);
+            return 0;
+        };
+        switch (msg) {
+            .join => |j| {
+                if (self.member_index != null) return 0; // a second join is ignored
+                @memcpy(self.user[0..j.user.len], j.user);
+                self.user_len = j.user.len;
+                hub.join(self) catch return -1;
+            },
+            .chat => |chat| {
+                if (self.member_index == null) {
+                    Stats.inc(&stats.malformed);
+                    return 0;
+                }
+                Stats.inc(&stats.chat_in);
+                const now_ns: u64 = @intCast(self.last_rx_us * std.time.ns_per_us);
+                if (!self.limiter.take(now_ns)) {
+                    Stats.inc(&stats.dropped_ratelimit);
+                    return 0;
+                }
+                Stats.inc(&stats.chat_accepted);
+                hub.chat(self, chat.text, chat.ts);
+            },
+            .ping => |p| hub.pong(self, p.ts),
+            .leave => {
+                if (self.member_index == null) {
+                    Stats.inc(&stats.malformed);
+                    return 0;
+                }
+                hub.leave(self);
+                self.closeWith(close_normal);
+            },
+        }
+        return 0;
+    }
+
+    // ---- writer ----
+
+    fn onWritable(self: *Client) c_int {
+        const wsi = self.wsi;
+        if (self.close_code != 0) {
+            lws.lws_close_reason(wsi, self.close_code, null, 0);
+            return -1;
+        }
+        if (self.ping_due) {
+            self.ping_due = false;
+            var frame: [lws.LWS_PRE]u8 = undefined;
+            if (lws.lws_write(wsi, @as([*]u8, &frame) + frame.len, 0, lws.LWS_WRITE_PING) < 0) return -1;
+        } else if (self.outbox.pop()) |m| {
+            defer m.release(self.hub.gpa);
+            const payload = m.payload();
+            if (lws.lws_write(wsi, payload.ptr, payload.len, lws.LWS_WRITE_TEXT) < payload.len) return -1;
+            if (m.kind == .chat) Stats.inc(&self.hub.stats.deliveries);
+        }
+        if (!self.outbox.isEmpty()) self.wake();
+        return 0;
+    }
+};
+
+/// The chat protocol's libwebsockets callback.
+pub fn callback(
+    wsi_or_null: ?*lws.struct_lws,
+    reason: lws.enum_lws_callback_reasons,
+    user: ?*anyopaque,
+    in: ?*anyopaque,
+    len: usize,
+) callconv(.c) c_int {
+    const wsi = wsi_or_null orelse return 0;
+    switch (reason) {
+        lws.LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION => {
+            // Upgrades happen on /ws only; anything else is not found.
+            var path: [ws_path.len + 1]u8 = undefined;
+            const n = lws.lws_hdr_copy(wsi, &path, path.len, lws.WSI_TOKEN_GET_URI);
+            if (hubOf(wsi).shutting_down) return -1;
+            if (n < 0 or !std.mem.eql(u8, path[0..@intCast(n)], ws_path)) {
+                _ = lws.lws_return_http_status(wsi, lws.HTTP_STATUS_NOT_FOUND, null);
+                return -1;
+            }
+            return 0;
+        },
+        lws.LWS_CALLBACK_ESTABLISHED => {
+            const hub = hubOf(wsi);
+            if (hub.shutting_down) return -1;
+            const self = clientOf(user) orelse return -1;
+            const now = lws.lws_now_usecs();
+            self.* = .{
+                .wsi = wsi,
+                .hub = hub,
+                .limiter = .init(@intCast(now * std.time.ns_per_us)),
+                .last_rx_us = now,
+                .last_ping_us = now,
+            };
+            hub.connect(self) catch return -1;
+            self.registered = true;
+            Stats.inc(&hub.stats.connections_current);
+            Stats.inc(&hub.stats.connections_total);
+            return 0;
+        },
+        lws.LWS_CALLBACK_RECEIVE => {
+            const self = registeredClient(user) orelse return -1;
+            return self.onReceive(in, len);
+        },
+        lws.LWS_CALLBACK_RECEIVE_PONG => {
+            const self = registeredClient(user) orelse return -1;
+            self.last_rx_us = lws.lws_now_usecs();
+            return 0;
+        },
+        lws.LWS_CALLBACK_SERVER_WRITEABLE => {
+            const self = registeredClient(user) orelse return -1;
+            return self.onWritable();
+        },
+        lws.LWS_CALLBACK_CLOSED => {
+            const self = registeredClient(user) orelse return 0;
+            const hub = self.hub;
+            self.registered = false;
+            hub.disconnect(self);
+            self.outbox.clear(hub.gpa);
+            if (self.rx) |rx| hub.gpa.destroy(rx);
+            self.rx = null;
+            Stats.dec(&hub.stats.connections_current);
+            return 0;
+        },
+        else => return 0,
+    }
+}
+
+/// Runs every second on the loop: sends due pings and drops idle connections.
+pub fn sweep(hub: *Hub, now_us: i64) void {
+    for (hub.conns.items) |self| {
+        if (self.close_code != 0) continue;
+        if (now_us - self.last_rx_us >= idle_timeout_us) {
+            // Nothing to say to a peer that says nothing: close the socket.
+            lws.lws_set_timeout(self.wsi, lws.PENDING_TIMEOUT_USER_OK, lws.LWS_TO_KILL_ASYNC);
+            continue;
+        }
+        if (now_us - self.last_ping_us >= ping_period_us) {
+            self.last_ping_us = now_us;
+            self.ping_due = true;
+            self.wake();
+        }
+    }
+}
+
+/// Shutdown: every connection's writer closes it with 1001 at its next turn.
+pub fn closeAll(hub: *Hub) void {
+    hub.shutting_down = true;
+    for (hub.conns.items) |self| self.closeWith(close_going_away);
+}
+
+/// Both protocols carry the hub as their `user` pointer.
+pub fn hubOf(wsi: *lws.struct_lws) *Hub {
+    return @ptrCast(@alignCast(lws.lws_get_protocol(wsi).*.user));
+}
+
+fn clientOf(user: ?*anyopaque) ?*Client {
+    return @ptrCast(@alignCast(user orelse return null));
+}
+
+fn registeredClient(user: ?*anyopaque) ?*Client {
+    const self = clientOf(user) orelse return null;
+    return if (self.registered) self else null;
+}

@@ -1,0 +1,215 @@
+//! wsca-zig: the wscbench chat server in Zig over libwebsockets 4.1.
+//!
+//! One libwebsockets context, one vhost, two protocols: "http" (index 0,
+//! /health, /stats, 404) and "chat" (the default for WebSocket upgrades,
+//! accepted on /ws only). Everything runs on one thread, libwebsockets'
+//! poll() event loop; see README.md for why.
+//!
+//! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS]
+//!
+//! On SIGTERM/SIGINT or when --duration ends: stop accepting, close every
+//! client with 1001, print the final /stats JSON as the last stdout line and
+//! exit 0, all within 2 s.
+
+const std = @import("std");
+const lws = @import("lws");
+const Stats = @import("stats.zig").Stats;
+const Hub = @import("hub.zig").Hub;
+const client = @import("client.zig");
+const http = @import("http.zig");
+
+const sweep_period_us: i64 = std.time.us_per_s;
+/// How long shutdown waits for clients to take their 1001 close before the
+/// context is destroyed under them; leaves margin inside the 2 s budget.
+const shutdown_grace_us: i64 = 1200 * std.time.us_per_ms;
+const shutdown_tick_us: i64 = 20 * std.time.us_per_ms;
+
+const Options = struct {
+    host: [:0]const u8 = "0.0.0.0",
+    port: u16 = 8080,
+    duration_s: u32 = 0,
+};
+
+/// Set by the signal handler (or the --duration timer); read by the loop.
+var stop_requested = std.atomic.Value(bool).init(false);
+/// For the signal handler and the timers; set once before they can fire.
+var context: ?*lws.struct_lws_context = null;
+var hub_ptr: *Hub = undefined;
+
+var sweep_timer: lws.lws_sorted_usec_list_t = .{};
+var duration_timer: lws.lws_sorted_usec_list_t = .{};
+var shutdown_timer: lws.lws_sorted_usec_list_t = .{};
+
+pub fn main(init: std.process.Init.Minimal) u8 {
+    const opts = parseArgs(init.args) catch |err| {
+        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS]\n", .{@errorName(err)});
+        return 2;
+    };
+    return run(opts) catch |err| {
+        logf("wsca-zig: {s}\n", .{@errorName(err)});
+        return 1;
+    };
+}
+
+fn run(opts: Options) !u8 {
+    const gpa = std.heap.c_allocator;
+    raiseFileLimit();
+    lws.lws_set_log_level(lws.LLL_ERR | lws.LLL_WARN, null);
+
+    var stats: Stats = .{};
+    var hub = try Hub.init(gpa, &stats, lws.lws_now_usecs());
+    defer hub.deinit();
+    hub_ptr = &hub;
+
+    const protocols = [_]lws.struct_lws_protocols{
+        .{ .name = "http", .callback = http.callback, .user = &hub },
+        .{
+            .name = "chat",
+            .callback = client.callback,
+            .per_session_data_size = @sizeOf(client.Client),
+            // A whole maximum-size message arrives in one RECEIVE when the
+            // socket has it all; bigger ones are refused by client.zig.
+            .rx_buffer_size = @import("protocol.zig").max_message_bytes,
+            // Do not split outgoing frames: a chat broadcast can exceed 4 KiB
+            // once its text is escaped.
+            .tx_packet_size = 64 * 1024,
+            .user = &hub,
+        },
+        .{}, // terminator
+    };
+    // Make "chat" the protocol for upgrades that name none (k6 names none).
+    const chat_default = lws.struct_lws_protocol_vhost_options{ .name = "default", .value = "" };
+    const chat_options = lws.struct_lws_protocol_vhost_options{ .name = "chat", .options = &chat_default, .value = "" };
+    // libwebsockets' own ping/hang-up policy stays off: liveness follows the
+    // protocol's rules in client.sweep.
+    const no_validity_checks = lws.lws_retry_bo_t{ .secs_since_valid_ping = 0, .secs_since_valid_hangup = 0 };
+
+    var info: lws.struct_lws_context_creation_info = .{};
+    info.port = opts.port;
+    // libwebsockets binds every address when iface is NULL.
+    info.iface = if (std.mem.eql(u8, opts.host, "0.0.0.0")) null else opts.host.ptr;
+    info.protocols = &protocols;
+    info.pvo = &chat_options;
+    info.retry_and_idle_policy = &no_validity_checks;
+    info.gid = -1;
+    info.uid = -1;
+    info.options = lws.LWS_SERVER_OPTION_DISABLE_IPV6 | lws.LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+    const ctx = lws.lws_create_context(&info) orelse return error.CannotListen;
+    context = ctx;
+
+    installSignalHandlers();
+    lws.lws_sul_schedule(ctx, 0, &sweep_timer, onSweep, sweep_period_us);
+    if (opts.duration_s > 0) {
+        lws.lws_sul_schedule(ctx, 0, &duration_timer, onDuration, @as(i64, opts.duration_s) * std.time.us_per_s);
+    }
+    logf("wsca-zig: listening on {s}:{d} (libwebsockets {s})\n", .{ opts.host, opts.port, std.mem.span(lws.lws_get_library_version()) });
+
+    while (!stop_requested.load(.acquire)) {
+        if (lws.lws_service(ctx, 0) < 0) break;
+    }
+
+    // Shutdown: refuse newcomers, ask every client's writer to close with
+    // 1001, and keep the loop turning until they are gone or time is up.
+    client.closeAll(&hub);
+    const deadline = lws.lws_now_usecs() + shutdown_grace_us;
+    lws.lws_sul_schedule(ctx, 0, &shutdown_timer, onShutdownTick, shutdown_tick_us);
+    while (stats.connections_current.load(.monotonic) > 0 and lws.lws_now_usecs() < deadline) {
+        if (lws.lws_service(ctx, 0) < 0) break;
+    }
+    const uptime_ms = hub.uptimeMs(lws.lws_now_usecs());
+    context = null;
+    lws.lws_context_destroy(ctx);
+
+    var line: [1024]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&line);
+    try stats.writeJson(&w, http.server_name, uptime_ms);
+    try w.writeByte('\n');
+    writeAll(1, w.buffered());
+    return 0;
+}
+
+fn onSweep(_: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
+    const ctx = context orelse return;
+    client.sweep(hub_ptr, lws.lws_now_usecs());
+    lws.lws_sul_schedule(ctx, 0, &sweep_timer, onSweep, sweep_period_us);
+}
+
+fn onDuration(_: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
+    requestStop();
+}
+
+/// Only wakes the loop so it can check its exit condition.
+fn onShutdownTick(_: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
+    const ctx = context orelse return;
+    lws.lws_sul_schedule(ctx, 0, &shutdown_timer, onShutdownTick, shutdown_tick_us);
+}
+
+fn onSignal(_: std.posix.SIG) callconv(.c) void {
+    requestStop();
+}
+
+/// Safe from a signal handler: an atomic store, then lws_cancel_service,
+/// which only writes to the loop's event fd. The wake-up matters even on the
+/// loop thread: timers run before poll(), which would otherwise sleep on.
+fn requestStop() void {
+    stop_requested.store(true, .release);
+    if (context) |ctx| lws.lws_cancel_service(ctx);
+}
+
+fn installSignalHandlers() void {
+    const stop_action: std.posix.Sigaction = .{
+        .handler = .{ .handler = onSignal },
+        .mask = std.posix.sigemptyset(),
+        .flags = 0,
+    };
+    std.posix.sigaction(.TERM, &stop_action, null);
+    std.posix.sigaction(.INT, &stop_action, null);
+    // A peer that vanished mid-write must not kill the process.
+    const ignore: std.posix.Sigaction = .{
+        .handler = .{ .handler = std.posix.SIG.IGN },
+        .mask = std.posix.sigemptyset(),
+        .flags = 0,
+    };
+    std.posix.sigaction(.PIPE, &ignore, null);
+}
+
+/// libwebsockets sizes its fd tables from RLIMIT_NOFILE; lift the soft limit
+/// to the hard one, as Go's runtime does for the Go servers.
+fn raiseFileLimit() void {
+    var lim = std.posix.getrlimit(.NOFILE) catch return;
+    if (lim.cur >= lim.max) return;
+    lim.cur = lim.max;
+    std.posix.setrlimit(.NOFILE, lim) catch {};
+}
+
+fn parseArgs(args: std.process.Args) !Options {
+    var opts: Options = .{};
+    var it = args.iterate();
+    _ = it.skip();
+    while (it.next()) |arg| {
+        if (std.mem.eql(u8, arg, "--host")) {
+            opts.host = it.next() orelse return error.MissingValue;
+        } else if (std.mem.eql(u8, arg, "--port")) {
+            opts.port = std.fmt.parseInt(u16, it.next() orelse return error.MissingValue, 10) catch return error.BadPort;
+        } else if (std.mem.eql(u8, arg, "--duration")) {
+            opts.duration_s = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadDuration;
+        } else {
+            return error.UnknownArgument;
+        }
+    }
+    return opts;
+}
+
+fn logf(comptime fmt: []const u8, args: anytype) void {
+    var buf: [512]u8 = undefined;
+    writeAll(2, std.fmt.bufPrint(&buf, fmt, args) catch return);
+}
+
+fn writeAll(fd: std.posix.fd_t, bytes: []const u8) void {
+    var rest = bytes;
+    while (rest.len > 0) {
+        const n = std.c.write(fd, rest.ptr, rest.len);
+        if (n <= 0) return;
+        rest = rest[@intCast(n)..];
+    }
+}
