@@ -1,0 +1,48 @@
+//! `wscbench idle-memory`: resident memory of a local server with N idle joined clients.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use wscbench_engine::local::{self, LocalServer};
+use wscbench_engine::memory;
+
+use crate::cli::IdleMemoryArgs;
+
+pub async fn run(root: &Path, args: IdleMemoryArgs) -> Result<i32> {
+    let selection = wscbench_engine::catalog::Selection { ids: args.servers.clone(), ..Default::default() };
+    let servers = selection.apply(&super::discover(root)?)?;
+    let mut readings = Vec::new();
+    for server in &servers {
+        eprintln!("building {} ...", server.id);
+        let built = local::build(server).await?;
+        let port = local::free_port()?;
+        let mut process = LocalServer::spawn(&built.binary, port, false)?;
+        process.wait_healthy(Duration::from_secs(10)).await.with_context(|| format!("starting {}", server.id))?;
+        let reading = memory::measure(&process, args.clients, |p| eprintln!("  {}: {p}", server.id))
+            .await
+            .with_context(|| format!("measuring {}", server.id))?;
+        process.stop(Duration::from_secs(3)).await;
+        if !args.json {
+            println!(
+                "{}: {:.1} MiB before, {:.1} MiB with {} idle joined clients ({:.1} KiB each), {:.1} MiB after they left",
+                server.id,
+                mib(reading.before_bytes),
+                mib(reading.joined_bytes),
+                reading.clients,
+                (reading.joined_bytes.saturating_sub(reading.before_bytes)) as f64 / 1024.0 / reading.clients.max(1) as f64,
+                mib(reading.after_bytes),
+            );
+        }
+        readings.push((server.id.clone(), reading));
+    }
+    if args.json {
+        let json: Vec<_> = readings.iter().map(|(id, r)| serde_json::json!({"server": id, "rss": r})).collect();
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    }
+    Ok(0)
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}

@@ -1,0 +1,90 @@
+//! `wscbench verify`: run the protocol checks against a URL or against servers it starts itself.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use wscbench_engine::catalog::Server;
+use wscbench_engine::local::{self, LocalServer};
+use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport};
+
+use crate::cli::VerifyArgs;
+
+pub async fn run(root: &Path, args: VerifyArgs) -> Result<i32> {
+    let known: Vec<&str> = verify::all_checks().iter().map(|c| c.name).chain([verify::SHUTDOWN_CHECK]).collect();
+    if let Some(unknown) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
+        bail!("unknown check {unknown:?}; the checks are: {}", known.join(", "));
+    }
+    let mut reports = Vec::new();
+    if let Some(url) = &args.url {
+        let target = Target::from_url(url)?;
+        reports.push(check(None, &target, &args, None).await);
+    } else {
+        if args.select.is_empty() && !args.all {
+            bail!("say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all");
+        }
+        let servers = args.select.selection().apply(&super::discover(root)?)?;
+        if args.binary.is_some() && servers.len() != 1 {
+            bail!("--binary needs exactly one --server");
+        }
+        for server in &servers {
+            reports.push(verify_local(server, &args).await?);
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+    }
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    Ok(if failed == 0 { 0 } else { 1 })
+}
+
+async fn verify_local(server: &Server, args: &VerifyArgs) -> Result<VerifyReport> {
+    let binary = match &args.binary {
+        Some(path) => path.clone(),
+        None => {
+            if !args.json {
+                eprintln!("building {} ...", server.id);
+            }
+            local::build(server).await?.binary
+        }
+    };
+    let port = local::free_port()?;
+    let mut process = LocalServer::spawn(&binary, port, args.server_logs)?;
+    process.wait_healthy(Duration::from_secs(10)).await.with_context(|| format!("starting {}", server.id))?;
+    let target = Target::loopback(port);
+    Ok(check(Some(&server.id), &target, args, Some(process)).await)
+}
+
+async fn check(id: Option<&str>, target: &Target, args: &VerifyArgs, process: Option<LocalServer>) -> VerifyReport {
+    let quiet = args.json;
+    if !quiet {
+        println!("verify {}{}", id.map(|i| format!("{i} ")).unwrap_or_default(), target.ws_url);
+    }
+    let mut report = verify::verify(target, &args.only, |c| {
+        if !quiet {
+            print_check(c);
+        }
+    })
+    .await;
+    if let Some(process) = process {
+        if args.only.is_empty() || args.only.iter().any(|o| o == verify::SHUTDOWN_CHECK) {
+            let result = verify::verify_shutdown(process).await;
+            if !quiet {
+                print_check(&result);
+            }
+            report.checks.push(result);
+        } else {
+            process.stop(Duration::from_secs(3)).await;
+        }
+    }
+    if !quiet {
+        let passed = report.checks.iter().filter(|c| c.passed).count();
+        println!("{passed} passed, {} failed", report.checks.len() - passed);
+    }
+    report
+}
+
+fn print_check(c: &CheckResult) {
+    let mark = if c.passed { "PASS" } else { "FAIL" };
+    println!("  {mark} {:<20} {} ({} ms)", c.name, c.detail, c.duration_ms);
+}
