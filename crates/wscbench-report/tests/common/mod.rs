@@ -1,0 +1,310 @@
+//! Plausible results for tests: six servers, four scenarios, one failed server and one
+//! load-generator bound run, plus a writer that lays them out as `wscbench run` does.
+
+#![allow(dead_code)] // each test file uses a different part
+
+use std::fs;
+use std::path::Path;
+
+use wscbench_results::{
+    Conditions, Derived, ErrorCounts, K6Metrics, LatencyMs, Outcome, RunResult, SCHEMA_VERSION,
+    ServerIdentity, ServerStats, Usage,
+};
+
+pub const RUN: &str = "20261121-143005";
+const MIB: u64 = 1024 * 1024;
+
+/// What sets one server apart from the others, before a scenario scales it.
+struct Server {
+    id: &'static str,
+    framework: &'static str,
+    /// Share of the offered load it sustains under saturation.
+    capacity: f64,
+    mem_mib: f64,
+    cpu_percent: f64,
+    p95_ms: f64,
+    binary_bytes: u64,
+    image_bytes: u64,
+}
+
+const SERVERS: [Server; 6] = [
+    Server {
+        id: "profile-a/go",
+        framework: "net/http + gorilla/websocket v1.5.3",
+        capacity: 0.82,
+        mem_mib: 38.2,
+        cpu_percent: 143.2,
+        p95_ms: 4.1,
+        binary_bytes: 8_283_750,
+        image_bytes: 8_420_000,
+    },
+    Server {
+        id: "profile-a/rust",
+        framework: "axum 0.8 + tokio",
+        capacity: 0.97,
+        mem_mib: 12.6,
+        cpu_percent: 98.7,
+        p95_ms: 2.3,
+        binary_bytes: 3_145_728,
+        image_bytes: 3_300_000,
+    },
+    Server {
+        id: "profile-a/zig",
+        framework: "httpz + websocket.zig",
+        capacity: 0.91,
+        mem_mib: 6.4,
+        cpu_percent: 112.5,
+        p95_ms: 2.9,
+        binary_bytes: 2_411_724,
+        image_bytes: 2_500_000,
+    },
+    Server {
+        id: "profile-b/go",
+        framework: "net/http + golang.org/x/net/websocket",
+        capacity: 0.74,
+        mem_mib: 31.9,
+        cpu_percent: 155.0,
+        p95_ms: 5.6,
+        binary_bytes: 6_920_000,
+        image_bytes: 7_050_000,
+    },
+    Server {
+        id: "profile-b/rust",
+        framework: "std::net + tungstenite",
+        capacity: 1.0,
+        mem_mib: 4.1,
+        cpu_percent: 61.0,
+        p95_ms: 1.8,
+        binary_bytes: 1_048_576,
+        image_bytes: 1_150_000,
+    },
+    Server {
+        id: "profile-b/zig",
+        framework: "std.http",
+        capacity: 0.88,
+        mem_mib: 2.2,
+        cpu_percent: 104.9,
+        p95_ms: 3.2,
+        binary_bytes: 655_360,
+        image_bytes: 700_000,
+    },
+];
+
+pub const SERVER_IDS: [&str; 6] = [
+    "profile-a/go",
+    "profile-a/rust",
+    "profile-a/zig",
+    "profile-b/go",
+    "profile-b/rust",
+    "profile-b/zig",
+];
+pub const SCENARIOS: [&str; 4] = ["steady", "burst", "churn", "saturation"];
+
+/// An `ok` result of one server under one scenario, with figures that differ by
+/// server and scale by scenario as a real run's would.
+pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
+    let server = SERVERS
+        .iter()
+        .find(|s| s.id == server_id)
+        .expect("a known server id");
+    let (profile, language) = server_id.split_once('/').expect("profile-x/language");
+    let profile = profile.trim_start_matches("profile-");
+    let scenario_index = SCENARIOS
+        .iter()
+        .position(|s| *s == scenario)
+        .expect("a known scenario") as u64;
+
+    // (members, offered chats per second, seconds)
+    let (members, offered, seconds) = match scenario {
+        "steady" => (100u64, 1_000.0, 60u64),
+        "burst" => (200, 4_000.0, 30),
+        "churn" => (50, 50.0, 60),
+        _ => (500, 25_000.0, 60),
+    };
+    let accepted_per_s = if scenario == "saturation" {
+        offered * server.capacity
+    } else {
+        offered
+    };
+    let chat_accepted = (accepted_per_s * seconds as f64) as u64;
+    let chat_in = (offered * seconds as f64) as u64;
+    let deliveries = chat_accepted * (members - 1);
+    let connections_total = if scenario == "churn" {
+        12_000 + (server.capacity * 1_000.0) as u64
+    } else {
+        members
+    };
+    let load = if scenario == "steady" { 1.0 } else { 1.4 };
+
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        run_id: run_id.to_string(),
+        server: ServerIdentity {
+            id: server_id.to_string(),
+            image: format!("wsc{}-{language}", if profile == "a" { "a" } else { "" }),
+            language: language.to_string(),
+            profile: profile.to_string(),
+            framework: server.framework.to_string(),
+            source_hash: "3f9a1c0d".to_string(),
+            binary_size_bytes: Some(server.binary_bytes),
+            image_size_bytes: Some(server.image_bytes),
+        },
+        scenario: scenario.to_string(),
+        mode: "quick".to_string(),
+        conditions: Conditions {
+            server_cpus: 2.0,
+            server_memory_bytes: 512 * MIB,
+            cpuset_server: None,
+            cpuset_loadgen: None,
+            machine_cores: 2,
+            kernel: "6.1.0-28-amd64".to_string(),
+            docker_version: "20.10.24".to_string(),
+            docker_api_version: "1.41".to_string(),
+            k6_version: "v1.8.1".to_string(),
+        },
+        started_at: started_at(run_id, scenario_index),
+        duration_ms: seconds * 1_000,
+        overhead_ms: 4_200,
+        outcome: Outcome::Ok,
+        outcome_detail: None,
+        server_stats: Some(ServerStats {
+            server: format!("wsc-{language}"),
+            uptime_ms: seconds * 1_000 + 3_000,
+            connections_current: members,
+            connections_total,
+            joins: connections_total,
+            frames_in: chat_in + connections_total,
+            chat_in,
+            chat_accepted,
+            deliveries,
+            dropped_ratelimit: chat_in - chat_accepted,
+            dropped_slow: 0,
+            malformed: 0,
+        }),
+        k6: Some(K6Metrics {
+            sessions: connections_total,
+            connect_p95_ms: 1.7,
+            ws_msgs_sent: chat_in + connections_total,
+            ws_msgs_received: deliveries + connections_total,
+            chat_sent: chat_in,
+            chat_received: deliveries,
+            latency: LatencyMs {
+                avg_ms: server.p95_ms * load / 3.0,
+                p50_ms: server.p95_ms * load / 2.5,
+                p95_ms: server.p95_ms * load,
+                p99_ms: server.p95_ms * load * 1.8,
+                max_ms: server.p95_ms * load * 6.0,
+            },
+        }),
+        errors: ErrorCounts {
+            failed_connects: 0,
+            abnormal_closes: if scenario == "churn" && language == "go" {
+                3
+            } else {
+                0
+            },
+            script_errors: 0,
+        },
+        derived: Derived {
+            throughput_msgs_per_s: chat_accepted as f64 / seconds as f64,
+            deliveries_per_s: deliveries as f64 / seconds as f64,
+            drop_rate_ratio: (chat_in - chat_accepted) as f64 / chat_in as f64,
+            server: Usage {
+                peak_cpu_percent: (server.cpu_percent * load).min(200.0),
+                mean_cpu_percent: server.cpu_percent * load * 0.8,
+                peak_mem_bytes: (server.mem_mib * load * MIB as f64) as u64,
+                cpu_limit_percent: 200.0,
+            },
+            loadgen: Usage {
+                peak_cpu_percent: 88.0 * load,
+                mean_cpu_percent: 71.5 * load,
+                peak_mem_bytes: 180 * MIB,
+                cpu_limit_percent: 200.0,
+            },
+        },
+        loadgen_bound: false,
+        loadgen_bound_reason: None,
+        series: Vec::new(),
+    }
+}
+
+/// The same start time for a given run id and scenario on every call.
+fn started_at(run_id: &str, scenario_index: u64) -> String {
+    // run ids are `YYYYMMDD-HHMMSS`
+    let (date, time) = run_id.split_once('-').unwrap_or(("20261121", "143005"));
+    let minute: u64 = time[2..4].parse().unwrap_or(0) + scenario_index * 5;
+    format!(
+        "{}-{}-{}T{}:{:02}:{}Z",
+        &date[0..4],
+        &date[4..6],
+        &date[6..8],
+        &time[0..2],
+        minute % 60,
+        &time[4..6]
+    )
+}
+
+/// The run failed with this outcome: no stats, no k6 summary, no figures.
+pub fn failed(mut result: RunResult, outcome: Outcome, detail: &str) -> RunResult {
+    result.outcome = outcome;
+    result.outcome_detail = Some(detail.to_string());
+    result.server_stats = None;
+    result.k6 = None;
+    result.derived = Derived::default();
+    result
+}
+
+/// The run was judged load-generator bound for this reason.
+pub fn loadgen_bound(mut result: RunResult, reason: &str) -> RunResult {
+    result.loadgen_bound = true;
+    result.loadgen_bound_reason = Some(reason.to_string());
+    result.derived.loadgen.peak_cpu_percent = 197.9;
+    result.derived.loadgen.mean_cpu_percent = 184.3;
+    // A saturated k6 falls behind reading what the server sent.
+    let deliveries = result
+        .server_stats
+        .as_ref()
+        .map_or(0, |stats| stats.deliveries);
+    if let Some(k6) = result.k6.as_mut() {
+        k6.chat_received = deliveries / 1000 * 962;
+    }
+    result
+}
+
+/// A full run of all six servers: profile-a/zig failed verification, profile-b/rust
+/// was load-generator bound under saturation, and profile-a/rust has no churn result.
+pub fn full_run() -> Vec<RunResult> {
+    let mut results = Vec::new();
+    for id in SERVER_IDS {
+        for scenario in SCENARIOS {
+            if id == "profile-a/rust" && scenario == "churn" {
+                continue;
+            }
+            let mut r = result(RUN, id, scenario);
+            if id == "profile-a/zig" {
+                r = failed(
+                    r,
+                    Outcome::VerifyFailed,
+                    "broadcast did not reach the joiner",
+                );
+            }
+            if id == "profile-b/rust" && scenario == "saturation" {
+                r = loadgen_bound(r, "k6 peak CPU 197.9% of its 200.0% limit");
+            }
+            results.push(r);
+        }
+    }
+    results
+}
+
+/// Writes results as `wscbench run` does: `<dir>/<run-id>/<server-id>/<scenario>.json`.
+pub fn write(dir: &Path, results: &[RunResult]) {
+    for r in results {
+        let path = dir
+            .join(&r.run_id)
+            .join(&r.server.id)
+            .join(format!("{}.json", r.scenario));
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, r.to_json()).unwrap();
+    }
+}

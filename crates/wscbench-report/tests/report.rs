@@ -1,0 +1,344 @@
+//! The report's decisions and their rendering: rows, best values, failed and
+//! load-generator bound runs, and the three formats as snapshots.
+
+mod common;
+
+use common::{RUN, failed, full_run, loadgen_bound, result};
+use wscbench_report::{Format, Report, Table};
+use wscbench_results::Outcome;
+
+fn table<'a>(report: &'a Report, title: &str) -> &'a Table {
+    report
+        .tables
+        .iter()
+        .find(|t| t.title == title)
+        .unwrap_or_else(|| {
+            let titles: Vec<&str> = report.tables.iter().map(|t| t.title.as_str()).collect();
+            panic!("no table `{title}` in {titles:?}")
+        })
+}
+
+/// The texts of one column, top to bottom.
+fn column(table: &Table, name: &str) -> Vec<String> {
+    let index = table
+        .columns
+        .iter()
+        .position(|c| c.name == name)
+        .expect("a column of that name");
+    table
+        .rows
+        .iter()
+        .map(|row| row.cells[index].text.clone())
+        .collect()
+}
+
+#[test]
+fn the_terminal_report_of_a_full_run() {
+    insta::assert_snapshot!(Format::Terminal.render(&Report::from_results(&full_run())));
+}
+
+#[test]
+fn the_markdown_report_of_a_full_run() {
+    insta::assert_snapshot!(Format::Markdown.render(&Report::from_results(&full_run())));
+}
+
+#[test]
+fn the_json_report_of_a_full_run() {
+    insta::assert_snapshot!(Format::Json.render(&Report::from_results(&full_run())));
+}
+
+#[test]
+fn tables_come_per_profile_in_scenario_order_then_binary_sizes() {
+    let report = Report::from_results(&full_run());
+    let titles: Vec<&str> = report.tables.iter().map(|t| t.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Profile A (frameworks) — Steady",
+            "Profile A (frameworks) — Burst",
+            "Profile A (frameworks) — Churn",
+            "Profile A (frameworks) — Saturation",
+            "Profile A (frameworks) — Load generator",
+            "Profile B (minimal / stdlib) — Steady",
+            "Profile B (minimal / stdlib) — Burst",
+            "Profile B (minimal / stdlib) — Churn",
+            "Profile B (minimal / stdlib) — Saturation",
+            "Profile B (minimal / stdlib) — Load generator",
+            "Binary sizes",
+        ]
+    );
+}
+
+#[test]
+fn rows_follow_go_rust_zig_whatever_order_the_results_come_in() {
+    let mut results = full_run();
+    results.reverse();
+    let report = Report::from_results(&results);
+    assert_eq!(
+        column(
+            table(&report, "Profile B (minimal / stdlib) — Steady"),
+            "Language"
+        ),
+        ["Go", "Rust", "Zig"]
+    );
+}
+
+#[test]
+fn markdown_marks_the_best_throughput_in_bold() {
+    let report = Report::from_results(&full_run());
+    let markdown = Format::Markdown.render(&report);
+    // profile-b/rust sustains the most of the saturating load, but that run was
+    // load-generator bound, so the best *server* figure is zig's.
+    assert!(markdown.contains("| Zig | **22,000** |"), "{markdown}");
+    assert!(markdown.contains("| Rust | 25,000 † |"), "{markdown}");
+}
+
+#[test]
+fn memory_is_best_when_lowest_and_connections_when_highest() {
+    let report = Report::from_results(&full_run());
+    let churn = table(&report, "Profile B (minimal / stdlib) — Churn");
+    let best: Vec<(String, bool, bool)> = churn
+        .rows
+        .iter()
+        .map(|row| {
+            (
+                row.cells[0].text.clone(),
+                row.cells[1].best,
+                row.cells[2].best,
+            )
+        })
+        .collect();
+    assert_eq!(
+        best,
+        [
+            ("Go".into(), false, false),
+            ("Rust".into(), true, false),
+            ("Zig".into(), false, true)
+        ]
+    );
+}
+
+#[test]
+fn a_failed_run_shows_its_outcome_in_every_figure_and_gets_a_footnote() {
+    let report = Report::from_results(&full_run());
+    let steady = table(&report, "Profile A (frameworks) — Steady");
+    let zig = &steady.rows[2];
+    assert_eq!(zig.cells[0].text, "Zig ‡");
+    assert!(
+        zig.cells[1..]
+            .iter()
+            .all(|cell| cell.text == "verify_failed" && cell.value.is_none())
+    );
+    assert_eq!(
+        steady.footnotes,
+        [
+            "‡ Zig: the run ended `verify_failed` (broadcast did not reach the joiner); it has no comparable figures."
+        ]
+    );
+}
+
+#[test]
+fn a_loadgen_bound_run_marks_its_load_dependent_figures_and_explains_why() {
+    let report = Report::from_results(&full_run());
+    let saturation = table(&report, "Profile B (minimal / stdlib) — Saturation");
+    let rust = &saturation.rows[1];
+    let texts: Vec<&str> = rust.cells.iter().map(|cell| cell.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["Rust", "25,000 †", "0.00% †", "5.7 MiB", "85.4%", "0"]
+    );
+    assert_eq!(
+        saturation.footnotes,
+        [
+            "† Rust: load-generator bound (k6 peak CPU 197.9% of its 200.0% limit). \
+          The marked figures measure the load generator, not the server, \
+          and none of this run's figures compete for best."
+        ]
+    );
+}
+
+#[test]
+fn a_loadgen_bound_run_never_has_a_best_figure_even_unmarked_ones() {
+    let report = Report::from_results(&full_run());
+    let saturation = table(&report, "Profile B (minimal / stdlib) — Saturation");
+    // Rust used the least CPU, but under less load than the others got.
+    assert!(saturation.rows[1].cells.iter().all(|cell| !cell.best));
+    let cpu_best: Vec<bool> = saturation
+        .rows
+        .iter()
+        .map(|row| row.cells[4].best)
+        .collect();
+    assert_eq!(cpu_best, [false, false, true]);
+}
+
+#[test]
+fn the_load_generator_table_shows_which_side_was_the_bottleneck() {
+    let report = Report::from_results(&full_run());
+    let loadgen = table(&report, "Profile B (minimal / stdlib) — Load generator");
+    let saturation_rust = loadgen
+        .rows
+        .iter()
+        .find(|row| row.cells[0].text == "Saturation" && row.cells[1].text == "Rust")
+        .expect("a saturation row for rust");
+    let texts: Vec<&str> = saturation_rust
+        .cells
+        .iter()
+        .map(|cell| cell.text.as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "Saturation",
+            "Rust",
+            "197.9%",
+            "184.3%",
+            "720,057,000 / 748,500,000 (96.2%)",
+            "yes †"
+        ]
+    );
+    assert_eq!(loadgen.footnotes.len(), 1);
+    assert!(loadgen.footnotes[0].starts_with("† Rust (saturation): load-generator bound"));
+}
+
+#[test]
+fn a_missing_scenario_omits_the_row_and_a_table_without_rows_is_omitted() {
+    let report = Report::from_results(&full_run());
+    assert_eq!(
+        column(table(&report, "Profile A (frameworks) — Churn"), "Language"),
+        ["Go", "Zig ‡"]
+    );
+
+    let only_steady = Report::from_results(&[result(RUN, "profile-b/go", "steady")]);
+    let titles: Vec<&str> = only_steady
+        .tables
+        .iter()
+        .map(|t| t.title.as_str())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Profile B (minimal / stdlib) — Steady",
+            "Profile B (minimal / stdlib) — Load generator",
+            "Binary sizes"
+        ]
+    );
+}
+
+#[test]
+fn nothing_is_bold_with_fewer_than_two_comparable_values() {
+    let results = [
+        result(RUN, "profile-b/go", "steady"),
+        failed(
+            result(RUN, "profile-b/rust", "steady"),
+            Outcome::ServerCrashed,
+            "exit code 2",
+        ),
+        loadgen_bound(
+            result(RUN, "profile-b/zig", "steady"),
+            "k6 at its CPU limit",
+        ),
+    ];
+    let report = Report::from_results(&results);
+    let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
+    // Go alone is comparable: rust failed and zig ran under less load than go.
+    assert!(
+        steady
+            .rows
+            .iter()
+            .all(|row| row.cells.iter().all(|cell| !cell.best))
+    );
+    assert_eq!(column(steady, "Language"), ["Go", "Rust ‡", "Zig"]);
+    assert_eq!(
+        column(steady, "Throughput (msg/s)"),
+        ["1,000", "server_crashed", "1,000 †"]
+    );
+}
+
+#[test]
+fn a_column_of_equal_values_has_no_best() {
+    let report = Report::from_results(&full_run());
+    let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
+    assert_eq!(column(steady, "k6 errors"), ["0", "0", "0"]);
+    let errors = steady
+        .columns
+        .iter()
+        .position(|c| c.name == "k6 errors")
+        .unwrap();
+    assert!(steady.rows.iter().all(|row| !row.cells[errors].best));
+}
+
+#[test]
+fn a_latency_without_received_chats_is_a_dash() {
+    let mut silent = result(RUN, "profile-b/go", "steady");
+    silent.k6.as_mut().unwrap().chat_received = 0;
+    let mut no_k6 = result(RUN, "profile-b/rust", "steady");
+    no_k6.k6 = None;
+    let report = Report::from_results(&[silent, no_k6]);
+    assert_eq!(
+        column(
+            table(&report, "Profile B (minimal / stdlib) — Steady"),
+            "Latency p95"
+        ),
+        ["—", "—"]
+    );
+}
+
+#[test]
+fn binary_sizes_show_the_image_beside_the_binary_and_the_smallest_is_best() {
+    let report = Report::from_results(&full_run());
+    let sizes = table(&report, "Binary sizes");
+    assert_eq!(
+        column(sizes, "Profile A"),
+        [
+            "7.9 MiB (image 8.0 MiB)",
+            "3.0 MiB (image 3.1 MiB)",
+            "2.3 MiB (image 2.4 MiB)"
+        ]
+    );
+    let best: Vec<bool> = sizes.rows.iter().map(|row| row.cells[2].best).collect();
+    assert_eq!(best, [false, false, true]);
+}
+
+#[test]
+fn the_latest_result_is_used_when_a_server_and_scenario_appear_twice() {
+    let mut old = result("20261120-090000", "profile-b/go", "steady");
+    old.derived.throughput_msgs_per_s = 1.0;
+    let report = Report::from_results(&[old, result(RUN, "profile-b/go", "steady")]);
+    assert_eq!(
+        column(
+            table(&report, "Profile B (minimal / stdlib) — Steady"),
+            "Throughput (msg/s)"
+        ),
+        ["1,000"]
+    );
+}
+
+#[test]
+fn an_empty_report_says_so_in_text_and_is_an_empty_list_in_json() {
+    let report = Report::from_results(&[]);
+    assert_eq!(Format::Terminal.render(&report), "No results to compare.\n");
+    assert_eq!(Format::Markdown.render(&report), "No results to compare.\n");
+    assert_eq!(Format::Json.render(&report), "{\n  \"tables\": []\n}\n");
+}
+
+#[test]
+fn format_names_and_their_aliases_parse() {
+    for (name, format) in [
+        ("terminal", Format::Terminal),
+        ("table", Format::Terminal),
+        ("markdown", Format::Markdown),
+        ("MD", Format::Markdown),
+        ("json", Format::Json),
+    ] {
+        assert_eq!(name.parse::<Format>(), Ok(format), "{name}");
+    }
+}
+
+#[test]
+fn an_unknown_format_is_an_error_listing_the_valid_ones() {
+    let error = "html".parse::<Format>().unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "unknown format `html`; valid formats: terminal (or table), markdown (or md), json"
+    );
+}
