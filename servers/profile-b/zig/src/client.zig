@@ -34,6 +34,10 @@ pub const idle_timeout: Io.Duration = .fromSeconds(60);
 /// close frame, or a writer stuck on a full socket) before cutting the TCP
 /// connection.
 pub const close_timeout: Io.Duration = .fromSeconds(2);
+/// The same wait when the server itself is going away (close code 1001):
+/// shutdown has 2 s in all, and a client that does not answer should not
+/// take them all.
+pub const going_away_timeout: Io.Duration = .fromMilliseconds(500);
 
 /// Also the largest HTTP request head accepted before the upgrade: the
 /// std server parses the head in this buffer, and `readSmallMessage` accepts
@@ -534,7 +538,8 @@ pub const Client = struct {
                 };
                 // Give the peer time to answer; the reader finishes when its
                 // close frame (or EOF) arrives.
-                c.reader_done.waitTimeout(io, .{ .deadline = .fromNow(io, .{ .raw = close_timeout, .clock = .awake }) }) catch c.cutTcp();
+                const wait = if (code == 1001) going_away_timeout else close_timeout;
+                c.reader_done.waitTimeout(io, .{ .deadline = .fromNow(io, .{ .raw = wait, .clock = .awake }) }) catch c.cutTcp();
                 break;
             }
         }

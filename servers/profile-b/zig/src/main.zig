@@ -220,6 +220,8 @@ fn serveConnection(app: *App, stream: net.Stream) void {
         } else {
             req.respond("not found\n", .{ .status = .not_found }) catch return;
         }
+        // std answered "connection: close"; the client waits for EOF.
+        if (!req.head.keep_alive) return;
     }
 }
 
