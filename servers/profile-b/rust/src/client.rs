@@ -289,7 +289,6 @@ where
 
 #[cfg(test)]
 mod tests {
-
     use tokio::io::DuplexStream;
     use tokio_tungstenite::tungstenite::protocol::Role;
 
