@@ -28,6 +28,9 @@ const Hub = @import("hub.zig").Hub;
 pub const ping_period_us: i64 = 30 * std.time.us_per_s;
 pub const idle_timeout_us: i64 = 60 * std.time.us_per_s;
 
+/// What our pings carry (and pongs echo back).
+const ping_payload = "wsca";
+
 /// The only path that upgrades.
 pub const ws_path = "/ws";
 
@@ -177,8 +180,12 @@ pub const Client = struct {
         }
         if (self.ping_due) {
             self.ping_due = false;
-            var frame: [lws.LWS_PRE]u8 = undefined;
-            if (lws.lws_write(wsi, @as([*]u8, &frame) + frame.len, 0, lws.LWS_WRITE_PING) < 0) return -1;
+            // The payload is not decoration: libwebsockets 4.1 swallows a pong
+            // with an empty payload without calling RECEIVE_PONG, and then an
+            // answering client would look idle.
+            var frame: [lws.LWS_PRE + ping_payload.len]u8 = undefined;
+            @memcpy(frame[lws.LWS_PRE..], ping_payload);
+            if (lws.lws_write(wsi, frame[lws.LWS_PRE..].ptr, ping_payload.len, lws.LWS_WRITE_PING) < 0) return -1;
         } else if (self.outbox.pop()) |m| {
             defer m.release(self.hub.gpa);
             const payload = m.payload();
