@@ -2,7 +2,11 @@
 //! It measures and records; it never formats tables (that is `wscbench-report`).
 
 pub mod catalog;
+pub mod docker;
+pub mod engine;
 pub mod http;
+pub mod images;
 pub mod local;
 pub mod memory;
+pub mod stats;
 pub mod verify;

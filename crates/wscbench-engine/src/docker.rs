@@ -1,0 +1,235 @@
+//! The real engine: bollard against the local Docker daemon (or `DOCKER_HOST`), with the
+//! API version negotiated so that Debian's engine 20.10 (API 1.41) works.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
+    LogsOptionsBuilder, RemoveContainerOptionsBuilder, StatsOptionsBuilder, StopContainerOptionsBuilder,
+};
+use futures_util::StreamExt;
+
+use crate::engine::{BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Usage, UsageStream};
+use crate::stats;
+
+/// The label every wscbench container and image carries.
+pub const LABEL: &str = "wscbench";
+/// The label naming the run a container belongs to.
+pub const RUN_LABEL: &str = "wscbench.run";
+
+/// Facts about the engine, recorded with every result.
+#[derive(Debug, Clone, Default)]
+pub struct EngineInfo {
+    /// Engine version, e.g. `20.10.24+dfsg1`.
+    pub version: String,
+    /// API version in use after negotiation.
+    pub api_version: String,
+    /// Kernel release of the Docker host.
+    pub kernel: String,
+    /// CPUs of the Docker host.
+    pub cpus: u32,
+    /// cgroup version of the host (`1` or `2`).
+    pub cgroup_version: String,
+}
+
+/// A connected, version-negotiated Docker client.
+#[derive(Clone)]
+pub struct DockerEngine {
+    pub(crate) docker: Docker,
+}
+
+impl DockerEngine {
+    /// Connects to `DOCKER_HOST` or the local socket and negotiates the API version.
+    pub async fn connect() -> Result<Self, EngineError> {
+        let endpoint = std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".into());
+        let unreachable = |reason: String| EngineError::Unreachable { endpoint: endpoint.clone(), reason };
+        let docker = Docker::connect_with_defaults().map_err(|e| unreachable(e.to_string()))?;
+        let docker = tokio::time::timeout(Duration::from_secs(5), docker.negotiate_version())
+            .await
+            .map_err(|_| unreachable("no answer within 5 s".into()))?
+            .map_err(|e| unreachable(e.to_string()))?;
+        Ok(Self { docker })
+    }
+
+    /// Version, kernel and CPUs of the engine.
+    pub async fn info(&self) -> Result<EngineInfo, EngineError> {
+        let version = self.docker.version().await.map_err(|e| EngineError::docker("version", e))?;
+        let info = self.docker.info().await.map_err(|e| EngineError::docker("info", e))?;
+        Ok(EngineInfo {
+            version: version.version.unwrap_or_default(),
+            api_version: self.docker.client_version().to_string(),
+            kernel: info.kernel_version.unwrap_or_default(),
+            cpus: info.ncpu.unwrap_or(0).max(0) as u32,
+            cgroup_version: info.cgroup_version.map(|v| v.to_string()).unwrap_or_default(),
+        })
+    }
+
+    /// The underlying client, for image operations.
+    pub fn client(&self) -> &Docker {
+        &self.docker
+    }
+
+    /// Removes every container labelled by wscbench (any run); returns how many.
+    pub async fn remove_all_containers(&self) -> Result<usize, EngineError> {
+        self.remove_labelled(LABEL).await
+    }
+
+    async fn remove_labelled(&self, label_filter: &str) -> Result<usize, EngineError> {
+        let filters = HashMap::from([("label", vec![label_filter])]);
+        let list = self
+            .docker
+            .list_containers(Some(ListContainersOptionsBuilder::new().all(true).filters(&filters).build()))
+            .await
+            .map_err(|e| EngineError::docker("listing containers", e))?;
+        let mut removed = 0;
+        for container in list {
+            if let Some(id) = container.id {
+                self.remove(&id).await?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+}
+
+impl Engine for DockerEngine {
+    fn start<'a>(&'a self, spec: &'a ContainerSpec) -> BoxFuture<'a, Result<String, EngineError>> {
+        Box::pin(async move {
+            let mut labels = spec.labels.clone();
+            labels.insert(LABEL.into(), "1".into());
+            let host_config = HostConfig {
+                network_mode: Some("host".into()),
+                nano_cpus: spec.nano_cpus,
+                memory: spec.memory_bytes,
+                memory_swap: spec.memory_bytes,
+                cpuset_cpus: spec.cpuset.clone(),
+                binds: (!spec.binds.is_empty()).then(|| spec.binds.clone()),
+                ..Default::default()
+            };
+            let body = ContainerCreateBody {
+                image: Some(spec.image.clone()),
+                cmd: Some(spec.cmd.clone()),
+                env: Some(spec.env.clone()),
+                labels: Some(labels),
+                host_config: Some(host_config),
+                ..Default::default()
+            };
+            let options = CreateContainerOptionsBuilder::new().name(&spec.name).build();
+            let created = self
+                .docker
+                .create_container(Some(options), body)
+                .await
+                .map_err(|e| EngineError::docker(format!("creating {} from {}", spec.name, spec.image), e))?;
+            if let Err(e) = self.docker.start_container(&created.id, None::<bollard::query_parameters::StartContainerOptions>).await {
+                let _ = self.remove(&created.id).await;
+                return Err(EngineError::docker(format!("starting {}", spec.name), e));
+            }
+            Ok(created.id)
+        })
+    }
+
+    fn state<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<ContainerState, EngineError>> {
+        Box::pin(async move {
+            let inspect = self
+                .docker
+                .inspect_container(id, None::<InspectContainerOptions>)
+                .await
+                .map_err(|e| EngineError::docker(format!("inspecting {id}"), e))?;
+            let state = inspect.state.unwrap_or_default();
+            let running = state.running.unwrap_or(false);
+            Ok(ContainerState {
+                running,
+                exit_code: if running { None } else { state.exit_code },
+                oom_killed: state.oom_killed.unwrap_or(false),
+            })
+        })
+    }
+
+    fn usage(&self, id: &str) -> UsageStream {
+        let docker = self.docker.clone();
+        let id = id.to_string();
+        let options = StatsOptionsBuilder::new().stream(true).one_shot(false).build();
+        Box::pin(async_stream(docker, id, options))
+    }
+
+    fn stop<'a>(&'a self, id: &'a str, grace: Duration) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async move {
+            let options = StopContainerOptionsBuilder::new().signal("SIGTERM").t(grace.as_secs().max(1) as i32).build();
+            match self.docker.stop_container(id, Some(options)).await {
+                Ok(()) => Ok(()),
+                // 304: already stopped.
+                Err(bollard::errors::Error::DockerResponseServerError { status_code: 304, .. }) => Ok(()),
+                Err(e) => Err(EngineError::docker(format!("stopping {id}"), e)),
+            }
+        })
+    }
+
+    fn logs<'a>(&'a self, id: &'a str, lines: usize) -> BoxFuture<'a, Result<String, EngineError>> {
+        Box::pin(async move {
+            let options = LogsOptionsBuilder::new().stdout(true).stderr(true).tail(&lines.to_string()).build();
+            let mut stream = self.docker.logs(id, Some(options));
+            let mut text = String::new();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| EngineError::docker(format!("logs of {id}"), e))?;
+                text.push_str(&chunk.to_string());
+            }
+            Ok(text)
+        })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async move {
+            let options = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
+            match self.docker.remove_container(id, Some(options)).await {
+                Ok(()) => Ok(()),
+                Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => Ok(()),
+                Err(e) => Err(EngineError::docker(format!("removing {id}"), e)),
+            }
+        })
+    }
+
+    fn remove_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<usize, EngineError>> {
+        Box::pin(async move { self.remove_labelled(&format!("{RUN_LABEL}={run_id}")).await })
+    }
+}
+
+/// Docker's own stats stream: one response per second, each carrying the previous
+/// CPU reading, so each item yields a CPU percent the way `docker stats` does.
+fn async_stream(
+    docker: Docker,
+    id: String,
+    options: bollard::query_parameters::StatsOptions,
+) -> impl futures_util::Stream<Item = Usage> + Send {
+    futures_util::stream::unfold(None, move |stream| {
+        let docker = docker.clone();
+        let id = id.clone();
+        let options = options.clone();
+        async move {
+            let mut stream = match stream {
+                Some(s) => s,
+                None => docker.stats(&id, Some(options)).boxed(),
+            };
+            loop {
+                match stream.next().await {
+                    Some(Ok(response)) => {
+                        // A stopped container reports zeros; that is the end, not a sample.
+                        if response.memory_stats.as_ref().and_then(|m| m.usage).is_none() {
+                            return None;
+                        }
+                        let usage = Usage { cpu_percent: stats::cpu_percent(&response), mem_bytes: stats::memory_bytes(&response) };
+                        return Some((usage, Some(stream)));
+                    }
+                    Some(Err(_)) | None => return None,
+                }
+            }
+        }
+    })
+}
+
+/// Quoted in results and errors: wscbench's own interpretation of "how many CPUs" for limits.
+pub fn nano_cpus(cpus: f64) -> i64 {
+    (cpus * 1e9).round() as i64
+}

@@ -1,0 +1,194 @@
+//! Images: each server's binary (and k6) packed `FROM scratch` into an image through
+//! bollard's build API, from an in-memory tar context. Nothing is ever pulled.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use bollard::query_parameters::BuildImageOptionsBuilder;
+use futures_util::StreamExt;
+use sha2::{Digest, Sha256};
+
+use crate::catalog::Server;
+use crate::docker::{DockerEngine, LABEL};
+use crate::engine::EngineError;
+use crate::local;
+
+/// The label carrying the hash of what an image was built from.
+pub const HASH_LABEL: &str = "wscbench.source-hash";
+/// The tag of the load-generator image.
+pub const K6_TAG: &str = "wscbench-k6";
+const K6_VERSION_LABEL: &str = "wscbench.k6-version";
+const BINARY_SIZE_LABEL: &str = "wscbench.binary-size";
+
+/// Why an image could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Local(#[from] local::LocalError),
+    #[error(transparent)]
+    Catalog(#[from] crate::catalog::CatalogError),
+    #[error("reading {}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("k6 not found at {}: run scripts/setup (it builds k6 v1.8.1) or set WSCBENCH_K6", path.display())]
+    NoK6 { path: std::path::PathBuf },
+}
+
+/// A built (or reused) image.
+#[derive(Debug, Clone)]
+pub struct Image {
+    /// Tag, e.g. `wsc-go`.
+    pub tag: String,
+    /// Hash of what it was built from.
+    pub source_hash: String,
+    /// Size of the binary inside, in bytes.
+    pub binary_size_bytes: u64,
+    /// Size of the image, in bytes.
+    pub image_size_bytes: u64,
+    /// False when an image with the same hash already existed.
+    pub rebuilt: bool,
+    /// For the k6 image: the k6 version.
+    pub version: Option<String>,
+}
+
+/// Builds the server's image unless one built from the same sources exists.
+pub async fn build_server_image(engine: &DockerEngine, server: &Server, force: bool) -> Result<Image, ImageError> {
+    let hash = server.source_hash()?;
+    if !force {
+        if let Some(image) = existing(engine, &server.tag, &hash).await? {
+            return Ok(image);
+        }
+    }
+    let built = local::build(server).await?;
+    let binary = std::fs::read(&built.binary).map_err(|source| ImageError::Io { path: built.binary.clone(), source })?;
+    let labels = HashMap::from([
+        (LABEL.to_string(), "1".to_string()),
+        (HASH_LABEL.to_string(), hash.clone()),
+        ("wscbench.server".to_string(), server.id.clone()),
+        (BINARY_SIZE_LABEL.to_string(), binary.len().to_string()),
+    ]);
+    build_scratch_image(engine, &server.tag, "server", &binary, &labels).await?;
+    let mut image = existing(engine, &server.tag, &hash).await?.ok_or_else(|| EngineError::Build {
+        tag: server.tag.clone(),
+        message: "the build finished but the image is not there".into(),
+    })?;
+    image.rebuilt = true;
+    Ok(image)
+}
+
+/// Builds the k6 image from the host's k6 binary unless the same binary is already packed.
+pub async fn build_k6_image(engine: &DockerEngine, k6: &Path, force: bool) -> Result<Image, ImageError> {
+    let binary = std::fs::read(k6).map_err(|_| ImageError::NoK6 { path: k6.to_owned() })?;
+    let hash = hex::encode(&Sha256::digest(&binary)[..12]);
+    if !force {
+        if let Some(image) = existing(engine, K6_TAG, &hash).await? {
+            return Ok(image);
+        }
+    }
+    let version = std::process::Command::new(k6)
+        .arg("version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.split_whitespace().find(|w| w.starts_with('v')).map(str::to_string))
+        .unwrap_or_else(|| "unknown".into());
+    let labels = HashMap::from([
+        (LABEL.to_string(), "1".to_string()),
+        (HASH_LABEL.to_string(), hash.clone()),
+        (K6_VERSION_LABEL.to_string(), version),
+        (BINARY_SIZE_LABEL.to_string(), binary.len().to_string()),
+    ]);
+    build_scratch_image(engine, K6_TAG, "k6", &binary, &labels).await?;
+    let mut image = existing(engine, K6_TAG, &hash).await?.ok_or_else(|| EngineError::Build {
+        tag: K6_TAG.into(),
+        message: "the build finished but the image is not there".into(),
+    })?;
+    image.rebuilt = true;
+    Ok(image)
+}
+
+/// The image under `tag`, if it exists and was built from `hash`.
+async fn existing(engine: &DockerEngine, tag: &str, hash: &str) -> Result<Option<Image>, EngineError> {
+    let inspect = match engine.client().inspect_image(tag).await {
+        Ok(inspect) => inspect,
+        Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => return Ok(None),
+        Err(e) => return Err(EngineError::docker(format!("inspecting image {tag}"), e)),
+    };
+    let labels = inspect.config.and_then(|c| c.labels).unwrap_or_default();
+    if labels.get(HASH_LABEL).map(String::as_str) != Some(hash) {
+        return Ok(None);
+    }
+    Ok(Some(Image {
+        tag: tag.to_string(),
+        source_hash: hash.to_string(),
+        binary_size_bytes: labels.get(BINARY_SIZE_LABEL).and_then(|s| s.parse().ok()).unwrap_or(0),
+        image_size_bytes: inspect.size.unwrap_or(0).max(0) as u64,
+        rebuilt: false,
+        version: labels.get(K6_VERSION_LABEL).cloned(),
+    }))
+}
+
+/// `FROM scratch`, the binary at `/<name>`, an empty `/tmp`, and the binary as entrypoint.
+async fn build_scratch_image(
+    engine: &DockerEngine,
+    tag: &str,
+    name: &str,
+    binary: &[u8],
+    labels: &HashMap<String, String>,
+) -> Result<(), EngineError> {
+    let dockerfile = format!("FROM scratch\nCOPY {name} /{name}\nCOPY tmp /tmp\nENV HOME=/tmp\nENTRYPOINT [\"/{name}\"]\n");
+    let context = tar_context(&dockerfile, name, binary)
+        .map_err(|e| EngineError::Build { tag: tag.into(), message: format!("packing the build context: {e}") })?;
+    let options = BuildImageOptionsBuilder::new().t(tag).rm(true).forcerm(true).labels(labels).build();
+    let mut stream = engine.client().build_image(options, None, Some(bollard::body_full(context.into())));
+    while let Some(message) = stream.next().await {
+        let info = message.map_err(|e| EngineError::docker(format!("building image {tag}"), e))?;
+        if let Some(error) = info.error {
+            return Err(EngineError::Build { tag: tag.into(), message: error });
+        }
+    }
+    Ok(())
+}
+
+fn tar_context(dockerfile: &str, name: &str, binary: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut add = |path: &str, mode: u32, data: &[u8], kind: tar::EntryType| {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(kind);
+        header.set_size(data.len() as u64);
+        header.set_mode(mode);
+        header.set_mtime(0);
+        header.set_cksum();
+        tar.append_data(&mut header, path, data)
+    };
+    add("Dockerfile", 0o644, dockerfile.as_bytes(), tar::EntryType::Regular)?;
+    add(name, 0o755, binary, tar::EntryType::Regular)?;
+    add("tmp/", 0o1777, &[], tar::EntryType::Directory)?;
+    tar.into_inner()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_build_context_holds_the_dockerfile_the_binary_and_tmp() {
+        let bytes = tar_context("FROM scratch\n", "server", b"\x7fELF").unwrap();
+        let mut archive = tar::Archive::new(bytes.as_slice());
+        let mut entries: Vec<(String, u32)> = archive
+            .entries()
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.path().unwrap().to_string_lossy().into_owned(), e.header().mode().unwrap())
+            })
+            .collect();
+        entries.sort();
+        assert_eq!(entries, [("Dockerfile".into(), 0o644), ("server".into(), 0o755), ("tmp/".into(), 0o1777)]);
+    }
+}
