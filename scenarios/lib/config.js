@@ -1,0 +1,31 @@
+// Owns the environment interface every scenario shares: WS_URL, MODE, SUMMARY_PATH.
+//
+// Read once in the init context, so a missing or malformed setting stops k6
+// before a single VU starts, with a message that says what to set.
+
+export const MODES = ['smoke', 'quick', 'soak'];
+
+function readWsUrl() {
+  const url = __ENV.WS_URL;
+  if (!url) {
+    throw new Error('WS_URL is required, e.g. WS_URL=ws://127.0.0.1:18080/ws');
+  }
+  if (!/^wss?:\/\//.test(url)) {
+    throw new Error(`WS_URL must start with ws:// or wss://, got "${url}"`);
+  }
+  return url;
+}
+
+function readMode() {
+  const mode = __ENV.MODE || 'quick';
+  if (!MODES.includes(mode)) {
+    throw new Error(`MODE must be one of ${MODES.join(', ')}, got "${mode}"`);
+  }
+  return mode;
+}
+
+export const config = {
+  wsUrl: readWsUrl(),
+  mode: readMode(),
+  summaryPath: __ENV.SUMMARY_PATH || 'summary.json',
+};

@@ -1,0 +1,36 @@
+// Owns the size and timing of each shape in each MODE. Scripts read only
+// their own row; README.md shows the same numbers as a table.
+//
+// smoke: every shape in 10 s or less with a tenth of the clients (tests, CI).
+// quick: the benchmark's default timings.
+// soak:  longer holds where length changes what is measured (steady, churn);
+//        burst and saturation are defined by their ramps, so soak = quick.
+import { config } from './config.js';
+
+const SHAPES = {
+  steady: {
+    smoke: { clients: 10, chatsPerSecond: 1, holdSeconds: 8 },
+    quick: { clients: 100, chatsPerSecond: 1, holdSeconds: 60 },
+    soak: { clients: 100, chatsPerSecond: 1, holdSeconds: 300 },
+  },
+  burst: {
+    smoke: { clients: 100, rampUpSeconds: 4, holdSeconds: 2, rampDownSeconds: 2 },
+    quick: { clients: 1000, rampUpSeconds: 10, holdSeconds: 5, rampDownSeconds: 5 },
+  },
+  churn: {
+    smoke: { clients: 20, durationSeconds: 7, staySeconds: 2 },
+    quick: { clients: 200, durationSeconds: 60, staySeconds: 2 },
+    soak: { clients: 200, durationSeconds: 180, staySeconds: 2 },
+  },
+  saturation: {
+    // One ramp and one hold per step, then one ramp down to 0.
+    smoke: { steps: [20, 50, 100], chatsPerSecond: 5, rampSeconds: 1, holdSeconds: [1, 1, 2], rampDownSeconds: 1 },
+    quick: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 5, holdSeconds: [25, 25, 30], rampDownSeconds: 5 },
+  },
+};
+
+/** The shape of scenario `name` in the current MODE (soak falls back to quick). */
+export function shapeOf(name) {
+  const rows = SHAPES[name];
+  return rows[config.mode] || rows.quick;
+}

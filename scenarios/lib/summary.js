@@ -1,0 +1,49 @@
+// Owns what k6 writes at the end of a run: the full summary `data` as JSON at
+// SUMMARY_PATH for the orchestrator, and one short paragraph on stdout for a
+// person watching.
+import { config } from './config.js';
+
+function count(data, name) {
+  const metric = data.metrics[name];
+  return metric ? metric.values.count : 0;
+}
+
+function ms(data, stat) {
+  const metric = data.metrics.chat_latency;
+  return metric ? `${metric.values[stat].toFixed(2)} ms` : 'n/a';
+}
+
+function failedThresholds(data) {
+  const failed = [];
+  for (const [name, metric] of Object.entries(data.metrics)) {
+    for (const [source, result] of Object.entries(metric.thresholds || {})) {
+      if (!result.ok) failed.push(`${name} ${source}`);
+    }
+  }
+  return failed;
+}
+
+function paragraph(scenario, data) {
+  const seconds = data.state.testRunDurationMs / 1000;
+  const received = count(data, 'chat_received');
+  const cutOff = count(data, 'ws_sessions') - count(data, 'sessions_closed');
+  const failed = failedThresholds(data);
+  return (
+    `${scenario} (${config.mode}) against ${config.wsUrl} in ${seconds.toFixed(1)} s: ` +
+    `${count(data, 'ws_sessions')} sessions, ${count(data, 'chat_sent')} chats sent, ` +
+    `${received} received (${Math.round(received / seconds)}/s); ` +
+    `chat latency p50 ${ms(data, 'p(50)')}, p95 ${ms(data, 'p(95)')}, p99 ${ms(data, 'p(99)')}, max ${ms(data, 'max')}; ` +
+    `${count(data, 'connect_errors')} connect errors, ${count(data, 'abnormal_closes')} abnormal closes, ` +
+    `${count(data, 'ws_errors')} ws errors, ${cutOff} sessions cut off by k6; ` +
+    `thresholds ${failed.length === 0 ? 'ok' : `failed: ${failed.join(', ')}`}. ` +
+    `Summary JSON: ${config.summaryPath}\n`
+  );
+}
+
+/** The handleSummary export of the script that runs scenario `scenario`. */
+export function summaryFor(scenario) {
+  return (data) => ({
+    [config.summaryPath]: JSON.stringify(data),
+    stdout: paragraph(scenario, data),
+  });
+}
