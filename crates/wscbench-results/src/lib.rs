@@ -37,7 +37,9 @@ pub struct RunResult {
     /// Human-readable detail for a non-`ok` outcome (which check failed, the exit code, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome_detail: Option<String>,
-    /// The server's own `/stats` counters read when the load ended (absent if the server was gone).
+    /// The server's own `/stats` counters over the load window: the reading when k6 ended minus
+    /// the reading when it started, so verification traffic is left out (`uptime_ms` and
+    /// `connections_current` are the end values). Absent if the server was gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_stats: Option<ServerStats>,
     /// What k6 measured, from its `handleSummary` output (absent if k6 produced none).

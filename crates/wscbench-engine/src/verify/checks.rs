@@ -30,7 +30,7 @@ pub(super) static ALL: &[Check] = &[
     Check { name: "slow_consumer", rule: "a member that stops reading does not delay others; its overflow is dropped and counted", run: slow_consumer },
 ];
 
-const QUIET: Duration = Duration::from_millis(400);
+const QUIET: Duration = Duration::from_millis(200);
 
 
 fn chat_from<'a>(user: &'a str, text: &'a str) -> impl Fn(&Value) -> bool + 'a {

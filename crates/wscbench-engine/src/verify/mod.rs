@@ -13,6 +13,13 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+pub use checks::read_stats;
+
+/// Reads `/stats`, or `None` when the server does not answer with the protocol's counters.
+pub async fn read_stats_quiet(target: &Target) -> Option<wscbench_results::ServerStats> {
+    checks::read_stats(target).await.ok()
+}
+
 /// Where the server under verification listens.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -117,6 +124,22 @@ pub fn all_checks() -> &'static [Check] {
     checks::ALL
 }
 
+/// The checks a benchmark run makes on every fresh server container before loading it: every
+/// rule that takes under a second to prove. `wscbench verify` runs them all.
+pub const QUICK_CHECKS: &[&str] = &[
+    "health",
+    "stats_counters",
+    "join_ack",
+    "chat_broadcast",
+    "ping_pong",
+    "leave",
+    "disconnect_is_leave",
+    "close_answered",
+    "chat_before_join",
+    "invalid_input",
+    "size_limit",
+];
+
 /// Longest any single check may take before it fails as hung.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(40);
 
@@ -145,7 +168,7 @@ pub async fn verify(target: &Target, only: &[String], mut on_check: impl FnMut(&
         on_check(&result);
         results.push(result);
         // Let the server finish tearing down this check's connections before the next one.
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     VerifyReport { target: target.ws_url.clone(), checks: results }
 }
