@@ -1,0 +1,480 @@
+//! One WebSocket connection, with one reader and one writer (after gorilla's
+//! `readPump`/`writePump` and axum's chat example).
+//!
+//! The socket is split. The reader runs in the connection's task: it applies
+//! the size limit (set on the upgrade), the read deadline and the
+//! protocol's rules, and talks to the hub. The writer is a task of its own and
+//! the only code that writes to the socket: it drains the client's bounded
+//! queue, sends pings, and sends the one close frame the server initiates.
+//! Whichever of the two ends first decides how the connection closes.
+
+use std::error::Error as _;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::ws::{
+    CloseCode, CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code,
+};
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::{self, timeout};
+
+use crate::hub::{ClientId, Hub, Outbound, QUEUE_CAPACITY, Queue};
+use crate::limiter::TokenBucket;
+use crate::protocol::{self, Inbound};
+use crate::stats::{self, Stats};
+
+/// Largest message (and frame) payload accepted; a larger one closes with 1009.
+pub const MAX_MESSAGE_SIZE: usize = 4096;
+/// A connection from which nothing has arrived for this long is closed.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often the writer pings; well inside `READ_TIMEOUT`, so a live client
+/// always has something to answer.
+pub const PING_PERIOD: Duration = Duration::from_secs(30);
+/// How long one side waits for the other once the connection is closing:
+/// the writer to send its close frame, or the peer to answer ours.
+pub const CLOSE_WAIT: Duration = Duration::from_secs(1);
+/// Bytes tungstenite reads from the socket at a time. Its default (and
+/// axum's), 128 KiB, is allocated and zero-filled per connection; clients here
+/// send frames of at most 4 KiB. See README.md for the measurement behind this.
+pub const READ_BUFFER_SIZE: usize = 4 * 1024;
+/// Bytes tungstenite buffers before writing to the socket. The writer flushes
+/// after every batch anyway, so this only splits very large batches.
+pub const WRITE_BUFFER_SIZE: usize = 16 * 1024;
+
+/// The WebSocket settings for every connection.
+pub fn configure(upgrade: WebSocketUpgrade) -> WebSocketUpgrade {
+    upgrade
+        .read_buffer_size(READ_BUFFER_SIZE)
+        .write_buffer_size(WRITE_BUFFER_SIZE)
+        .max_message_size(MAX_MESSAGE_SIZE)
+        .max_frame_size(MAX_MESSAGE_SIZE)
+}
+
+/// Runs one upgraded connection to its end.
+pub async fn serve(socket: WebSocket, hub: Arc<Hub>) {
+    let stats = Arc::clone(&hub.stats);
+    stats::add(&stats.connections_total, 1);
+    stats::add(&stats.connections_current, 1);
+
+    let (sink, mut stream) = socket.split();
+    let (queue, outbox) = mpsc::channel(QUEUE_CAPACITY);
+    let (close, close_requested) = oneshot::channel();
+    let mut writer = tokio::spawn(write_pump(
+        sink,
+        outbox,
+        close_requested,
+        hub.closing(),
+        Arc::clone(&stats),
+    ));
+    let mut client = Client {
+        id: hub.next_id(),
+        hub,
+        queue,
+        close: Some(close),
+        bucket: TokenBucket::new(Instant::now()),
+        user: None,
+    };
+
+    tokio::select! {
+        end = client.read_pump(&mut stream) => {
+            // Let the writer send the close frame this end calls for, if any.
+            client.request_close(end.close_code());
+            if timeout(CLOSE_WAIT, &mut writer).await.is_err() {
+                writer.abort();
+            }
+        }
+        _ = &mut writer => {
+            // The writer has sent a close frame (leave, shutdown) or lost the
+            // socket. Keep reading: the peer's close reply ends the stream.
+            let _ = timeout(CLOSE_WAIT, client.read_pump(&mut stream)).await;
+        }
+    }
+    client.leave();
+    stats.connections_current.fetch_sub(1, Relaxed);
+}
+
+/// Why the reader stopped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ReadEnd {
+    /// The stream ended: the close handshake is done, or the peer is gone.
+    Closed,
+    /// Nothing arrived for `READ_TIMEOUT`.
+    TimedOut,
+    /// A message over `MAX_MESSAGE_SIZE`.
+    TooBig,
+    /// A protocol or I/O error.
+    Failed,
+}
+
+impl ReadEnd {
+    /// The close frame the server sends for this end, if any.
+    fn close_code(self) -> Option<CloseCode> {
+        match self {
+            ReadEnd::TooBig => Some(close_code::SIZE),
+            ReadEnd::Closed | ReadEnd::TimedOut | ReadEnd::Failed => None,
+        }
+    }
+}
+
+/// The reader's state.
+struct Client {
+    id: ClientId,
+    hub: Arc<Hub>,
+    /// This client's own queue, for pongs.
+    queue: Queue,
+    /// Tells the writer to close, once.
+    close: Option<oneshot::Sender<Option<CloseCode>>>,
+    bucket: TokenBucket,
+    /// The JSON-encoded user name, once joined.
+    user: Option<String>,
+}
+
+impl Client {
+    /// Reads until the stream ends, an error, or the read deadline.
+    async fn read_pump(&mut self, stream: &mut SplitStream<WebSocket>) -> ReadEnd {
+        loop {
+            let message = match timeout(READ_TIMEOUT, stream.next()).await {
+                Err(_) => return ReadEnd::TimedOut,
+                Ok(None) => return ReadEnd::Closed,
+                Ok(Some(Err(error))) if is_too_big(&error) => return ReadEnd::TooBig,
+                Ok(Some(Err(_))) => return ReadEnd::Failed,
+                Ok(Some(Ok(message))) => message,
+            };
+            let stats = &self.hub.stats;
+            match message {
+                Message::Text(text) => {
+                    stats::add(&stats.frames_in, 1);
+                    self.on_text(&text);
+                }
+                Message::Binary(_) => {
+                    stats::add(&stats.frames_in, 1);
+                    stats::add(&stats.malformed, 1);
+                }
+                // tungstenite answers pings and close frames itself, on a later
+                // poll of this stream: so keep reading until the stream ends.
+                Message::Ping(_) | Message::Pong(_) | Message::Close(_) => {}
+            }
+        }
+    }
+
+    fn on_text(&mut self, text: &str) {
+        let stats = &self.hub.stats;
+        let Some(inbound) = protocol::parse(text) else {
+            stats::add(&stats.malformed, 1);
+            return;
+        };
+        match (inbound, &self.user) {
+            (Inbound::Join { user }, None) => {
+                self.hub.join(self.id, &user, self.queue.clone());
+                self.user = Some(user);
+            }
+            (Inbound::Join { .. }, Some(_)) => {} // a second join is ignored
+            (Inbound::Chat { text, ts }, Some(user)) => {
+                stats::add(&stats.chat_in, 1);
+                if self.bucket.allow(Instant::now()) {
+                    stats::add(&stats.chat_accepted, 1);
+                    self.hub.chat(self.id, user, text, ts);
+                } else {
+                    stats::add(&stats.dropped_ratelimit, 1);
+                }
+            }
+            (Inbound::Ping { ts }, _) => {
+                let pong = Outbound {
+                    text: Utf8Bytes::from(protocol::pong(ts)),
+                    chat: false,
+                };
+                if let Err(mpsc::error::TrySendError::Full(_)) = self.queue.try_send(pong) {
+                    stats::add(&stats.dropped_slow, 1);
+                }
+            }
+            (Inbound::Leave, Some(_)) => {
+                self.leave();
+                self.request_close(Some(close_code::NORMAL));
+            }
+            (Inbound::Chat { .. } | Inbound::Leave, None) => stats::add(&stats.malformed, 1),
+        }
+    }
+
+    /// Leaves the room if in it; the hub tells the remaining members.
+    fn leave(&mut self) {
+        if let Some(user) = self.user.take() {
+            self.hub.leave(self.id, &user);
+        }
+    }
+
+    /// Tells the writer to send a close frame with `code` (or none) and stop.
+    fn request_close(&mut self, code: Option<CloseCode>) {
+        if let Some(close) = self.close.take() {
+            let _ = close.send(code);
+        }
+    }
+}
+
+/// Whether a read error is tungstenite's "message too big". axum wraps its
+/// errors in an opaque `axum::Error`; the source is the tungstenite error.
+fn is_too_big(error: &axum::Error) -> bool {
+    matches!(
+        error
+            .source()
+            .and_then(|source| source.downcast_ref::<tungstenite::Error>()),
+        Some(tungstenite::Error::Capacity(_))
+    )
+}
+
+/// The only code that writes to the socket.
+async fn write_pump(
+    mut sink: SplitSink<WebSocket, Message>,
+    mut outbox: mpsc::Receiver<Outbound>,
+    mut close_requested: oneshot::Receiver<Option<CloseCode>>,
+    mut closing: watch::Receiver<bool>,
+    stats: Arc<Stats>,
+) {
+    let mut ping = time::interval_at(time::Instant::now() + PING_PERIOD, PING_PERIOD);
+    loop {
+        let written = tokio::select! {
+            biased;
+            code = &mut close_requested => return send_close(&mut sink, code.unwrap_or(None)).await,
+            () = server_closing(&mut closing) => return send_close(&mut sink, Some(close_code::AWAY)).await,
+            Some(first) = outbox.recv() => send_queued(&mut sink, first, &mut outbox, &stats).await,
+            _ = ping.tick() => sink.send(Message::Ping(Bytes::new())).await,
+        };
+        if written.is_err() {
+            return;
+        }
+    }
+}
+
+/// Resolves once the hub closes every client.
+async fn server_closing(closing: &mut watch::Receiver<bool>) {
+    let _ = closing.wait_for(|&closing| closing).await;
+}
+
+/// Writes `first` and whatever else is queued behind it, with one flush.
+async fn send_queued(
+    sink: &mut SplitSink<WebSocket, Message>,
+    first: Outbound,
+    outbox: &mut mpsc::Receiver<Outbound>,
+    stats: &Stats,
+) -> Result<(), axum::Error> {
+    let mut chats = u64::from(first.chat);
+    sink.feed(Message::Text(first.text)).await?;
+    for _ in 0..outbox.len() {
+        let Ok(next) = outbox.try_recv() else { break };
+        chats += u64::from(next.chat);
+        sink.feed(Message::Text(next.text)).await?;
+    }
+    sink.flush().await?;
+    stats::add(&stats.deliveries, chats);
+    Ok(())
+}
+
+async fn send_close(sink: &mut SplitSink<WebSocket, Message>, code: Option<CloseCode>) {
+    if let Some(code) = code {
+        let frame = CloseFrame {
+            code,
+            reason: Utf8Bytes::from_static(""),
+        };
+        let _ = sink.send(Message::Close(Some(frame))).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+    use super::*;
+
+    type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+    /// The whole app on a loopback port of its own, as in production.
+    async fn start() -> (Arc<Hub>, SocketAddr) {
+        let hub = Arc::new(Hub::new(Arc::new(Stats::new())));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(axum::serve(listener, crate::app(Arc::clone(&hub))).into_future());
+        (hub, addr)
+    }
+
+    async fn connect(addr: SocketAddr) -> Ws {
+        tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+            .await
+            .unwrap()
+            .0
+    }
+
+    /// The next message, with a generous guard so a broken test fails instead of hanging.
+    async fn next(socket: &mut Ws) -> Option<Message> {
+        timeout(Duration::from_secs(10), socket.next())
+            .await
+            .expect("no message within 10 s")
+            .map(Result::unwrap)
+    }
+
+    async fn next_text(socket: &mut Ws) -> String {
+        match next(socket).await {
+            Some(Message::Text(text)) => text.as_str().to_owned(),
+            other => panic!("expected a text message, got {other:?}"),
+        }
+    }
+
+    async fn send(socket: &mut Ws, text: &str) {
+        socket.send(Message::text(text)).await.unwrap();
+    }
+
+    async fn joined(addr: SocketAddr, user: &str) -> Ws {
+        let mut socket = connect(addr).await;
+        send(
+            &mut socket,
+            &format!(r#"{{"type":"join","room":"public","user":"{user}"}}"#),
+        )
+        .await;
+        assert!(
+            next_text(&mut socket)
+                .await
+                .contains(&format!(r#""user":"{user}""#))
+        );
+        socket
+    }
+
+    /// Sends a ping and waits for its pong (skipping broadcasts): everything
+    /// sent before it has been handled.
+    async fn round_trip(socket: &mut Ws) {
+        send(socket, r#"{"type":"ping","ts":1}"#).await;
+        while next_text(socket).await != r#"{"type":"pong","ts":1}"# {}
+    }
+
+    async fn close_code(socket: &mut Ws) -> Option<u16> {
+        loop {
+            match next(socket).await {
+                Some(Message::Close(frame)) => return frame.map(|frame| frame.code.into()),
+                Some(Message::Text(_)) => continue,
+                other => panic!("expected a close frame, got {other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn chat_reaches_others_not_the_sender_and_counts_deliveries() {
+        let (hub, addr) = start().await;
+        let mut alice = joined(addr, "alice").await;
+        let mut bob = joined(addr, "bob").await;
+        assert_eq!(
+            next_text(&mut alice).await,
+            r#"{"type":"join","room":"public","user":"bob","online":2}"#
+        );
+        send(
+            &mut alice,
+            r#"{"type":"chat","room":"public","text":"hi","ts":1732233445566.25}"#,
+        )
+        .await;
+        assert_eq!(
+            next_text(&mut bob).await,
+            r#"{"type":"chat","room":"public","user":"alice","text":"hi","ts":1732233445566.25}"#
+        );
+        round_trip(&mut alice).await;
+        assert_eq!(hub.stats.deliveries.load(Relaxed), 1);
+        assert_eq!(hub.stats.chat_accepted.load(Relaxed), 1);
+    }
+
+    #[tokio::test]
+    async fn invalid_input_is_counted_and_the_connection_stays_open() {
+        let (hub, addr) = start().await;
+        let mut socket = connect(addr).await;
+        send(
+            &mut socket,
+            r#"{"type":"chat","room":"public","text":"too early"}"#,
+        )
+        .await;
+        send(&mut socket, "{").await;
+        socket.send(Message::binary(vec![1, 2, 3])).await.unwrap();
+        round_trip(&mut socket).await;
+        assert_eq!(hub.stats.malformed.load(Relaxed), 3);
+        assert_eq!(hub.stats.frames_in.load(Relaxed), 4);
+    }
+
+    #[tokio::test]
+    async fn rate_limit_drops_chats_past_the_bucket() {
+        let (hub, addr) = start().await;
+        let mut alice = joined(addr, "alice").await;
+        let _bob = joined(addr, "bob").await;
+        for _ in 0..30 {
+            send(&mut alice, r#"{"type":"chat","room":"public","text":"x"}"#).await;
+        }
+        round_trip(&mut alice).await;
+        // The exact refill is the limiter's test; here: a full bucket, and every chat accounted for.
+        let (accepted, dropped) = (
+            hub.stats.chat_accepted.load(Relaxed),
+            hub.stats.dropped_ratelimit.load(Relaxed),
+        );
+        assert_eq!(hub.stats.chat_in.load(Relaxed), 30);
+        assert_eq!(accepted + dropped, 30);
+        assert!(accepted >= 10, "accepted {accepted}");
+    }
+
+    #[tokio::test]
+    async fn a_message_of_4096_bytes_passes_and_4097_closes_with_1009() {
+        let (_hub, addr) = start().await;
+        let mut socket = connect(addr).await;
+        let padded = |size: usize| {
+            let frame = r#"{"type":"ping","ts":1,"pad":""}"#;
+            frame.replace(
+                r#""pad":"""#,
+                &format!(r#""pad":"{}""#, "x".repeat(size - frame.len())),
+            )
+        };
+        send(&mut socket, &padded(MAX_MESSAGE_SIZE)).await;
+        assert_eq!(next_text(&mut socket).await, r#"{"type":"pong","ts":1}"#);
+        send(&mut socket, &padded(MAX_MESSAGE_SIZE + 1)).await;
+        assert_eq!(close_code(&mut socket).await, Some(1009));
+    }
+
+    #[tokio::test]
+    async fn leave_is_broadcast_then_closes_with_1000() {
+        let (_hub, addr) = start().await;
+        let mut alice = joined(addr, "alice").await;
+        let mut bob = joined(addr, "bob").await;
+        send(&mut bob, r#"{"type":"leave"}"#).await;
+        assert_eq!(close_code(&mut bob).await, Some(1000));
+        assert_eq!(next(&mut bob).await, None, "the close handshake completes");
+        assert_eq!(
+            next_text(&mut alice).await,
+            r#"{"type":"join","room":"public","user":"bob","online":2}"#
+        );
+        assert_eq!(
+            next_text(&mut alice).await,
+            r#"{"type":"leave","room":"public","user":"bob","online":1}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn a_close_frame_is_answered_and_counts_as_leaving() {
+        let (_hub, addr) = start().await;
+        let mut alice = joined(addr, "alice").await;
+        let mut bob = joined(addr, "bob").await;
+        bob.close(None).await.unwrap();
+        assert_eq!(close_code(&mut bob).await, None);
+        assert_eq!(next(&mut bob).await, None);
+        next_text(&mut alice).await; // bob's join
+        assert_eq!(
+            next_text(&mut alice).await,
+            r#"{"type":"leave","room":"public","user":"bob","online":1}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn shutdown_closes_clients_with_1001() {
+        let (hub, addr) = start().await;
+        let mut alice = joined(addr, "alice").await;
+        hub.close_all();
+        assert_eq!(close_code(&mut alice).await, Some(1001));
+        assert_eq!(next(&mut alice).await, None);
+    }
+}

@@ -1,0 +1,246 @@
+//! wsca-rust, the profile-A Rust chat server of wscbench: axum 0.8 and its
+//! WebSocket extractor (`axum::extract::ws`) on tokio. It implements
+//! docs/protocol.md; the shape (protocol, limiter, stats, hub, client)
+//! matches the other five servers.
+
+mod client;
+mod hub;
+mod limiter;
+mod protocol;
+mod stats;
+
+use std::future::{Future, IntoFuture};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{State, WebSocketUpgrade};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::serve::ListenerExt;
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::time::{self, Instant};
+
+use crate::hub::Hub;
+use crate::stats::{SERVER, Stats};
+
+/// How long shutdown waits for clients to answer their 1001 close frames;
+/// the protocol wants the process gone within 2 s of the signal.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+
+const USAGE: &str = "usage: wsca-rust [--host ADDR] [--port PORT] [--duration SECONDS]";
+
+/// `/ws`, `/health` and `/stats`; axum answers any other path with 404.
+pub fn app(hub: Arc<Hub>) -> Router {
+    Router::new()
+        .route("/ws", get(upgrade))
+        .route("/health", get(health))
+        .route("/stats", get(stats))
+        .with_state(hub)
+}
+
+async fn upgrade(upgrade: WebSocketUpgrade, State(hub): State<Arc<Hub>>) -> Response {
+    client::configure(upgrade).on_upgrade(move |socket| client::serve(socket, hub))
+}
+
+async fn health() -> &'static str {
+    "ok"
+}
+
+async fn stats(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        hub.stats.to_json(),
+    )
+}
+
+#[derive(Debug, PartialEq)]
+struct Args {
+    host: String,
+    port: u16,
+    /// Stop after this many seconds; 0 runs until signalled.
+    duration_s: u64,
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut parsed = Args {
+        host: "0.0.0.0".to_owned(),
+        port: 8080,
+        duration_s: 0,
+    };
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
+            None => (arg, None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or(format!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--host" => parsed.host = value()?,
+            "--port" => parsed.port = value()?.parse().map_err(|e| format!("--port: {e}"))?,
+            "--duration" => {
+                parsed.duration_s = value()?.parse().map_err(|e| format!("--duration: {e}"))?
+            }
+            _ => return Err(format!("unknown argument {flag}")),
+        }
+    }
+    Ok(parsed)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{SERVER}: {message}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{SERVER}: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> std::io::Result<()> {
+    let listener = TcpListener::bind((args.host.as_str(), args.port)).await?;
+    eprintln!("{SERVER} listening on {}", listener.local_addr()?);
+    // Chat messages are small and latency is what the benchmark measures.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let hub = Arc::new(Hub::new(Arc::new(Stats::new())));
+    let stop = stop_signal(args.duration_s)?;
+
+    // Not `with_graceful_shutdown`: that waits for HTTP connections, but an
+    // upgraded WebSocket lives in a task of its own that axum does not track.
+    // Dropping the server future closes the listener; the hub closes the rest.
+    tokio::select! {
+        served = axum::serve(listener, app(Arc::clone(&hub))).into_future() => served?,
+        () = stop => {}
+    }
+
+    hub.close_all();
+    let deadline = Instant::now() + SHUTDOWN_GRACE;
+    while hub.stats.connections_current.load(Relaxed) > 0 && Instant::now() < deadline {
+        time::sleep(Duration::from_millis(10)).await;
+    }
+    println!("{}", hub.stats.to_json());
+    Ok(())
+}
+
+/// Resolves on SIGTERM, SIGINT or after `duration_s` (if not 0). The handlers
+/// are installed before this returns: as PID 1 there is no default action.
+fn stop_signal(duration_s: u64) -> std::io::Result<impl Future<Output = ()>> {
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        let elapsed = async {
+            match duration_s {
+                0 => std::future::pending().await,
+                seconds => time::sleep(Duration::from_secs(seconds)).await,
+            }
+        };
+        tokio::select! {
+            _ = terminate.recv() => eprintln!("{SERVER}: SIGTERM, shutting down"),
+            _ = interrupt.recv() => eprintln!("{SERVER}: SIGINT, shutting down"),
+            () = elapsed => eprintln!("{SERVER}: --duration {duration_s} s elapsed, shutting down"),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    use super::*;
+
+    /// The whole response to a one-shot `GET path`.
+    async fn get(addr: std::net::SocketAddr, path: &str) -> String {
+        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
+        tcp.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        tcp.read_to_string(&mut response).await.unwrap();
+        response
+    }
+
+    #[tokio::test]
+    async fn answers_health_stats_and_404() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let hub = Arc::new(Hub::new(Arc::new(Stats::new())));
+        tokio::spawn(axum::serve(listener, app(hub)).into_future());
+
+        let health = get(addr, "/health").await;
+        assert!(health.starts_with("HTTP/1.1 200 OK\r\n"), "{health}");
+        assert!(health.ends_with("\r\n\r\nok"), "{health}");
+
+        let stats = get(addr, "/stats").await;
+        assert!(stats.starts_with("HTTP/1.1 200 OK\r\n"), "{stats}");
+        assert!(
+            stats
+                .to_ascii_lowercase()
+                .contains("content-type: application/json\r\n"),
+            "{stats}"
+        );
+        let body = stats.split_once("\r\n\r\n").unwrap().1;
+        let body: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(body["server"], SERVER);
+
+        let missing = get(addr, "/no-such-path").await;
+        assert!(
+            missing.starts_with("HTTP/1.1 404 Not Found\r\n"),
+            "{missing}"
+        );
+    }
+
+    fn parse(args: &[&str]) -> Result<Args, String> {
+        parse_args(args.iter().map(|arg| arg.to_string()))
+    }
+
+    #[test]
+    fn defaults() {
+        assert_eq!(
+            parse(&[]),
+            Ok(Args {
+                host: "0.0.0.0".to_owned(),
+                port: 8080,
+                duration_s: 0
+            })
+        );
+    }
+
+    #[test]
+    fn flags_with_separate_or_inline_values() {
+        let expected = Args {
+            host: "127.0.0.1".to_owned(),
+            port: 9000,
+            duration_s: 5,
+        };
+        assert_eq!(
+            parse(&["--host", "127.0.0.1", "--port", "9000", "--duration", "5"]),
+            Ok(expected)
+        );
+        assert_eq!(parse(&["--port=9001"]).map(|args| args.port), Ok(9001));
+    }
+
+    #[test]
+    fn rejects_bad_arguments() {
+        assert!(parse(&["--port"]).is_err());
+        assert!(parse(&["--port", "http"]).is_err());
+        assert!(parse(&["--verbose"]).is_err());
+    }
+}

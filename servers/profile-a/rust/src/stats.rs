@@ -1,0 +1,94 @@
+//! The server's cumulative counters (docs/protocol.md, "/stats"). Each is an
+//! atomic updated with relaxed ordering, never under the hub's lock; the JSON
+//! is a snapshot, not a transaction across counters.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+/// The image tag, reported as `server`.
+pub const SERVER: &str = "wsca-rust";
+
+#[derive(Debug)]
+pub struct Stats {
+    started: Instant,
+    pub connections_current: AtomicU64,
+    pub connections_total: AtomicU64,
+    pub joins: AtomicU64,
+    pub frames_in: AtomicU64,
+    pub chat_in: AtomicU64,
+    pub chat_accepted: AtomicU64,
+    pub deliveries: AtomicU64,
+    pub dropped_ratelimit: AtomicU64,
+    pub dropped_slow: AtomicU64,
+    pub malformed: AtomicU64,
+}
+
+/// Adds `n` to a counter.
+pub fn add(counter: &AtomicU64, n: u64) {
+    if n > 0 {
+        counter.fetch_add(n, Relaxed);
+    }
+}
+
+impl Stats {
+    pub fn new() -> Self {
+        Self {
+            started: Instant::now(),
+            connections_current: AtomicU64::new(0),
+            connections_total: AtomicU64::new(0),
+            joins: AtomicU64::new(0),
+            frames_in: AtomicU64::new(0),
+            chat_in: AtomicU64::new(0),
+            chat_accepted: AtomicU64::new(0),
+            deliveries: AtomicU64::new(0),
+            dropped_ratelimit: AtomicU64::new(0),
+            dropped_slow: AtomicU64::new(0),
+            malformed: AtomicU64::new(0),
+        }
+    }
+
+    /// The `/stats` body, also printed as the last stdout line on shutdown.
+    pub fn to_json(&self) -> String {
+        let uptime_ms = self.started.elapsed().as_millis();
+        let get = |counter: &AtomicU64| counter.load(Relaxed);
+        format!(
+            concat!(
+                r#"{{"server":"{}","uptime_ms":{},"connections_current":{},"connections_total":{},"#,
+                r#""joins":{},"frames_in":{},"chat_in":{},"chat_accepted":{},"deliveries":{},"#,
+                r#""dropped_ratelimit":{},"dropped_slow":{},"malformed":{}}}"#
+            ),
+            SERVER,
+            uptime_ms,
+            get(&self.connections_current),
+            get(&self.connections_total),
+            get(&self.joins),
+            get(&self.frames_in),
+            get(&self.chat_in),
+            get(&self.chat_accepted),
+            get(&self.deliveries),
+            get(&self.dropped_ratelimit),
+            get(&self.dropped_slow),
+            get(&self.malformed),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_has_every_counter() {
+        let stats = Stats::new();
+        add(&stats.joins, 2);
+        add(&stats.malformed, 1);
+        let value: serde_json::Value = serde_json::from_str(&stats.to_json()).unwrap();
+        let object = value.as_object().unwrap();
+        assert_eq!(object["server"], SERVER);
+        assert_eq!(object["joins"], 2);
+        assert_eq!(object["malformed"], 1);
+        assert_eq!(object["deliveries"], 0);
+        assert!(object["uptime_ms"].is_u64());
+        assert_eq!(object.len(), 12);
+    }
+}
