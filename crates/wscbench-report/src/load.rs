@@ -188,6 +188,11 @@ pub(crate) fn latest_of_each<R: Borrow<RunResult>>(results: Vec<R>) -> (Vec<R>, 
     (kept, superseded)
 }
 
+/// The run's metadata file in `results/<run-id>/`, written by `wscbench run`.
+pub const RUN_METADATA: &str = "run.json";
+/// The directory of k6's raw summaries in `results/<run-id>/`.
+pub const RAW_DIR: &str = "raw";
+
 /// Collects every `*.json` file under a directory, in name order so that warnings
 /// and ties come out the same on every machine.
 fn walk(
@@ -206,6 +211,11 @@ fn walk(
     }
     paths.sort();
     for path in paths {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        // A run directory also holds its metadata and k6's raw output: not results, not warnings.
+        if name == RUN_METADATA || name == RAW_DIR {
+            continue;
+        }
         if path.is_dir() {
             if depth + 1 >= MAX_DEPTH {
                 warnings.push(format!(
