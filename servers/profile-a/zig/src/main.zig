@@ -70,8 +70,8 @@ fn run(opts: Options) !u8 {
             // A whole maximum-size message arrives in one RECEIVE when the
             // socket has it all; bigger ones are refused by client.zig.
             .rx_buffer_size = @import("protocol.zig").max_message_bytes,
-            // Do not split outgoing frames: a chat broadcast can exceed 4 KiB
-            // once its text is escaped.
+            // 0 would cap each send() at rx_buffer_size and buffer the rest;
+            // an escaped chat broadcast can exceed 4 KiB, so send it whole.
             .tx_packet_size = 64 * 1024,
             .user = &hub,
         },
