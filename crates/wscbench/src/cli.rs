@@ -37,6 +37,122 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Measure a server's resident memory with N idle joined clients, and after they leave.
     IdleMemory(IdleMemoryArgs),
+    /// Build the FROM-scratch images of the selected servers and of k6 (run does this itself).
+    ///
+    /// Each server is built with its manifest's build command on the host, packed into an image
+    /// tagged with the manifest's tag and labelled with a hash of its sources. An image whose
+    /// sources have not changed is reused, so a second build takes seconds.
+    Build(BuildArgs),
+    /// Benchmark: for each selected server × scenario, start the server under identical limits,
+    /// verify it, drive it with k6, sample docker stats, and write results/<run-id>/...json.
+    ///
+    /// The first Ctrl-C stops and removes every container of the run, keeps the results already
+    /// written, marks the run interrupted, and exits 130.
+    Run(RunArgs),
+    /// Render the comparison tables from stored results alone (no Docker needed).
+    Report(ReportArgs),
+    /// Check the Docker engine, its API version, the toolchains and k6.
+    Doctor,
+    /// Remove every container and image labelled by wscbench.
+    Clean(CleanArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Rebuild even when an image with the same source hash exists
+    #[arg(long)]
+    pub rebuild: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Only this scenario (repeatable) [default: all four]
+    #[arg(long = "scenario", value_name = "NAME", value_parser = ["steady", "burst", "churn", "saturation"])]
+    pub scenarios: Vec<String>,
+    /// smoke: each scenario ≤10 s with a tenth of the clients; quick: the seed's timings
+    /// (about 4 min per server); soak: steady 300 s and churn 180 s
+    #[arg(long, default_value = "quick", value_parser = ["smoke", "quick", "soak"])]
+    pub mode: String,
+    /// CPU limit of each server container, in CPUs
+    #[arg(long, default_value_t = 2.0, value_parser = parse_cpus)]
+    pub cpus: f64,
+    /// Memory limit of each server container, e.g. 512m, 1g (swap is disabled)
+    #[arg(long, default_value = "512m", value_parser = parse_bytes)]
+    pub memory: u64,
+    /// Pin each server container to these cores, e.g. 1 or 0-1
+    #[arg(long, value_name = "CPUS")]
+    pub cpuset_server: Option<String>,
+    /// Pin the k6 container to these cores, e.g. 0
+    #[arg(long, value_name = "CPUS")]
+    pub cpuset_loadgen: Option<String>,
+    /// How much protocol verification each fresh server container gets before its load
+    #[arg(long, default_value = "quick", value_parser = ["quick", "full", "off"])]
+    pub verify: String,
+    /// Where runs are stored (a run goes to DIR/<run-id>/)
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub results: PathBuf,
+    /// Rebuild images even when their sources have not changed
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Format of the tables printed at the end: terminal, markdown or json
+    #[arg(long, default_value = "terminal", value_parser = parse_format)]
+    pub format: wscbench_report::Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results directory, or one run's directory inside it
+    #[arg(default_value = "results", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Only this run's results [default: the latest result of each server × scenario]
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+    /// terminal, markdown (best value of each column in bold) or json
+    #[arg(long, default_value = "terminal", value_parser = parse_format)]
+    pub format: wscbench_report::Format,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Keep the images; remove only containers
+    #[arg(long)]
+    pub keep_images: bool,
+}
+
+fn parse_format(s: &str) -> Result<wscbench_report::Format, String> {
+    s.parse::<wscbench_report::Format>().map_err(|e| e.to_string())
+}
+
+fn parse_cpus(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n > 0.0 && n <= 1024.0 => Ok(n),
+        _ => Err(format!("{s:?} is not a CPU count such as 2 or 1.5")),
+    }
+}
+
+/// Parses a size such as `512m`, `1g`, `256MiB` or a plain number of bytes.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let lower = s.trim().to_ascii_lowercase();
+    let digits_end = lower.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(lower.len());
+    let (number, unit) = lower.split_at(digits_end);
+    let number: f64 = number.parse().map_err(|_| format!("{s:?} is not a size such as 512m or 1g"))?;
+    let factor: u64 = match unit.trim() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?}; use b, k, m or g")),
+    };
+    let bytes = (number * factor as f64).round() as u64;
+    // Docker refuses limits under 6 MiB.
+    if bytes < 6 << 20 {
+        return Err(format!("{s:?} is below Docker's 6 MiB minimum"));
+    }
+    Ok(bytes)
 }
 
 /// Which servers a command applies to.
@@ -118,6 +234,11 @@ where
             Command::List => commands::list::run(&root),
             Command::Verify(args) => commands::verify::run(&root, args).await,
             Command::IdleMemory(args) => commands::idle_memory::run(&root, args).await,
+            Command::Build(args) => commands::build::run(&root, args).await,
+            Command::Run(args) => commands::run::run(&root, args).await,
+            Command::Report(args) => commands::report::run(&root, args),
+            Command::Doctor => commands::doctor::run(&root).await,
+            Command::Clean(args) => commands::clean::run(args).await,
         }
     })
 }
@@ -145,6 +266,37 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes_parse_like_dockers_memory_flag() {
+        assert_eq!(parse_bytes("512m"), Ok(512 << 20));
+        assert_eq!(parse_bytes("1g"), Ok(1 << 30));
+        assert_eq!(parse_bytes("256MiB"), Ok(256 << 20));
+        assert_eq!(parse_bytes("1.5g"), Ok(3 << 29));
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("512x").is_err());
+        assert!(parse_bytes("1m").unwrap_err().contains("6 MiB"));
+    }
+
+    #[test]
+    fn run_defaults_to_quick_mode_two_cpus_and_512_mib() {
+        let cli = Cli::try_parse_from(["wscbench", "run", "--profile", "b"]).unwrap();
+        let Command::Run(args) = cli.command else { panic!("not run") };
+        assert_eq!((args.mode.as_str(), args.cpus, args.memory), ("quick", 2.0, 512 << 20));
+        assert_eq!(args.select.profiles, ["b"]);
+        assert!(args.scenarios.is_empty());
+    }
+
+    #[test]
+    fn run_refuses_unknown_scenarios_modes_and_cpu_counts() {
+        assert!(Cli::try_parse_from(["wscbench", "run", "--scenario", "storm"]).is_err());
+        assert!(Cli::try_parse_from(["wscbench", "run", "--mode", "forever"]).is_err());
+        assert!(Cli::try_parse_from(["wscbench", "run", "--cpus", "0"]).is_err());
+        assert!(Cli::try_parse_from(["wscbench", "run", "--format", "pdf"]).is_err());
+        let cli = Cli::try_parse_from(["wscbench", "run", "--scenario", "saturation", "--lang", "zig"]).unwrap();
+        let Command::Run(args) = cli.command else { panic!("not run") };
+        assert_eq!((args.scenarios, args.select.langs), (vec!["saturation".to_string()], vec!["zig".to_string()]));
     }
 
     #[test]

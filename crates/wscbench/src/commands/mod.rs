@@ -1,15 +1,80 @@
 //! One module per subcommand; each turns parsed arguments into engine calls and prints the outcome.
 
+pub mod build;
+pub mod clean;
+pub mod doctor;
 pub mod idle_memory;
 pub mod list;
+pub mod report;
+pub mod run;
 pub mod verify;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use wscbench_engine::catalog::{self, Server};
+use wscbench_engine::docker::DockerEngine;
+use wscbench_engine::images::{self, Image};
 
 /// Every server with a manifest under `root/servers`.
 pub fn discover(root: &Path) -> Result<Vec<Server>> {
     catalog::discover(&root.join("servers")).context("reading the server manifests")
+}
+
+/// Connects to the engine; the error names the remedy.
+pub async fn connect() -> Result<DockerEngine> {
+    Ok(DockerEngine::connect().await?)
+}
+
+/// Where k6 is: `WSCBENCH_K6`, the set-up's cache, or `k6` on the PATH.
+pub fn k6_path() -> PathBuf {
+    if let Some(path) = std::env::var_os("WSCBENCH_K6") {
+        return PathBuf::from(path);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|c| c.join("wscbench/bin/k6"));
+    if let Some(cached) = cache.filter(|p| p.is_file()) {
+        return cached;
+    }
+    std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join("k6")).find(|p| p.is_file()))
+        .unwrap_or_else(|| PathBuf::from("k6"))
+}
+
+/// Builds (or reuses) the image of every server, printing one line each.
+pub async fn build_images(engine: &DockerEngine, servers: &[Server], rebuild: bool) -> Result<Vec<Image>> {
+    let mut built = Vec::new();
+    for server in servers {
+        let started = Instant::now();
+        eprint!("image {:<16} ", server.tag);
+        let image = images::build_server_image(engine, server, rebuild)
+            .await
+            .with_context(|| format!("building the image of {}", server.id))?;
+        eprintln!("{}", describe(&image, started));
+        built.push(image);
+    }
+    Ok(built)
+}
+
+/// Builds (or reuses) the k6 image.
+pub async fn build_k6_image(engine: &DockerEngine, rebuild: bool) -> Result<Image> {
+    let started = Instant::now();
+    eprint!("image {:<16} ", images::K6_TAG);
+    let image = images::build_k6_image(engine, &k6_path(), rebuild).await?;
+    eprintln!("{}", describe(&image, started));
+    Ok(image)
+}
+
+fn describe(image: &Image, started: Instant) -> String {
+    format!(
+        "{} in {:.1} s: binary {:.1} MiB, image {:.1} MiB{}",
+        if image.rebuilt { "built" } else { "up to date" },
+        started.elapsed().as_secs_f64(),
+        image.binary_size_bytes as f64 / 1048576.0,
+        image.image_size_bytes as f64 / 1048576.0,
+        image.version.as_ref().map(|v| format!(", {v}")).unwrap_or_default(),
+    )
 }

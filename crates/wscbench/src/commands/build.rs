@@ -1,0 +1,15 @@
+//! `wscbench build`: the FROM-scratch images of the selected servers and of k6.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::cli::BuildArgs;
+
+pub async fn run(root: &Path, args: BuildArgs) -> Result<i32> {
+    let servers = args.select.selection().apply(&super::discover(root)?)?;
+    let engine = super::connect().await?;
+    super::build_images(&engine, &servers, args.rebuild).await?;
+    super::build_k6_image(&engine, args.rebuild).await?;
+    Ok(0)
+}
