@@ -1,0 +1,270 @@
+// client.go owns one WebSocket connection: readPump applies the protocol's
+// rules to what the peer sends, writePump drains the connection's queue and is
+// the only code that writes messages to the socket.
+package main
+
+import (
+	"sync"
+	"time"
+
+	"github.com/gofiber/contrib/websocket"
+)
+
+const (
+	// Time allowed to write a message to the peer.
+	writeWait = 10 * time.Second
+
+	// Time allowed to read the next frame (data, ping or pong) from the peer.
+	pongWait = 60 * time.Second
+
+	// Send pings to the peer with this period.
+	pingPeriod = 30 * time.Second
+
+	// Maximum message size allowed from the peer; larger closes with 1009.
+	maxMessageSize = 4096
+
+	// Messages queued for one connection before further ones are dropped.
+	sendQueueSize = 256
+
+	// Time a closing connection waits for the peer's answering close frame.
+	closeGrace = time.Second
+)
+
+// memberState is where a connection stands in the room.
+type memberState int
+
+const (
+	stateFresh  memberState = iota // connected, not joined
+	stateJoined                    // a member: receives broadcasts
+	stateLeft                      // sent leave; its connection is closing
+)
+
+var wsConfig = websocket.Config{
+	// The sizes gorilla uses by default (contrib's are 1024); write buffers
+	// come from a pool so that idle connections hold none. Every Origin is
+	// allowed by default: benchmark clients send none worth checking.
+	ReadBufferSize:  4096,
+	WriteBufferSize: 4096,
+	WriteBufferPool: &sync.Pool{},
+}
+
+// Client is one connection, between the hub and the socket.
+//
+// The rule fasthttp/websocket keeps from gorilla is one concurrent reader and
+// one concurrent writer per connection: readPump is the reader and writePump
+// the writer. The only other writes are control frames through WriteControl
+// (the pong and close answers that readPump's handlers send), which it allows
+// from any goroutine.
+type Client struct {
+	hub  *Hub
+	conn *websocket.Conn
+
+	// send is the bounded queue of outbound messages; the hub and the reader
+	// offer to it without blocking, writePump drains it. It is never closed.
+	send chan *outbound
+
+	// close(code) closes closing once; writePump then sends a close frame
+	// with closeCode and ends the connection.
+	closeOnce sync.Once
+	closeCode int
+	closing   chan struct{}
+
+	readDone  chan struct{} // closed when readPump returns
+	writeDone chan struct{} // closed when writePump returns
+
+	// Owned by readPump; the hub reads user during join and leave, which
+	// readPump calls.
+	state   memberState
+	user    string
+	limiter *limiter
+}
+
+func newClient(hub *Hub, conn *websocket.Conn) *Client {
+	return &Client{
+		hub:       hub,
+		conn:      conn,
+		send:      make(chan *outbound, sendQueueSize),
+		closing:   make(chan struct{}),
+		readDone:  make(chan struct{}),
+		writeDone: make(chan struct{}),
+		limiter:   newLimiter(time.Now),
+	}
+}
+
+// offer queues m without blocking and reports false when the queue is full,
+// in which case m is dropped for this connection.
+func (c *Client) offer(m *outbound) bool {
+	select {
+	case c.send <- m:
+		return true
+	default:
+		return false
+	}
+}
+
+// close asks writePump to close the connection with code. Only the first
+// call counts.
+func (c *Client) close(code int) {
+	c.closeOnce.Do(func() {
+		c.closeCode = code
+		close(c.closing)
+	})
+}
+
+// handle applies one text frame from the peer.
+func (c *Client) handle(data []byte) {
+	stats := c.hub.stats
+	msg, err := parseInbound(data)
+	if err != nil {
+		stats.malformed.Add(1)
+		return
+	}
+	switch msg.kind {
+	case kindPing:
+		if !c.offer(&outbound{data: encodePong(msg.ts)}) {
+			stats.droppedSlow.Add(1)
+		}
+	case kindJoin:
+		// A second join is ignored, as is one on a connection that left.
+		if c.state == stateFresh {
+			c.user = msg.user
+			c.state = stateJoined
+			c.hub.join(c)
+		}
+	case kindChat:
+		if c.state != stateJoined {
+			stats.malformed.Add(1)
+			return
+		}
+		stats.chatIn.Add(1)
+		if !c.limiter.allow() {
+			stats.droppedRatelimit.Add(1)
+			return
+		}
+		stats.chatAccepted.Add(1)
+		c.hub.chat(c, msg.text, msg.ts)
+	case kindLeave:
+		if c.state != stateJoined {
+			stats.malformed.Add(1)
+			return
+		}
+		c.state = stateLeft
+		c.hub.leave(c)
+		c.close(websocket.CloseNormalClosure)
+	}
+}
+
+// readPump reads frames until the connection fails or closes, then takes the
+// client out of the hub (announcing a leave if it was a member).
+func (c *Client) readPump() {
+	defer func() {
+		c.hub.unregister(c)
+		c.close(websocket.CloseNormalClosure)
+		close(c.readDone)
+	}()
+	c.conn.SetReadLimit(maxMessageSize)
+	extend := func() { c.conn.SetReadDeadline(time.Now().Add(pongWait)) }
+	extend()
+	c.conn.SetPongHandler(func(string) error { extend(); return nil })
+	c.conn.SetPingHandler(func(data string) error {
+		extend()
+		// Answer as the default ping handler does. A failed write needs no
+		// handling here: a broken connection ends through the read error.
+		_ = c.conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(writeWait))
+		return nil
+	})
+	// The default close handler (gorilla's, kept by fasthttp/websocket)
+	// answers the peer's close frame with one of its own, as
+	// docs/protocol.md requires; it is left in place.
+	for {
+		frameType, data, err := c.conn.ReadMessage()
+		if err != nil {
+			// A close frame, a reset, the read deadline, or an oversize
+			// message (fasthttp/websocket has already sent close 1009).
+			return
+		}
+		extend()
+		c.hub.stats.framesIn.Add(1)
+		if frameType != websocket.TextMessage {
+			c.hub.stats.malformed.Add(1)
+			continue
+		}
+		c.handle(data)
+	}
+}
+
+// writePump writes queued messages and pings until asked to close or a write
+// fails. A connection that stops reading blocks it here for up to writeWait,
+// while its queue fills and the hub drops what does not fit.
+func (c *Client) writePump() {
+	ticker := time.NewTicker(pingPeriod)
+	defer func() {
+		ticker.Stop()
+		c.conn.Close()
+		close(c.writeDone)
+	}()
+	for {
+		select {
+		case m := <-c.send:
+			// Batch: write everything queued so far under one deadline.
+			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+			delivered, err := c.write(m)
+			for n := len(c.send); n > 0 && err == nil; n-- {
+				var d int64
+				d, err = c.write(<-c.send)
+				delivered += d
+			}
+			c.hub.stats.deliveries.Add(delivered)
+			if err != nil {
+				return
+			}
+		case <-ticker.C:
+			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
+				return
+			}
+		case <-c.closing:
+			msg := websocket.FormatCloseMessage(c.closeCode, "")
+			// Fails with ErrCloseSent when readPump already answered the peer's close.
+			_ = c.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeGrace))
+			// Give the peer a moment to answer before the socket goes.
+			select {
+			case <-c.readDone:
+			case <-time.After(closeGrace):
+			}
+			return
+		}
+	}
+}
+
+// write sends one message and returns 1 for a delivered chat.
+func (c *Client) write(m *outbound) (int64, error) {
+	if err := c.conn.WriteMessage(websocket.TextMessage, m.data); err != nil {
+		return 0, err
+	}
+	if m.chat {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// serveWs runs an upgraded connection until both pumps end. It must not
+// return earlier: contrib/websocket recycles conn when it does.
+func serveWs(hub *Hub, conn *websocket.Conn) {
+	newClient(hub, conn).run()
+}
+
+// run is the life of a connection: registered with the hub, one writer
+// goroutine, the reader on this one, and done when both have ended.
+func (c *Client) run() {
+	stats := c.hub.stats
+	stats.connectionsTotal.Add(1)
+	stats.connectionsCurrent.Add(1)
+	defer stats.connectionsCurrent.Add(-1)
+	if !c.hub.register(c) {
+		c.close(websocket.CloseGoingAway)
+	}
+	go c.writePump()
+	c.readPump()
+	<-c.writeDone
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// fakeClock is a clock that moves only when told.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func spend(l *limiter, n int) (allowed int) {
+	for range n {
+		if l.allow() {
+			allowed++
+		}
+	}
+	return allowed
+}
+
+func TestLimiterStartsFullWithTenTokens(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	l := newLimiter(clock.now)
+	if got := spend(l, 30); got != 10 {
+		t.Fatalf("a burst of 30 passed %d, want 10", got)
+	}
+}
+
+func TestLimiterRefillsOneTokenPerTenthOfASecond(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	l := newLimiter(clock.now)
+	spend(l, 10)
+	clock.advance(99 * time.Millisecond)
+	if l.allow() {
+		t.Fatal("a token appeared before 100 ms")
+	}
+	clock.advance(time.Millisecond)
+	if !l.allow() {
+		t.Fatal("no token after 100 ms")
+	}
+	if l.allow() {
+		t.Fatal("two tokens after 100 ms")
+	}
+}
+
+func TestLimiterRefillIsContinuous(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	l := newLimiter(clock.now)
+	spend(l, 10)
+	// Ten steps of 50 ms make 5 tokens even though no single step makes one.
+	allowed := 0
+	for range 10 {
+		clock.advance(50 * time.Millisecond)
+		allowed += spend(l, 1)
+	}
+	if allowed != 5 {
+		t.Fatalf("got %d tokens over 500 ms, want 5", allowed)
+	}
+}
+
+func TestLimiterSustainsTenPerSecond(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	l := newLimiter(clock.now)
+	spend(l, 10)
+	allowed := 0
+	for range 1000 { // 10 s at 100 attempts/s
+		clock.advance(10 * time.Millisecond)
+		allowed += spend(l, 1)
+	}
+	if allowed != 100 {
+		t.Fatalf("got %d over 10 s, want 100", allowed)
+	}
+}
+
+func TestLimiterCapsAtTen(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	l := newLimiter(clock.now)
+	spend(l, 10)
+	clock.advance(time.Hour)
+	if got := spend(l, 30); got != 10 {
+		t.Fatalf("after an hour idle a burst passed %d, want 10", got)
+	}
+}
+
+func TestLimiterIgnoresAClockGoingBack(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	l := newLimiter(clock.now)
+	spend(l, 10)
+	clock.advance(-time.Second)
+	if l.allow() {
+		t.Fatal("a clock going back made a token")
+	}
+}

@@ -1,0 +1,89 @@
+// main.go owns the process: flags, routes, and the shutdown docs/protocol.md
+// asks for (stop accepting, close clients with 1001, print the final stats as
+// the last line of stdout, exit 0 within 2 s).
+package main
+
+import (
+	"flag"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/gofiber/contrib/websocket"
+	"github.com/gofiber/fiber/v2"
+)
+
+// serverTag is the image tag, reported as "server" in /stats.
+const serverTag = "wsca-go"
+
+const (
+	// How long shutdown waits for in-flight HTTP requests, then for the
+	// WebSocket connections to close; both fit well inside the 2 s budget.
+	httpShutdownWait = 300 * time.Millisecond
+	connShutdownWait = 1200 * time.Millisecond
+)
+
+func main() {
+	host := flag.String("host", "0.0.0.0", "address to bind")
+	port := flag.Int("port", 8080, "port to bind")
+	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
+	flag.Parse()
+	log.SetPrefix(serverTag + " ")
+
+	stats := newStats(serverTag)
+	hub := newHub(stats)
+
+	app := fiber.New(fiber.Config{DisableStartupMessage: true}) // unmatched paths answer 404
+	// By default fasthttp makes Close a no-op on a hijacked connection until
+	// the handler returns. writePump must be able to end a connection whose
+	// reader is blocked (a dead slow consumer), so the connection is ours to
+	// close; writePump always does.
+	app.Server().KeepHijackedConns = true
+	app.Get("/ws", websocket.New(func(conn *websocket.Conn) {
+		serveWs(hub, conn)
+	}, wsConfig))
+	app.Get("/health", func(c *fiber.Ctx) error {
+		return c.SendString("ok")
+	})
+	app.Get("/stats", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(stats.JSON())
+	})
+
+	// Bind before announcing, so /health answers as soon as the log says so.
+	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	if err != nil {
+		log.Fatalf("listen: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	log.Printf("listening on %s", ln.Addr())
+
+	// PID 1 in a scratch container gets no default signal handling.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	var timeUp <-chan time.Time
+	if *duration > 0 {
+		timeUp = time.After(time.Duration(*duration * float64(time.Second)))
+	}
+	select {
+	case s := <-signals:
+		log.Printf("%v: shutting down", s)
+	case <-timeUp:
+		log.Printf("duration over: shutting down")
+	case err := <-served:
+		log.Fatalf("serve: %v", err)
+	}
+
+	// Stop accepting first; hijacked WebSocket connections are not waited for.
+	app.ShutdownWithTimeout(httpShutdownWait)
+	hub.shutdown(websocket.CloseGoingAway)
+	for deadline := time.Now().Add(connShutdownWait); stats.connectionsCurrent.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	os.Stdout.Write(append(stats.JSON(), '\n'))
+}
