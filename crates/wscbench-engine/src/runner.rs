@@ -310,7 +310,8 @@ async fn run_one<E: Engine>(
     let end = loop {
         tokio::select! {
             _ = tick.tick() => {}
-            _ = cancel.changed() => {}
+            // A dropped sender disables this branch rather than spinning the loop.
+            Ok(()) = cancel.changed() => {}
         }
         if *cancel.borrow() {
             break LoadEnd::Cancelled;

@@ -1,0 +1,300 @@
+//! The runner against a fake engine: containers are local processes (the real profile-b Go
+//! server, and a k6 stand-in that writes a recorded summary), so a test can kill a server
+//! mid-run or interrupt a run and check what was recorded and that nothing is left running.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use wscbench_engine::catalog::{self, Mode};
+use wscbench_engine::engine::{BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Usage, UsageStream};
+use wscbench_engine::images::Image;
+use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, VerifyLevel};
+use wscbench_results::{Conditions, Outcome, RunResult};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// Builds the profile-b Go server once per test binary.
+fn go_server() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = std::env::temp_dir().join(format!("wscbench-fake-engine-go-{}", std::process::id()));
+            let status = Command::new("go")
+                .args(["build", "-o"])
+                .arg(&out)
+                .arg(".")
+                .env("CGO_ENABLED", "0")
+                .current_dir(root().join("servers/profile-b/go"))
+                .status()
+                .expect("go is installed");
+            assert!(status.success());
+            out
+        })
+        .clone()
+}
+
+/// What the fake does to the server container.
+#[derive(Clone, Copy)]
+enum Fault {
+    None,
+    /// The server process is killed this long after it starts, and reported OOM-killed.
+    OomKillAfter(Duration),
+}
+
+struct Container {
+    child: Option<Child>,
+    started: Instant,
+    is_k6: bool,
+    removed: bool,
+}
+
+struct FakeEngine {
+    server_binary: PathBuf,
+    k6_runs_for: Duration,
+    k6_writes_summary: bool,
+    fault: Fault,
+    containers: Mutex<HashMap<String, Container>>,
+}
+
+impl FakeEngine {
+    fn new(fault: Fault) -> Self {
+        Self {
+            server_binary: go_server(),
+            k6_runs_for: Duration::from_secs(3),
+            k6_writes_summary: true,
+            fault,
+            containers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn live(&self) -> usize {
+        self.containers.lock().unwrap().values().filter(|c| !c.removed).count()
+    }
+
+    fn started(&self) -> usize {
+        self.containers.lock().unwrap().len()
+    }
+}
+
+impl Drop for FakeEngine {
+    fn drop(&mut self) {
+        for c in self.containers.lock().unwrap().values_mut() {
+            if let Some(child) = c.child.as_mut() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+impl Engine for FakeEngine {
+    fn start<'a>(&'a self, spec: &'a ContainerSpec) -> BoxFuture<'a, Result<String, EngineError>> {
+        Box::pin(async move {
+            let mut containers = self.containers.lock().unwrap();
+            let id = format!("fake-{}", containers.len());
+            let is_k6 = spec.image == "fake-k6";
+            let child = if is_k6 {
+                if self.k6_writes_summary {
+                    let out = spec.binds.iter().find_map(|b| b.strip_suffix(":/out")).expect("k6 gets /out");
+                    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k6-summary-steady-smoke.json");
+                    std::fs::copy(fixture, Path::new(out).join("summary.json")).unwrap();
+                }
+                None
+            } else {
+                Some(Command::new(&self.server_binary).args(&spec.cmd).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap())
+            };
+            containers.insert(id.clone(), Container { child, started: Instant::now(), is_k6, removed: false });
+            Ok(id)
+        })
+    }
+
+    fn state<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<ContainerState, EngineError>> {
+        Box::pin(async move {
+            let mut containers = self.containers.lock().unwrap();
+            let c = containers.get_mut(id).expect("known container");
+            if c.is_k6 {
+                let running = c.started.elapsed() < self.k6_runs_for && !c.removed;
+                return Ok(ContainerState { running, exit_code: (!running).then_some(0), oom_killed: false });
+            }
+            if let Fault::OomKillAfter(after) = self.fault {
+                if c.started.elapsed() >= after {
+                    if let Some(child) = c.child.as_mut() {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                    }
+                    return Ok(ContainerState { running: false, exit_code: Some(137), oom_killed: true });
+                }
+            }
+            let exited = c.child.as_mut().and_then(|ch| ch.try_wait().ok().flatten());
+            Ok(ContainerState { running: exited.is_none(), exit_code: exited.and_then(|s| s.code()).map(i64::from), oom_killed: false })
+        })
+    }
+
+    fn usage(&self, _id: &str) -> UsageStream {
+        let ticks = tokio_stream_interval(Duration::from_millis(500));
+        Box::pin(futures_util::StreamExt::map(ticks, |_| Usage { cpu_percent: 40.0, mem_bytes: 8 << 20 }))
+    }
+
+    fn stop<'a>(&'a self, id: &'a str, _grace: Duration) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async move {
+            if let Some(child) = self.containers.lock().unwrap().get_mut(id).and_then(|c| c.child.as_mut()) {
+                let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            }
+            Ok(())
+        })
+    }
+
+    fn logs<'a>(&'a self, _id: &'a str, _lines: usize) -> BoxFuture<'a, Result<String, EngineError>> {
+        Box::pin(async { Ok(String::new()) })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async move {
+            if let Some(c) = self.containers.lock().unwrap().get_mut(id) {
+                if let Some(child) = c.child.as_mut() {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+                c.removed = true;
+            }
+            Ok(())
+        })
+    }
+
+    fn remove_run<'a>(&'a self, _run_id: &'a str) -> BoxFuture<'a, Result<usize, EngineError>> {
+        Box::pin(async move {
+            let ids: Vec<String> = self.containers.lock().unwrap().iter().filter(|(_, c)| !c.removed).map(|(id, _)| id.clone()).collect();
+            for id in &ids {
+                self.remove(id).await?;
+            }
+            Ok(ids.len())
+        })
+    }
+}
+
+fn tokio_stream_interval(period: Duration) -> impl futures_util::Stream<Item = ()> + Send {
+    futures_util::stream::unfold((), move |()| async move {
+        tokio::time::sleep(period).await;
+        Some(((), ()))
+    })
+}
+
+fn plan(results_dir: &Path, scenarios: &[&str]) -> Plan {
+    let server = catalog::discover(&root().join("servers")).unwrap().into_iter().find(|s| s.id == "profile-b/go").unwrap();
+    Plan {
+        run_id: "fake-run".into(),
+        servers: vec![PlannedServer {
+            server,
+            image: Image {
+                tag: "wsc-go".into(),
+                source_hash: "test".into(),
+                binary_size_bytes: 1,
+                image_size_bytes: 1,
+                rebuilt: false,
+                version: None,
+            },
+        }],
+        scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
+        mode: Mode::Smoke,
+        limits: Limits { cpus: 2.0, memory_bytes: 512 << 20, cpuset_server: None, cpuset_loadgen: None },
+        verify: VerifyLevel::Quick,
+        scenarios_dir: root().join("scenarios"),
+        results_dir: results_dir.to_owned(),
+        k6_image: "fake-k6".into(),
+        conditions: Conditions {
+            server_cpus: 2.0,
+            server_memory_bytes: 512 << 20,
+            cpuset_server: None,
+            cpuset_loadgen: None,
+            machine_cores: 2,
+            kernel: "test".into(),
+            docker_version: "fake".into(),
+            docker_api_version: "1.41".into(),
+            k6_version: "v1.8.1".into(),
+        },
+    }
+}
+
+fn read(path: PathBuf) -> RunResult {
+    RunResult::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_oom_killed_mid_run_is_recorded_and_the_next_scenario_still_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FakeEngine::new(Fault::OomKillAfter(Duration::from_millis(2500)));
+    let plan = plan(dir.path(), &["steady", "burst"]);
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {}).await.unwrap();
+
+    assert_eq!(results.len(), 2);
+    for (result, scenario) in results.iter().zip(["steady", "burst"]) {
+        assert_eq!(result.outcome, Outcome::OomKilled, "{scenario}: {:?}", result.outcome_detail);
+        assert_eq!(read(runner::result_path(dir.path(), "profile-b/go", scenario)), *result, "written as returned");
+    }
+    assert_eq!(engine.live(), 0, "every container removed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_clean_run_is_ok_with_counters_samples_and_k6_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FakeEngine::new(Fault::None);
+    let plan = plan(dir.path(), &["steady"]);
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {}).await.unwrap();
+
+    let result = &results[0];
+    assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
+    assert!(result.series.len() >= 2, "one sample per second of load");
+    assert_eq!(result.k6.as_ref().unwrap().chat_received, 621);
+    // The verification traffic is outside the load window, and the fake k6 sent nothing.
+    assert_eq!(result.server_stats.as_ref().unwrap().chat_in, 0);
+    assert!((result.derived.server.peak_cpu_percent - 40.0).abs() < 1e-9);
+    assert_eq!(result.derived.server.peak_mem_bytes, 8 << 20);
+    assert_eq!(engine.started(), 2);
+    assert_eq!(engine.live(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn k6_ending_without_a_summary_is_recorded_as_a_load_generator_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = FakeEngine::new(Fault::None);
+    engine.k6_writes_summary = false;
+    let plan = plan(dir.path(), &["churn"]);
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {}).await.unwrap();
+    assert_eq!(results[0].outcome, Outcome::LoadgenFailed);
+    assert!(results[0].outcome_detail.as_deref().unwrap().contains("no summary"), "{:?}", results[0].outcome_detail);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_mid_load_records_interrupted_skips_the_rest_and_removes_containers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = FakeEngine::new(Fault::None);
+    engine.k6_runs_for = Duration::from_secs(60);
+    let plan = plan(dir.path(), &["steady", "burst"]);
+    let (tx, rx) = watch::channel(false);
+    let mut cancel = Some(tx);
+    let results = runner::execute(&engine, &plan, rx, &mut |p| {
+        if let runner::Progress::Tick { elapsed, .. } = p {
+            if elapsed >= Duration::from_secs(1) {
+                if let Some(tx) = cancel.take() {
+                    tx.send(true).unwrap();
+                }
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(results.len(), 1, "the second scenario never starts");
+    assert_eq!(results[0].outcome, Outcome::Interrupted);
+    assert!(runner::result_path(dir.path(), "profile-b/go", "steady").is_file(), "the interrupted run is written");
+    assert!(!runner::result_path(dir.path(), "profile-b/go", "burst").exists());
+    assert_eq!(engine.live(), 0);
+}
