@@ -27,7 +27,7 @@ const (
 	sendQueueSize = 256
 
 	// Time a closing connection waits for the peer's answering close frame.
-	closeGrace = time.Second
+	closeGrace = 500 * time.Millisecond
 )
 
 // memberState is where a connection stands in the room.
