@@ -22,6 +22,49 @@ func joined(h *Hub, user string) *Client {
 	return c
 }
 
+// members joins users in order and empties their queues of the joins.
+func members(t *testing.T, h *Hub, users ...string) []*Client {
+	t.Helper()
+	var cs []*Client
+	for _, u := range users {
+		cs = append(cs, joined(h, u))
+	}
+	for _, c := range cs {
+		queued(t, c)
+	}
+	return cs
+}
+
+// expectNothing fails if c's queue holds anything.
+func expectNothing(t *testing.T, c *Client, why string) {
+	t.Helper()
+	if got := queued(t, c); len(got) != 0 {
+		t.Errorf("%s: %s got %v", why, c.user, got)
+	}
+}
+
+// expectLeave fails unless c's queue holds exactly user's leave with online.
+func expectLeave(t *testing.T, c *Client, user string, online int) {
+	t.Helper()
+	got := queued(t, c)
+	if len(got) != 1 || got[0]["type"] != "leave" || got[0]["user"] != user || got[0]["online"] != float64(online) {
+		t.Errorf("%s got %v, want %s's leave with online %d", c.user, got, user, online)
+	}
+}
+
+// expectClosing fails unless c was asked to close with code.
+func expectClosing(t *testing.T, c *Client, code int) {
+	t.Helper()
+	select {
+	case <-c.closing:
+		if c.closeCode != code {
+			t.Errorf("close code %d, want %d", c.closeCode, code)
+		}
+	default:
+		t.Errorf("connection %q was not closed", c.user)
+	}
+}
+
 // queued drains what c's queue holds, decoded.
 func queued(t *testing.T, c *Client) []map[string]any {
 	t.Helper()
@@ -60,12 +103,9 @@ func TestJoinIsAnnouncedToEveryMemberIncludingTheJoiner(t *testing.T) {
 
 func TestSecondJoinIsIgnored(t *testing.T) {
 	h := newHub(newStats("test"))
-	alice := joined(h, "alice")
-	queued(t, alice)
+	alice := members(t, h, "alice")[0]
 	alice.handle([]byte(`{"type":"join","room":"public","user":"alice2"}`))
-	if got := queued(t, alice); len(got) != 0 {
-		t.Fatalf("second join broadcast %v", got)
-	}
+	expectNothing(t, alice, "second join")
 	if h.stats.joins.Load() != 1 || h.stats.malformed.Load() != 0 {
 		t.Fatalf("joins = %d, malformed = %d, want 1 and 0", h.stats.joins.Load(), h.stats.malformed.Load())
 	}
@@ -73,19 +113,13 @@ func TestSecondJoinIsIgnored(t *testing.T) {
 
 func TestChatReachesEveryOtherMemberButNotTheSender(t *testing.T) {
 	h := newHub(newStats("test"))
-	alice, bob, carol := joined(h, "alice"), joined(h, "bob"), joined(h, "carol")
+	m := members(t, h, "alice", "bob", "carol")
+	alice := m[0]
 	lurker := testClient(h, "") // connected, never joined
-	for _, c := range []*Client{alice, bob, carol} {
-		queued(t, c)
-	}
 	alice.handle([]byte(`{"type":"chat","room":"public","text":"hi","ts":12.50}`))
-	if got := queued(t, alice); len(got) != 0 {
-		t.Errorf("the sender got %v", got)
-	}
-	if got := queued(t, lurker); len(got) != 0 {
-		t.Errorf("a connection that never joined got %v", got)
-	}
-	for _, c := range []*Client{bob, carol} {
+	expectNothing(t, alice, "the sender")
+	expectNothing(t, lurker, "a connection that never joined")
+	for _, c := range m[1:] {
 		select {
 		case m := <-c.send:
 			want := `{"type":"chat","room":"public","user":"alice","text":"hi","ts":12.50}`
@@ -103,9 +137,8 @@ func TestChatReachesEveryOtherMemberButNotTheSender(t *testing.T) {
 
 func TestBroadcastIsSerializedOnceAndShared(t *testing.T) {
 	h := newHub(newStats("test"))
-	alice, bob, carol := joined(h, "alice"), joined(h, "bob"), joined(h, "carol")
-	queued(t, bob)
-	queued(t, carol)
+	m := members(t, h, "alice", "bob", "carol")
+	alice, bob, carol := m[0], m[1], m[2]
 	alice.handle([]byte(`{"type":"chat","room":"public","text":"hi"}`))
 	if a, b := <-bob.send, <-carol.send; a != b || &a.data[0] != &b.data[0] {
 		t.Fatal("recipients got different copies of one broadcast")
@@ -114,14 +147,11 @@ func TestBroadcastIsSerializedOnceAndShared(t *testing.T) {
 
 func TestChatBeforeJoinIsMalformedAndNotBroadcast(t *testing.T) {
 	h := newHub(newStats("test"))
-	bob := joined(h, "bob")
-	queued(t, bob)
+	bob := members(t, h, "bob")[0]
 	stranger := testClient(h, "")
 	stranger.handle([]byte(`{"type":"chat","room":"public","text":"hi"}`))
 	stranger.handle([]byte(`{"type":"leave"}`))
-	if got := queued(t, bob); len(got) != 0 {
-		t.Fatalf("bob got %v", got)
-	}
+	expectNothing(t, bob, "a chat and a leave before join")
 	if h.stats.malformed.Load() != 2 || h.stats.chatIn.Load() != 0 {
 		t.Fatalf("malformed = %d, chat_in = %d, want 2 and 0", h.stats.malformed.Load(), h.stats.chatIn.Load())
 	}
@@ -129,10 +159,10 @@ func TestChatBeforeJoinIsMalformedAndNotBroadcast(t *testing.T) {
 
 func TestRateLimitDropsChatsBeyondTheBucket(t *testing.T) {
 	h := newHub(newStats("test"))
-	alice, bob := joined(h, "alice"), joined(h, "bob")
+	m := members(t, h, "alice", "bob")
+	alice, bob := m[0], m[1]
 	clock := &fakeClock{}
 	alice.limiter = newLimiter(clock.now)
-	queued(t, bob)
 	for range 30 {
 		alice.handle([]byte(`{"type":"chat","room":"public","text":"x"}`))
 	}
@@ -148,8 +178,7 @@ func TestRateLimitDropsChatsBeyondTheBucket(t *testing.T) {
 
 func TestPingIsAnsweredToTheSenderOnlyEvenBeforeJoin(t *testing.T) {
 	h := newHub(newStats("test"))
-	bob := joined(h, "bob")
-	queued(t, bob)
+	bob := members(t, h, "bob")[0]
 	c := testClient(h, "")
 	c.handle([]byte(`{"type":"ping","ts":1732233445566}`))
 	select {
@@ -160,46 +189,28 @@ func TestPingIsAnsweredToTheSenderOnlyEvenBeforeJoin(t *testing.T) {
 	default:
 		t.Fatal("no pong")
 	}
-	if got := queued(t, bob); len(got) != 0 {
-		t.Fatalf("bob got %v", got)
-	}
+	expectNothing(t, bob, "another member, for a ping")
 }
 
 func TestLeaveIsAnnouncedToTheRemainingMembersAndClosesWith1000(t *testing.T) {
 	h := newHub(newStats("test"))
-	alice, bob := joined(h, "alice"), joined(h, "bob")
-	queued(t, alice)
-	queued(t, bob)
+	m := members(t, h, "alice", "bob")
+	alice, bob := m[0], m[1]
 	alice.handle([]byte(`{"type":"leave"}`))
-	if got := queued(t, bob); len(got) != 1 || got[0]["type"] != "leave" || got[0]["user"] != "alice" || got[0]["online"] != 1.0 {
-		t.Fatalf("bob got %v, want alice's leave with online 1", got)
-	}
-	if got := queued(t, alice); len(got) != 0 {
-		t.Fatalf("the leaver got %v", got)
-	}
-	select {
-	case <-alice.closing:
-		if alice.closeCode != 1000 {
-			t.Fatalf("close code %d, want 1000", alice.closeCode)
-		}
-	default:
-		t.Fatal("leave did not close the connection")
-	}
+	expectLeave(t, bob, "alice", 1)
+	expectNothing(t, alice, "the leaver")
+	expectClosing(t, alice, 1000)
 	// The reader ending afterwards must not announce the leave twice.
 	h.unregister(alice)
-	if got := queued(t, bob); len(got) != 0 {
-		t.Fatalf("bob got %v after alice's connection ended", got)
-	}
+	expectNothing(t, bob, "after the leaver's connection ended")
 }
 
 func TestDisconnectWithoutLeaveIsAnnouncedAsLeave(t *testing.T) {
 	h := newHub(newStats("test"))
-	alice, bob := joined(h, "alice"), joined(h, "bob")
-	queued(t, bob)
+	m := members(t, h, "alice", "bob")
+	alice, bob := m[0], m[1]
 	h.unregister(alice)
-	if got := queued(t, bob); len(got) != 1 || got[0]["type"] != "leave" || got[0]["user"] != "alice" || got[0]["online"] != 1.0 {
-		t.Fatalf("bob got %v, want alice's leave with online 1", got)
-	}
+	expectLeave(t, bob, "alice", 1)
 }
 
 func TestSlowConsumerIsDroppedAndCountedWithoutBlocking(t *testing.T) {
@@ -225,16 +236,8 @@ func TestShutdownClosesEveryConnectionAndRefusesNewOnes(t *testing.T) {
 	h := newHub(newStats("test"))
 	member, stranger := joined(h, "alice"), testClient(h, "")
 	h.shutdown(1001)
-	for _, c := range []*Client{member, stranger} {
-		select {
-		case <-c.closing:
-			if c.closeCode != 1001 {
-				t.Errorf("close code %d, want 1001", c.closeCode)
-			}
-		default:
-			t.Error("a connection was left open")
-		}
-	}
+	expectClosing(t, member, 1001)
+	expectClosing(t, stranger, 1001)
 	if h.register(newClient(h, nil)) {
 		t.Error("a connection was registered after shutdown")
 	}
