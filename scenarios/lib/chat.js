@@ -18,7 +18,7 @@ export const chatLatency = new Trend('chat_latency', true);
 export const connectErrors = new Counter('connect_errors');
 /** Opened sessions that closed with a code other than 1000/1001 (1006 included) or none. */
 export const abnormalCloses = new Counter('abnormal_closes');
-/** Every `error` event, connect failures included. */
+/** Every `error` event, connect failures included, but the harmless ErrCloseSent (see below). */
 export const wsErrors = new Counter('ws_errors');
 /**
  * Every session whose close event ran. k6 reports interrupted iterations only
@@ -43,7 +43,6 @@ export function touchCounters() {
  * chat_received can be compared with the server's `deliveries`.
  */
 export const QUIET_BEFORE_LEAVE_MS = 1000;
-
 
 // How long a client waits for the server's close after it sent leave, before
 // it closes the socket itself.
