@@ -36,7 +36,11 @@ pub const READ_TIMEOUT: Duration = Duration::from_secs(60);
 pub const PING_PERIOD: Duration = Duration::from_secs(30);
 /// How long one side waits for the other once the connection is closing:
 /// the writer to send its close frame, or the peer to answer ours.
-pub const CLOSE_WAIT: Duration = Duration::from_secs(1);
+pub const CLOSE_WAIT: Duration = Duration::from_millis(500);
+/// How long one write (a batch, a ping) may take. A client whose socket stays
+/// full this long is disconnected, as in gorilla's `writeWait`; until then its
+/// queue fills and further messages for it are dropped.
+pub const WRITE_WAIT: Duration = Duration::from_secs(10);
 /// Bytes tungstenite reads from the socket at a time. Its default, 128 KiB,
 /// is allocated and zero-filled per connection; clients here send frames of
 /// at most 4 KiB. See README.md for the measurement behind this choice.
@@ -238,10 +242,10 @@ async fn write_pump<S>(
             biased;
             code = &mut close_requested => return send_close(&mut sink, code.unwrap_or(None)).await,
             () = server_closing(&mut closing) => return send_close(&mut sink, Some(CloseCode::Away)).await,
-            Some(first) = outbox.recv() => send_queued(&mut sink, first, &mut outbox, &stats).await,
-            _ = ping.tick() => sink.send(Message::Ping(Bytes::new())).await,
+            Some(first) = outbox.recv() => timeout(WRITE_WAIT, send_queued(&mut sink, first, &mut outbox, &stats)).await,
+            _ = ping.tick() => timeout(WRITE_WAIT, sink.send(Message::Ping(Bytes::new()))).await,
         };
-        if written.is_err() {
+        if !matches!(written, Ok(Ok(()))) {
             return;
         }
     }
@@ -283,7 +287,7 @@ where
             code,
             reason: Utf8Bytes::from_static(""),
         };
-        let _ = sink.send(Message::Close(Some(frame))).await;
+        let _ = timeout(CLOSE_WAIT, sink.send(Message::Close(Some(frame)))).await;
     }
 }
 
