@@ -247,14 +247,16 @@ func (c *Client) write(m *outbound) (int64, error) {
 	return 0, nil
 }
 
-// serveWs upgrades the request and runs the connection until both pumps end.
+// serveWs upgrades the request and runs the connection on a goroutine of its
+// own, as gorilla's example does: net/http holds the request's buffers for as
+// long as the handler runs, so returning frees them.
 func serveWs(hub *Hub, w http.ResponseWriter, r *http.Request) {
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		log.Printf("upgrade: %v", err) // the upgrader has answered the request
 		return
 	}
-	newClient(hub, conn).run()
+	go newClient(hub, conn).run()
 }
 
 // run is the life of a connection: registered with the hub, one writer
