@@ -5,7 +5,7 @@
 //! the size limit (in tungstenite's config), the read deadline and the
 //! protocol's rules, and talks to the hub. The writer is a task of its own and
 //! the only code that writes to the socket: it drains the client's bounded
-//! queue, sends pings, and sends the one close frame the server initiates.
+//! queue, sends pings, and sends the close frame when the server closes.
 //! Whichever of the two ends first decides how the connection closes.
 
 use std::sync::Arc;
@@ -97,8 +97,9 @@ where
             }
         }
         _ = &mut writer => {
-            // The writer has sent a close frame (leave, shutdown) or lost the
-            // socket. Keep reading: the peer's close reply ends the stream.
+            // The writer has sent a close frame (leave, shutdown), or a write
+            // failed or stayed stuck for WRITE_WAIT. Keep reading a little:
+            // a peer's reply to our close frame ends the stream.
             let _ = timeout(CLOSE_WAIT, client.read_pump(&mut stream)).await;
         }
     }
