@@ -116,6 +116,18 @@ fn installSignalHandlers() void {
     std.posix.sigaction(.INT, &act, null);
 }
 
+/// Puts the process (and so every thread it starts later) under SCHED_BATCH.
+/// A broadcast wakes one writer thread per recipient; under the default
+/// policy each woken writer may preempt the broadcaster on the spot, which
+/// then sits descheduled in the middle of its fan-out, often holding the hub
+/// lock. Batch threads share the CPU exactly as before but do not preempt on
+/// wake-up. Measured in README.md; unprivileged and allowed in containers.
+fn useBatchScheduling() void {
+    const param: linux.sched_param = .{ .priority = 0 };
+    const err = linux.errno(linux.sched_setscheduler(0, .{ .mode = .BATCH }, &param));
+    if (err != .SUCCESS) log.warn("cannot switch to SCHED_BATCH ({t}); using the default policy", .{err});
+}
+
 fn stopAfter(io: Io, seconds: u64) void {
     io.sleep(.fromSeconds(@intCast(seconds)), .awake) catch {};
     requestStop();
@@ -138,6 +150,7 @@ pub fn main(init: std.process.Init) !void {
     app.hub = .init(io, init.gpa, &app.stats);
 
     installSignalHandlers();
+    useBatchScheduling();
     const address = try net.IpAddress.parse(opts.host, opts.port);
     var server = try address.listen(io, .{ .reuse_address = true, .kernel_backlog = 1024 });
     listen_fd.store(server.socket.handle, .release);
