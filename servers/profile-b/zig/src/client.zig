@@ -227,6 +227,11 @@ pub fn nowNs(io: Io) i64 {
     return @intCast(Io.Clock.awake.now(io).nanoseconds);
 }
 
+/// A connection's state is a few pages (mostly its two buffers). Mapping it
+/// straight from the OS gives it back when the connection ends; from the
+/// general-purpose allocator it would stay resident after a crowd leaves.
+const connection_allocator = std.heap.page_allocator;
+
 pub const Client = struct {
     gpa: std.mem.Allocator,
     io: Io,
@@ -259,7 +264,7 @@ pub const Client = struct {
     /// Allocates the connection's state; `reader()`/`writer()` serve the HTTP
     /// exchange that precedes the upgrade.
     pub fn create(gpa: std.mem.Allocator, io: Io, stream: net.Stream) !*Client {
-        const c = try gpa.create(Client);
+        const c = try connection_allocator.create(Client);
         c.gpa = gpa;
         c.io = io;
         c.stream = stream;
@@ -271,7 +276,7 @@ pub const Client = struct {
     /// Closes the socket and frees the connection.
     pub fn destroy(c: *Client) void {
         c.stream.close(c.io);
-        c.gpa.destroy(c);
+        connection_allocator.destroy(c);
     }
 
     pub fn reader(c: *Client) *Io.Reader {
