@@ -34,6 +34,7 @@ pub fn parse_summary(text: &str) -> Result<Summary, SummaryError> {
     Ok(Summary {
         metrics: K6Metrics {
             sessions: count("ws_sessions"),
+            sessions_closed: count("sessions_closed"),
             connect_p95_ms: value("ws_connecting", "p(95)").unwrap_or(0.0),
             ws_msgs_sent: count("ws_msgs_sent"),
             ws_msgs_received: count("ws_msgs_received"),

@@ -274,8 +274,11 @@ async fn run_one<E: Engine>(
     let k6_spec = ContainerSpec {
         name: format!("wscbench-{}-{}-{}-k6", plan.run_id, server.tag, scenario),
         image: plan.k6_image.clone(),
-        cmd: vec!["run".into(), "--quiet".into(), "--no-color".into(), format!("/scenarios/{scenario}.js")],
+        // --no-usage-report: k6 otherwise reports usage to the internet after every run, and
+        // every byte of a benchmark stays on loopback.
+        cmd: ["run", "--quiet", "--no-color", "--no-usage-report"].map(String::from).into_iter().chain([format!("/scenarios/{scenario}.js")]).collect(),
         env: vec![
+            "K6_NO_USAGE_REPORT=true".into(),
             format!("WS_URL={}", target.ws_url),
             format!("MODE={}", plan.mode.as_str()),
             "SUMMARY_PATH=/out/summary.json".into(),
@@ -505,6 +508,18 @@ pub fn derive(result: &mut RunResult, plan: &Plan) {
             "k6 received {received} chats of the {} the server wrote ({:.0}%)",
             stats.deliveries,
             100.0 * received as f64 / stats.deliveries as f64
+        ));
+    }
+    if let Some(k6) = &result.k6 {
+        let cut_off = k6.sessions.saturating_sub(k6.sessions_closed);
+        if cut_off > 0 {
+            reasons.push(format!("k6 cut off {cut_off} of {} sessions it could not finish in time", k6.sessions));
+        }
+    }
+    if stats.dropped_slow > 0 && stats.dropped_slow * 100 >= stats.deliveries.max(1) {
+        reasons.push(format!(
+            "the server dropped {} messages for clients that did not read in time (every client is k6)",
+            stats.dropped_slow
         ));
     }
     let busy = result.series.iter().skip(1).filter(|s| s.loadgen_cpu_percent >= SATURATED * loadgen_ceiling).count();

@@ -102,7 +102,7 @@ impl Engine for FakeEngine {
             let child = if is_k6 {
                 if self.k6_writes_summary {
                     let out = spec.binds.iter().find_map(|b| b.strip_suffix(":/out")).expect("k6 gets /out");
-                    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k6-summary-steady-smoke.json");
+                    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k6/steady-smoke.json");
                     std::fs::copy(fixture, Path::new(out).join("summary.json")).unwrap();
                 }
                 None

@@ -173,6 +173,9 @@ pub struct ServerStats {
 pub struct K6Metrics {
     /// WebSocket sessions started (`ws_sessions`).
     pub sessions: u64,
+    /// Sessions that ended on their own (`sessions_closed`); the rest were cut off by k6.
+    #[serde(default)]
+    pub sessions_closed: u64,
     /// 95th percentile of WebSocket connect time (`ws_connecting`), in ms.
     pub connect_p95_ms: f64,
     /// All WebSocket messages sent (`ws_msgs_sent`).

@@ -169,7 +169,12 @@ impl Member {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.next_event(left).await {
                 None => return Err(format!("{}: no close frame within {timeout:?}", self.user)),
-                Some(Event::Closed(code)) => return Ok(code),
+                Some(Event::Closed(code)) => {
+                    // Keep polling: tungstenite sends our reply to the server's close frame from here,
+                    // so the server is not left waiting out its close timeout.
+                    let _ = tokio::time::timeout(Duration::from_millis(500), self.ws.next()).await;
+                    return Ok(code);
+                }
                 Some(Event::Gone(why)) => return Err(format!("{}: connection ended without a close frame ({why})", self.user)),
                 Some(_) => {}
             }

@@ -183,6 +183,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
         }),
         k6: Some(K6Metrics {
             sessions: connections_total,
+            sessions_closed: connections_total,
             connect_p95_ms: 1.7,
             ws_msgs_sent: chat_in + connections_total,
             ws_msgs_received: deliveries + connections_total,
