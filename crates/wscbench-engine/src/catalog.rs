@@ -18,7 +18,11 @@ pub enum CatalogError {
     },
     /// A manifest's id does not match where it lives.
     #[error("{}: id {id:?} does not match its directory (expected {expected:?})", path.display())]
-    IdMismatch { path: PathBuf, id: String, expected: String },
+    IdMismatch {
+        path: PathBuf,
+        id: String,
+        expected: String,
+    },
     /// No server matches a selection.
     #[error("no server matches {selection}; known servers: {known}")]
     NoMatch { selection: String, known: String },
@@ -90,9 +94,15 @@ fn collect_files(
     exclude: &[String],
     out: &mut Vec<PathBuf>,
 ) -> Result<(), CatalogError> {
-    let entries = fs::read_dir(dir).map_err(|source| CatalogError::Io { path: dir.to_owned(), source })?;
+    let entries = fs::read_dir(dir).map_err(|source| CatalogError::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
     for entry in entries {
-        let entry = entry.map_err(|source| CatalogError::Io { path: dir.to_owned(), source })?;
+        let entry = entry.map_err(|source| CatalogError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
         let path = entry.path();
         let rel = path.strip_prefix(root).unwrap_or(&path).to_owned();
         let name = entry.file_name();
@@ -101,7 +111,10 @@ fn collect_files(
         if name.starts_with('.') || exclude.iter().any(|e| rel == Path::new(e)) {
             continue;
         }
-        let kind = entry.file_type().map_err(|source| CatalogError::Io { path: path.clone(), source })?;
+        let kind = entry.file_type().map_err(|source| CatalogError::Io {
+            path: path.clone(),
+            source,
+        })?;
         if kind.is_dir() {
             collect_files(root, &path, exclude, out)?;
         } else if kind.is_file() {
@@ -145,7 +158,10 @@ pub fn discover(servers_dir: &Path) -> Result<Vec<Server>, CatalogError> {
 
 /// Reads one manifest and checks that its id matches its place.
 pub fn load_manifest(path: &Path, servers_dir: &Path) -> Result<Server, CatalogError> {
-    let err = |source: Box<dyn std::error::Error + Send + Sync>| CatalogError::Manifest { path: path.to_owned(), source };
+    let err = |source: Box<dyn std::error::Error + Send + Sync>| CatalogError::Manifest {
+        path: path.to_owned(),
+        source,
+    };
     let text = fs::read_to_string(path).map_err(|e| err(e.into()))?;
     let mut server: Server = toml::from_str(&text).map_err(|e| err(e.into()))?;
     let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
@@ -154,7 +170,11 @@ pub fn load_manifest(path: &Path, servers_dir: &Path) -> Result<Server, CatalogE
         .map(|p| p.to_string_lossy().replace('\\', "/"))
         .unwrap_or_default();
     if server.id != expected {
-        return Err(CatalogError::IdMismatch { path: path.to_owned(), id: server.id, expected });
+        return Err(CatalogError::IdMismatch {
+            path: path.to_owned(),
+            id: server.id,
+            expected,
+        });
     }
     server.dir = dir;
     Ok(server)
@@ -177,21 +197,45 @@ impl Selection {
         let picked: Vec<Server> = servers
             .iter()
             .filter(|s| self.ids.is_empty() || self.ids.iter().any(|id| *id == s.id))
-            .filter(|s| self.profiles.is_empty() || self.profiles.iter().any(|p| p.eq_ignore_ascii_case(&s.profile)))
-            .filter(|s| self.languages.is_empty() || self.languages.iter().any(|l| l.eq_ignore_ascii_case(&s.language)))
+            .filter(|s| {
+                self.profiles.is_empty()
+                    || self
+                        .profiles
+                        .iter()
+                        .any(|p| p.eq_ignore_ascii_case(&s.profile))
+            })
+            .filter(|s| {
+                self.languages.is_empty()
+                    || self
+                        .languages
+                        .iter()
+                        .any(|l| l.eq_ignore_ascii_case(&s.language))
+            })
             .cloned()
             .collect();
         if picked.is_empty() {
             return Err(CatalogError::NoMatch {
                 selection: self.describe(),
-                known: servers.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", "),
+                known: servers
+                    .iter()
+                    .map(|s| s.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         }
         // An unknown explicit id is an error even when other ids matched: a typo must not shrink a run silently.
-        if let Some(missing) = self.ids.iter().find(|id| !servers.iter().any(|s| &s.id == *id)) {
+        if let Some(missing) = self
+            .ids
+            .iter()
+            .find(|id| !servers.iter().any(|s| &s.id == *id))
+        {
             return Err(CatalogError::NoMatch {
                 selection: format!("--server {missing}"),
-                known: servers.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", "),
+                known: servers
+                    .iter()
+                    .map(|s| s.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         }
         Ok(picked)
@@ -208,7 +252,11 @@ impl Selection {
         for l in &self.languages {
             parts.push(format!("--lang {l}"));
         }
-        if parts.is_empty() { "(all)".into() } else { parts.join(" ") }
+        if parts.is_empty() {
+            "(all)".into()
+        } else {
+            parts.join(" ")
+        }
     }
 }
 
@@ -260,7 +308,9 @@ impl std::str::FromStr for Mode {
             "smoke" => Ok(Mode::Smoke),
             "quick" => Ok(Mode::Quick),
             "soak" => Ok(Mode::Soak),
-            other => Err(format!("unknown mode {other:?}; the modes are smoke, quick and soak")),
+            other => Err(format!(
+                "unknown mode {other:?}; the modes are smoke, quick and soak"
+            )),
         }
     }
 }
@@ -292,29 +342,59 @@ mod tests {
         let servers = discover(root.path()).unwrap();
         let ids: Vec<_> = servers.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, ["profile-a/go", "profile-b/go"]);
-        assert_eq!(servers[1].binary_path(), root.path().join("profile-b/go/bin/server"));
+        assert_eq!(
+            servers[1].binary_path(),
+            root.path().join("profile-b/go/bin/server")
+        );
     }
 
     #[test]
     fn a_manifest_whose_id_disagrees_with_its_directory_is_refused() {
         let root = tempfile::tempdir().unwrap();
         write_manifest(root.path(), "profile-b/go", "wsc-go");
-        fs::rename(root.path().join("profile-b/go"), root.path().join("profile-b/rust")).unwrap();
-        assert!(matches!(discover(root.path()), Err(CatalogError::IdMismatch { .. })));
+        fs::rename(
+            root.path().join("profile-b/go"),
+            root.path().join("profile-b/rust"),
+        )
+        .unwrap();
+        assert!(matches!(
+            discover(root.path()),
+            Err(CatalogError::IdMismatch { .. })
+        ));
     }
 
     #[test]
     fn selection_by_profile_and_language_and_unknown_ids() {
         let root = tempfile::tempdir().unwrap();
-        for (id, tag) in [("profile-a/go", "wsca-go"), ("profile-b/go", "wsc-go"), ("profile-b/zig", "wsc-zig")] {
+        for (id, tag) in [
+            ("profile-a/go", "wsca-go"),
+            ("profile-b/go", "wsc-go"),
+            ("profile-b/zig", "wsc-zig"),
+        ] {
             write_manifest(root.path(), id, tag);
         }
         let all = discover(root.path()).unwrap();
-        let b = Selection { profiles: vec!["B".into()], ..Default::default() }.apply(&all).unwrap();
+        let b = Selection {
+            profiles: vec!["B".into()],
+            ..Default::default()
+        }
+        .apply(&all)
+        .unwrap();
         assert_eq!(b.len(), 2);
-        let go = Selection { languages: vec!["go".into()], ..Default::default() }.apply(&all).unwrap();
-        assert_eq!(go.iter().map(|s| s.tag.as_str()).collect::<Vec<_>>(), ["wsca-go", "wsc-go"]);
-        let typo = Selection { ids: vec!["profile-b/go".into(), "profile-b/goo".into()], ..Default::default() };
+        let go = Selection {
+            languages: vec!["go".into()],
+            ..Default::default()
+        }
+        .apply(&all)
+        .unwrap();
+        assert_eq!(
+            go.iter().map(|s| s.tag.as_str()).collect::<Vec<_>>(),
+            ["wsca-go", "wsc-go"]
+        );
+        let typo = Selection {
+            ids: vec!["profile-b/go".into(), "profile-b/goo".into()],
+            ..Default::default()
+        };
         let err = typo.apply(&all).unwrap_err().to_string();
         assert!(err.contains("profile-b/goo"), "{err}");
     }

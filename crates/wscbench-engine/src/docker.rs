@@ -8,11 +8,14 @@ use bollard::Docker;
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
-    LogsOptionsBuilder, RemoveContainerOptionsBuilder, StatsOptionsBuilder, StopContainerOptionsBuilder,
+    LogsOptionsBuilder, RemoveContainerOptionsBuilder, StatsOptionsBuilder,
+    StopContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 
-use crate::engine::{BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Usage, UsageStream};
+use crate::engine::{
+    BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Usage, UsageStream,
+};
 use crate::stats;
 
 /// The label every wscbench container and image carries.
@@ -44,8 +47,12 @@ pub struct DockerEngine {
 impl DockerEngine {
     /// Connects to `DOCKER_HOST` or the local socket and negotiates the API version.
     pub async fn connect() -> Result<Self, EngineError> {
-        let endpoint = std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".into());
-        let unreachable = |reason: String| EngineError::Unreachable { endpoint: endpoint.clone(), reason };
+        let endpoint =
+            std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".into());
+        let unreachable = |reason: String| EngineError::Unreachable {
+            endpoint: endpoint.clone(),
+            reason,
+        };
         let docker = Docker::connect_with_defaults().map_err(|e| unreachable(e.to_string()))?;
         let docker = tokio::time::timeout(Duration::from_secs(5), docker.negotiate_version())
             .await
@@ -56,14 +63,25 @@ impl DockerEngine {
 
     /// Version, kernel and CPUs of the engine.
     pub async fn info(&self) -> Result<EngineInfo, EngineError> {
-        let version = self.docker.version().await.map_err(|e| EngineError::docker("version", e))?;
-        let info = self.docker.info().await.map_err(|e| EngineError::docker("info", e))?;
+        let version = self
+            .docker
+            .version()
+            .await
+            .map_err(|e| EngineError::docker("version", e))?;
+        let info = self
+            .docker
+            .info()
+            .await
+            .map_err(|e| EngineError::docker("info", e))?;
         Ok(EngineInfo {
             version: version.version.unwrap_or_default(),
             api_version: self.docker.client_version().to_string(),
             kernel: info.kernel_version.unwrap_or_default(),
             cpus: info.ncpu.unwrap_or(0).max(0) as u32,
-            cgroup_version: info.cgroup_version.map(|v| v.to_string()).unwrap_or_default(),
+            cgroup_version: info
+                .cgroup_version
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
         })
     }
 
@@ -81,7 +99,12 @@ impl DockerEngine {
         let filters = HashMap::from([("label", vec![label_filter])]);
         let list = self
             .docker
-            .list_containers(Some(ListContainersOptionsBuilder::new().all(true).filters(&filters).build()))
+            .list_containers(Some(
+                ListContainersOptionsBuilder::new()
+                    .all(true)
+                    .filters(&filters)
+                    .build(),
+            ))
             .await
             .map_err(|e| EngineError::docker("listing containers", e))?;
         let mut removed = 0;
@@ -117,13 +140,24 @@ impl Engine for DockerEngine {
                 host_config: Some(host_config),
                 ..Default::default()
             };
-            let options = CreateContainerOptionsBuilder::new().name(&spec.name).build();
+            let options = CreateContainerOptionsBuilder::new()
+                .name(&spec.name)
+                .build();
             let created = self
                 .docker
                 .create_container(Some(options), body)
                 .await
-                .map_err(|e| EngineError::docker(format!("creating {} from {}", spec.name, spec.image), e))?;
-            if let Err(e) = self.docker.start_container(&created.id, None::<bollard::query_parameters::StartContainerOptions>).await {
+                .map_err(|e| {
+                    EngineError::docker(format!("creating {} from {}", spec.name, spec.image), e)
+                })?;
+            if let Err(e) = self
+                .docker
+                .start_container(
+                    &created.id,
+                    None::<bollard::query_parameters::StartContainerOptions>,
+                )
+                .await
+            {
                 let _ = self.remove(&created.id).await;
                 return Err(EngineError::docker(format!("starting {}", spec.name), e));
             }
@@ -151,17 +185,25 @@ impl Engine for DockerEngine {
     fn usage(&self, id: &str) -> UsageStream {
         let docker = self.docker.clone();
         let id = id.to_string();
-        let options = StatsOptionsBuilder::new().stream(true).one_shot(false).build();
+        let options = StatsOptionsBuilder::new()
+            .stream(true)
+            .one_shot(false)
+            .build();
         Box::pin(async_stream(docker, id, options))
     }
 
     fn stop<'a>(&'a self, id: &'a str, grace: Duration) -> BoxFuture<'a, Result<(), EngineError>> {
         Box::pin(async move {
-            let options = StopContainerOptionsBuilder::new().signal("SIGTERM").t(grace.as_secs().max(1) as i32).build();
+            let options = StopContainerOptionsBuilder::new()
+                .signal("SIGTERM")
+                .t(grace.as_secs().max(1) as i32)
+                .build();
             match self.docker.stop_container(id, Some(options)).await {
                 Ok(()) => Ok(()),
                 // 304: already stopped.
-                Err(bollard::errors::Error::DockerResponseServerError { status_code: 304, .. }) => Ok(()),
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 304, ..
+                }) => Ok(()),
                 Err(e) => Err(EngineError::docker(format!("stopping {id}"), e)),
             }
         })
@@ -169,7 +211,11 @@ impl Engine for DockerEngine {
 
     fn logs<'a>(&'a self, id: &'a str, lines: usize) -> BoxFuture<'a, Result<String, EngineError>> {
         Box::pin(async move {
-            let options = LogsOptionsBuilder::new().stdout(true).stderr(true).tail(&lines.to_string()).build();
+            let options = LogsOptionsBuilder::new()
+                .stdout(true)
+                .stderr(true)
+                .tail(&lines.to_string())
+                .build();
             let mut stream = self.docker.logs(id, Some(options));
             let mut text = String::new();
             while let Some(chunk) = stream.next().await {
@@ -182,10 +228,15 @@ impl Engine for DockerEngine {
 
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
         Box::pin(async move {
-            let options = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
+            let options = RemoveContainerOptionsBuilder::new()
+                .force(true)
+                .v(true)
+                .build();
             match self.docker.remove_container(id, Some(options)).await {
                 Ok(()) => Ok(()),
-                Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => Ok(()),
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => Ok(()),
                 Err(e) => Err(EngineError::docker(format!("removing {id}"), e)),
             }
         })
@@ -216,10 +267,18 @@ fn async_stream(
                 match stream.next().await {
                     Some(Ok(response)) => {
                         // A stopped container reports zeros; that is the end, not a sample.
-                        if response.memory_stats.as_ref().and_then(|m| m.usage).is_none() {
+                        if response
+                            .memory_stats
+                            .as_ref()
+                            .and_then(|m| m.usage)
+                            .is_none()
+                        {
                             return None;
                         }
-                        let usage = Usage { cpu_percent: stats::cpu_percent(&response), mem_bytes: stats::memory_bytes(&response) };
+                        let usage = Usage {
+                            cpu_percent: stats::cpu_percent(&response),
+                            mem_bytes: stats::memory_bytes(&response),
+                        };
                         return Some((usage, Some(stream)));
                     }
                     Some(Err(_)) | None => return None,

@@ -62,7 +62,9 @@ pub enum EngineError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// No engine answered.
-    #[error("no Docker engine answers at {endpoint} ({reason}); start one with scripts/setup, or set DOCKER_HOST")]
+    #[error(
+        "no Docker engine answers at {endpoint} ({reason}); start one with scripts/setup, or set DOCKER_HOST"
+    )]
     Unreachable { endpoint: String, reason: String },
     /// An image build reported an error.
     #[error("building image {tag}: {message}")]
@@ -70,8 +72,14 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    pub(crate) fn docker(action: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        Self::Docker { action: action.into(), source: Box::new(source) }
+    pub(crate) fn docker(
+        action: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Docker {
+            action: action.into(),
+            source: Box::new(source),
+        }
     }
 }
 

@@ -21,7 +21,11 @@ pub enum HttpError {
     },
     /// No answer in time.
     #[error("GET http://{addr}{path}: no answer within {timeout:?}")]
-    Timeout { addr: String, path: String, timeout: Duration },
+    Timeout {
+        addr: String,
+        path: String,
+        timeout: Duration,
+    },
     /// The answer was not HTTP.
     #[error("GET http://{addr}{path}: malformed response")]
     Malformed { addr: String, path: String },
@@ -39,17 +43,30 @@ pub struct Response {
 /// `GET http://{addr}{path}` with `Connection: close`, within `timeout`.
 pub async fn get(addr: &str, path: &str, timeout: Duration) -> Result<Response, HttpError> {
     let fut = async {
-        let io = |source| HttpError::Io { addr: addr.into(), path: path.into(), source };
+        let io = |source| HttpError::Io {
+            addr: addr.into(),
+            path: path.into(),
+            source,
+        };
         let mut stream = TcpStream::connect(addr).await.map_err(io)?;
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nUser-Agent: wscbench\r\n\r\n");
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nUser-Agent: wscbench\r\n\r\n"
+        );
         stream.write_all(request.as_bytes()).await.map_err(io)?;
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).await.map_err(io)?;
-        parse(&raw).ok_or_else(|| HttpError::Malformed { addr: addr.into(), path: path.into() })
+        parse(&raw).ok_or_else(|| HttpError::Malformed {
+            addr: addr.into(),
+            path: path.into(),
+        })
     };
     match tokio::time::timeout(timeout, fut).await {
         Ok(result) => result,
-        Err(_) => Err(HttpError::Timeout { addr: addr.into(), path: path.into(), timeout }),
+        Err(_) => Err(HttpError::Timeout {
+            addr: addr.into(),
+            path: path.into(),
+            timeout,
+        }),
     }
 }
 
@@ -108,7 +125,10 @@ mod tests {
         let chunked = parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"a\r\n2\r\n\"}\r\n0\r\n\r\n").unwrap();
         assert_eq!(chunked.body, b"{\"a\"}");
         let until_eof = parse(b"HTTP/1.0 404 Not Found\r\n\r\nnope").unwrap();
-        assert_eq!((until_eof.status, until_eof.body.as_slice()), (404, &b"nope"[..]));
+        assert_eq!(
+            (until_eof.status, until_eof.body.as_slice()),
+            (404, &b"nope"[..])
+        );
     }
 
     #[test]

@@ -57,7 +57,11 @@ pub struct Image {
 }
 
 /// Builds the server's image unless one built from the same sources exists.
-pub async fn build_server_image(engine: &DockerEngine, server: &Server, force: bool) -> Result<Image, ImageError> {
+pub async fn build_server_image(
+    engine: &DockerEngine,
+    server: &Server,
+    force: bool,
+) -> Result<Image, ImageError> {
     let hash = server.source_hash()?;
     if !force {
         if let Some(image) = existing(engine, &server.tag, &hash).await? {
@@ -65,7 +69,10 @@ pub async fn build_server_image(engine: &DockerEngine, server: &Server, force: b
         }
     }
     let built = local::build(server).await?;
-    let binary = std::fs::read(&built.binary).map_err(|source| ImageError::Io { path: built.binary.clone(), source })?;
+    let binary = std::fs::read(&built.binary).map_err(|source| ImageError::Io {
+        path: built.binary.clone(),
+        source,
+    })?;
     let labels = HashMap::from([
         (LABEL.to_string(), "1".to_string()),
         (HASH_LABEL.to_string(), hash.clone()),
@@ -73,17 +80,26 @@ pub async fn build_server_image(engine: &DockerEngine, server: &Server, force: b
         (BINARY_SIZE_LABEL.to_string(), binary.len().to_string()),
     ]);
     build_scratch_image(engine, &server.tag, "server", &binary, &labels).await?;
-    let mut image = existing(engine, &server.tag, &hash).await?.ok_or_else(|| EngineError::Build {
-        tag: server.tag.clone(),
-        message: "the build finished but the image is not there".into(),
-    })?;
+    let mut image =
+        existing(engine, &server.tag, &hash)
+            .await?
+            .ok_or_else(|| EngineError::Build {
+                tag: server.tag.clone(),
+                message: "the build finished but the image is not there".into(),
+            })?;
     image.rebuilt = true;
     Ok(image)
 }
 
 /// Builds the k6 image from the host's k6 binary unless the same binary is already packed.
-pub async fn build_k6_image(engine: &DockerEngine, k6: &Path, force: bool) -> Result<Image, ImageError> {
-    let binary = std::fs::read(k6).map_err(|_| ImageError::NoK6 { path: k6.to_owned() })?;
+pub async fn build_k6_image(
+    engine: &DockerEngine,
+    k6: &Path,
+    force: bool,
+) -> Result<Image, ImageError> {
+    let binary = std::fs::read(k6).map_err(|_| ImageError::NoK6 {
+        path: k6.to_owned(),
+    })?;
     let hash = hex::encode(&Sha256::digest(&binary)[..12]);
     if !force {
         if let Some(image) = existing(engine, K6_TAG, &hash).await? {
@@ -95,7 +111,11 @@ pub async fn build_k6_image(engine: &DockerEngine, k6: &Path, force: bool) -> Re
         .output()
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| s.split_whitespace().find(|w| w.starts_with('v')).map(str::to_string))
+        .and_then(|s| {
+            s.split_whitespace()
+                .find(|w| w.starts_with('v'))
+                .map(str::to_string)
+        })
         .unwrap_or_else(|| "unknown".into());
     let labels = HashMap::from([
         (LABEL.to_string(), "1".to_string()),
@@ -104,19 +124,27 @@ pub async fn build_k6_image(engine: &DockerEngine, k6: &Path, force: bool) -> Re
         (BINARY_SIZE_LABEL.to_string(), binary.len().to_string()),
     ]);
     build_scratch_image(engine, K6_TAG, "k6", &binary, &labels).await?;
-    let mut image = existing(engine, K6_TAG, &hash).await?.ok_or_else(|| EngineError::Build {
-        tag: K6_TAG.into(),
-        message: "the build finished but the image is not there".into(),
-    })?;
+    let mut image = existing(engine, K6_TAG, &hash)
+        .await?
+        .ok_or_else(|| EngineError::Build {
+            tag: K6_TAG.into(),
+            message: "the build finished but the image is not there".into(),
+        })?;
     image.rebuilt = true;
     Ok(image)
 }
 
 /// The image under `tag`, if it exists and was built from `hash`.
-async fn existing(engine: &DockerEngine, tag: &str, hash: &str) -> Result<Option<Image>, EngineError> {
+async fn existing(
+    engine: &DockerEngine,
+    tag: &str,
+    hash: &str,
+) -> Result<Option<Image>, EngineError> {
     let inspect = match engine.client().inspect_image(tag).await {
         Ok(inspect) => inspect,
-        Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => return Ok(None),
+        Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => return Ok(None),
         Err(e) => return Err(EngineError::docker(format!("inspecting image {tag}"), e)),
     };
     let labels = inspect.config.and_then(|c| c.labels).unwrap_or_default();
@@ -126,7 +154,10 @@ async fn existing(engine: &DockerEngine, tag: &str, hash: &str) -> Result<Option
     Ok(Some(Image {
         tag: tag.to_string(),
         source_hash: hash.to_string(),
-        binary_size_bytes: labels.get(BINARY_SIZE_LABEL).and_then(|s| s.parse().ok()).unwrap_or(0),
+        binary_size_bytes: labels
+            .get(BINARY_SIZE_LABEL)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0),
         image_size_bytes: inspect.size.unwrap_or(0).max(0) as u64,
         rebuilt: false,
         version: labels.get(K6_VERSION_LABEL).cloned(),
@@ -141,15 +172,30 @@ async fn build_scratch_image(
     binary: &[u8],
     labels: &HashMap<String, String>,
 ) -> Result<(), EngineError> {
-    let dockerfile = format!("FROM scratch\nCOPY {name} /{name}\nCOPY tmp /tmp\nENV HOME=/tmp\nENTRYPOINT [\"/{name}\"]\n");
-    let context = tar_context(&dockerfile, name, binary)
-        .map_err(|e| EngineError::Build { tag: tag.into(), message: format!("packing the build context: {e}") })?;
-    let options = BuildImageOptionsBuilder::new().t(tag).rm(true).forcerm(true).labels(labels).build();
-    let mut stream = engine.client().build_image(options, None, Some(bollard::body_full(context.into())));
+    let dockerfile = format!(
+        "FROM scratch\nCOPY {name} /{name}\nCOPY tmp /tmp\nENV HOME=/tmp\nENTRYPOINT [\"/{name}\"]\n"
+    );
+    let context = tar_context(&dockerfile, name, binary).map_err(|e| EngineError::Build {
+        tag: tag.into(),
+        message: format!("packing the build context: {e}"),
+    })?;
+    let options = BuildImageOptionsBuilder::new()
+        .t(tag)
+        .rm(true)
+        .forcerm(true)
+        .labels(labels)
+        .build();
+    let mut stream =
+        engine
+            .client()
+            .build_image(options, None, Some(bollard::body_full(context.into())));
     while let Some(message) = stream.next().await {
         let info = message.map_err(|e| EngineError::docker(format!("building image {tag}"), e))?;
         if let Some(error) = info.error {
-            return Err(EngineError::Build { tag: tag.into(), message: error });
+            return Err(EngineError::Build {
+                tag: tag.into(),
+                message: error,
+            });
         }
     }
     Ok(())
@@ -166,7 +212,12 @@ fn tar_context(dockerfile: &str, name: &str, binary: &[u8]) -> std::io::Result<V
         header.set_cksum();
         tar.append_data(&mut header, path, data)
     };
-    add("Dockerfile", 0o644, dockerfile.as_bytes(), tar::EntryType::Regular)?;
+    add(
+        "Dockerfile",
+        0o644,
+        dockerfile.as_bytes(),
+        tar::EntryType::Regular,
+    )?;
     add(name, 0o755, binary, tar::EntryType::Regular)?;
     add("tmp/", 0o1777, &[], tar::EntryType::Directory)?;
     tar.into_inner()
@@ -185,10 +236,20 @@ mod tests {
             .unwrap()
             .map(|e| {
                 let e = e.unwrap();
-                (e.path().unwrap().to_string_lossy().into_owned(), e.header().mode().unwrap())
+                (
+                    e.path().unwrap().to_string_lossy().into_owned(),
+                    e.header().mode().unwrap(),
+                )
             })
             .collect();
         entries.sort();
-        assert_eq!(entries, [("Dockerfile".into(), 0o644), ("server".into(), 0o755), ("tmp/".into(), 0o1777)]);
+        assert_eq!(
+            entries,
+            [
+                ("Dockerfile".into(), 0o644),
+                ("server".into(), 0o755),
+                ("tmp/".into(), 0o1777)
+            ]
+        );
     }
 }

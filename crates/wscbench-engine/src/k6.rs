@@ -27,8 +27,16 @@ pub struct Summary {
 /// Parses `handleSummary(data)` JSON. Metrics a scenario never touched are simply zero.
 pub fn parse_summary(text: &str) -> Result<Summary, SummaryError> {
     let data: Value = serde_json::from_str(text).map_err(SummaryError::NotJson)?;
-    let metrics = data.get("metrics").filter(|m| m.is_object()).ok_or(SummaryError::NoMetrics)?;
-    let value = |metric: &str, stat: &str| metrics.get(metric).and_then(|m| m["values"].get(stat)).and_then(Value::as_f64);
+    let metrics = data
+        .get("metrics")
+        .filter(|m| m.is_object())
+        .ok_or(SummaryError::NoMetrics)?;
+    let value = |metric: &str, stat: &str| {
+        metrics
+            .get(metric)
+            .and_then(|m| m["values"].get(stat))
+            .and_then(Value::as_f64)
+    };
     let count = |metric: &str| value(metric, "count").unwrap_or(0.0).max(0.0).round() as u64;
     let ms = |stat: &str| value("chat_latency", stat).unwrap_or(0.0);
     Ok(Summary {
@@ -42,7 +50,9 @@ pub fn parse_summary(text: &str) -> Result<Summary, SummaryError> {
             chat_received: count("chat_received"),
             latency: LatencyMs {
                 avg_ms: ms("avg"),
-                p50_ms: value("chat_latency", "p(50)").or_else(|| value("chat_latency", "med")).unwrap_or(0.0),
+                p50_ms: value("chat_latency", "p(50)")
+                    .or_else(|| value("chat_latency", "med"))
+                    .unwrap_or(0.0),
                 p95_ms: ms("p(95)"),
                 p99_ms: ms("p(99)"),
                 max_ms: ms("max"),
@@ -53,7 +63,9 @@ pub fn parse_summary(text: &str) -> Result<Summary, SummaryError> {
             abnormal_closes: count("abnormal_closes"),
             script_errors: count("ws_errors"),
         },
-        test_run_duration_ms: data.pointer("/state/testRunDurationMs").and_then(Value::as_f64),
+        test_run_duration_ms: data
+            .pointer("/state/testRunDurationMs")
+            .and_then(Value::as_f64),
     })
 }
 
@@ -67,12 +79,18 @@ mod tests {
     #[test]
     fn a_summary_without_metrics_is_refused() {
         assert!(matches!(parse_summary("{}"), Err(SummaryError::NoMetrics)));
-        assert!(matches!(parse_summary("not json"), Err(SummaryError::NotJson(_))));
+        assert!(matches!(
+            parse_summary("not json"),
+            Err(SummaryError::NotJson(_))
+        ));
     }
 
     #[test]
     fn absent_metrics_are_zero() {
-        let s = parse_summary(r#"{"metrics":{"chat_sent":{"type":"counter","values":{"count":5,"rate":1}}}}"#).unwrap();
+        let s = parse_summary(
+            r#"{"metrics":{"chat_sent":{"type":"counter","values":{"count":5,"rate":1}}}}"#,
+        )
+        .unwrap();
         assert_eq!(s.metrics.chat_sent, 5);
         assert_eq!(s.metrics.chat_received, 0);
         assert_eq!(s.errors.total(), 0);

@@ -26,7 +26,13 @@ pub enum LocalError {
     },
     /// The build command failed.
     #[error("{id}: build failed ({status}) running `{command}` in {}:\n{output}", dir.display())]
-    BuildFailed { id: String, command: String, dir: PathBuf, status: String, output: String },
+    BuildFailed {
+        id: String,
+        command: String,
+        dir: PathBuf,
+        status: String,
+        output: String,
+    },
     /// The build succeeded but left no binary where the manifest says.
     #[error("{id}: the build left no binary at {}", path.display())]
     NoBinary { id: String, path: PathBuf },
@@ -39,7 +45,11 @@ pub enum LocalError {
     },
     /// The server never answered `/health`.
     #[error("the server on port {port} did not answer /health within {timeout:?}{}", exited.as_ref().map(|s| format!(" (it exited: {s})")).unwrap_or_default())]
-    NotHealthy { port: u16, timeout: Duration, exited: Option<String> },
+    NotHealthy {
+        port: u16,
+        timeout: Duration,
+        exited: Option<String>,
+    },
     /// No free port could be found.
     #[error("no free loopback port: {0}")]
     NoPort(#[source] std::io::Error),
@@ -66,7 +76,11 @@ pub async fn build(server: &Server) -> Result<Built, LocalError> {
         .stdin(Stdio::null())
         .output()
         .await
-        .map_err(|source| LocalError::BuildSpawn { id: server.id.clone(), command: server.build.clone(), source })?;
+        .map_err(|source| LocalError::BuildSpawn {
+            id: server.id.clone(),
+            command: server.build.clone(),
+            source,
+        })?;
     if !output.status.success() {
         let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
         text.push_str(&String::from_utf8_lossy(&output.stderr));
@@ -81,9 +95,16 @@ pub async fn build(server: &Server) -> Result<Built, LocalError> {
     }
     let binary = server.binary_path();
     let size_bytes = std::fs::metadata(&binary)
-        .map_err(|_| LocalError::NoBinary { id: server.id.clone(), path: binary.clone() })?
+        .map_err(|_| LocalError::NoBinary {
+            id: server.id.clone(),
+            path: binary.clone(),
+        })?
         .len();
-    Ok(Built { binary, size_bytes, took: started.elapsed() })
+    Ok(Built {
+        binary,
+        size_bytes,
+        took: started.elapsed(),
+    })
 }
 
 /// A free TCP port on 127.0.0.1 (free when asked; the caller binds it soon after).
@@ -125,10 +146,17 @@ impl LocalServer {
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(if show_logs { Stdio::inherit() } else { Stdio::null() })
+            .stderr(if show_logs {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .kill_on_drop(true)
             .spawn()
-            .map_err(|source| LocalError::Spawn { binary: binary.to_owned(), source })?;
+            .map_err(|source| LocalError::Spawn {
+                binary: binary.to_owned(),
+                source,
+            })?;
         let out = child.stdout.take().expect("stdout is piped");
         let stdout = tokio::spawn(async move {
             let mut lines = BufReader::new(out).lines();
@@ -141,7 +169,11 @@ impl LocalServer {
             }
             kept
         });
-        Ok(Self { child, port, stdout })
+        Ok(Self {
+            child,
+            port,
+            stdout,
+        })
     }
 
     /// Waits until `/health` answers 200.
@@ -155,10 +187,18 @@ impl LocalServer {
                 }
             }
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(LocalError::NotHealthy { port: self.port, timeout, exited: Some(status.to_string()) });
+                return Err(LocalError::NotHealthy {
+                    port: self.port,
+                    timeout,
+                    exited: Some(status.to_string()),
+                });
             }
             if Instant::now() > deadline {
-                return Err(LocalError::NotHealthy { port: self.port, timeout, exited: None });
+                return Err(LocalError::NotHealthy {
+                    port: self.port,
+                    timeout,
+                    exited: None,
+                });
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -193,8 +233,16 @@ impl LocalServer {
                 (None, None)
             }
         };
-        let lines = tokio::time::timeout(Duration::from_secs(1), &mut self.stdout).await.ok().and_then(Result::ok);
-        let last_line = lines.and_then(|l| l.into_iter().rev().find(|line| !line.trim().is_empty()));
-        Stopped { exited_after, exit_code, last_line }
+        let lines = tokio::time::timeout(Duration::from_secs(1), &mut self.stdout)
+            .await
+            .ok()
+            .and_then(Result::ok);
+        let last_line =
+            lines.and_then(|l| l.into_iter().rev().find(|line| !line.trim().is_empty()));
+        Stopped {
+            exited_after,
+            exit_code,
+            last_line,
+        }
     }
 }

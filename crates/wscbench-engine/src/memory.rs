@@ -31,7 +31,11 @@ pub enum MemoryError {
     NoRss,
     /// Clients could not join.
     #[error("client {index} of {clients} could not join: {reason}")]
-    Join { index: usize, clients: usize, reason: String },
+    Join {
+        index: usize,
+        clients: usize,
+        reason: String,
+    },
 }
 
 /// How long to let the server settle before each reading.
@@ -41,7 +45,11 @@ const BATCH: usize = 100;
 
 /// Joins `clients` idle members to `server`, reading its memory before, during and after.
 /// Each client drains what it is sent, so the server's queues stay empty: this is idle cost.
-pub async fn measure(server: &LocalServer, clients: usize, mut progress: impl FnMut(&str)) -> Result<IdleMemory, MemoryError> {
+pub async fn measure(
+    server: &LocalServer,
+    clients: usize,
+    mut progress: impl FnMut(&str),
+) -> Result<IdleMemory, MemoryError> {
     let target = Target::loopback(server.port);
     tokio::time::sleep(SETTLE / 2).await;
     let before_bytes = server.rss_bytes().ok_or(MemoryError::NoRss)?;
@@ -50,10 +58,20 @@ pub async fn measure(server: &LocalServer, clients: usize, mut progress: impl Fn
     for start in (0..clients).step_by(BATCH) {
         let end = (start + BATCH).min(clients);
         let joins = (start..end).map(|i| Member::join(&target, format!("idle-{i}")));
-        for (offset, joined) in futures_util::future::join_all(joins).await.into_iter().enumerate() {
-            let member = joined.map_err(|reason| MemoryError::Join { index: start + offset, clients, reason })?;
+        for (offset, joined) in futures_util::future::join_all(joins)
+            .await
+            .into_iter()
+            .enumerate()
+        {
+            let member = joined.map_err(|reason| MemoryError::Join {
+                index: start + offset,
+                clients,
+                reason,
+            })?;
             let (sink, mut stream) = member.ws.split();
-            drains.push(tokio::spawn(async move { while let Some(Ok(_)) = stream.next().await {} }));
+            drains.push(tokio::spawn(async move {
+                while let Some(Ok(_)) = stream.next().await {}
+            }));
             sinks.push(sink);
         }
         progress(&format!("{end}/{clients} joined"));
@@ -70,9 +88,18 @@ pub async fn measure(server: &LocalServer, clients: usize, mut progress: impl Fn
         .await;
     }
     // The server closes each connection after its leave; the drains end with them.
-    let _ = tokio::time::timeout(Duration::from_secs(10), futures_util::future::join_all(drains)).await;
+    let _ = tokio::time::timeout(
+        Duration::from_secs(10),
+        futures_util::future::join_all(drains),
+    )
+    .await;
     drop(sinks);
     tokio::time::sleep(SETTLE).await;
     let after_bytes = server.rss_bytes().ok_or(MemoryError::NoRss)?;
-    Ok(IdleMemory { clients, before_bytes, joined_bytes, after_bytes })
+    Ok(IdleMemory {
+        clients,
+        before_bytes,
+        joined_bytes,
+        after_bytes,
+    })
 }

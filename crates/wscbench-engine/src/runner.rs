@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
-    Conditions, Derived, ErrorCounts, Outcome, RunResult, SCHEMA_VERSION, Sample, ServerIdentity, ServerStats, Usage as UsageSummary,
+    Conditions, Derived, ErrorCounts, Outcome, RunResult, SCHEMA_VERSION, Sample, ServerIdentity,
+    ServerStats, Usage as UsageSummary,
 };
 
 use crate::catalog::{Mode, Server, scenario_seconds};
@@ -91,7 +92,14 @@ impl Plan {
 
     /// The scenario time of the whole plan, without overheads.
     pub fn scenario_time(&self) -> Duration {
-        Duration::from_secs(self.servers.len() as u64 * self.scenarios.iter().map(|s| scenario_seconds(s, self.mode)).sum::<u64>())
+        Duration::from_secs(
+            self.servers.len() as u64
+                * self
+                    .scenarios
+                    .iter()
+                    .map(|s| scenario_seconds(s, self.mode))
+                    .sum::<u64>(),
+        )
     }
 }
 
@@ -99,13 +107,27 @@ impl Plan {
 #[derive(Debug)]
 pub enum Progress<'a> {
     /// A run begins.
-    Starting { index: usize, total: usize, server: &'a str, scenario: &'a str, expected: Duration },
+    Starting {
+        index: usize,
+        total: usize,
+        server: &'a str,
+        scenario: &'a str,
+        expected: Duration,
+    },
     /// A phase within the run: "starting server", "verifying", "load", "stopping".
     Phase(&'static str),
     /// One second of load.
-    Tick { elapsed: Duration, expected: Duration, sample: &'a Sample, deliveries_per_s: Option<f64> },
+    Tick {
+        elapsed: Duration,
+        expected: Duration,
+        sample: &'a Sample,
+        deliveries_per_s: Option<f64>,
+    },
     /// A run ended and its result was written.
-    Finished { result: &'a RunResult, path: &'a Path },
+    Finished {
+        result: &'a RunResult,
+        path: &'a Path,
+    },
 }
 
 /// The runner could not write a result: the only error that stops a whole plan.
@@ -124,7 +146,10 @@ pub fn result_path(results_dir: &Path, server_id: &str, scenario: &str) -> PathB
 
 /// Writes a result atomically (temporary file, then rename).
 pub fn write_result(path: &Path, result: &RunResult) -> Result<(), WriteError> {
-    let err = |source| WriteError { path: path.to_owned(), source };
+    let err = |source| WriteError {
+        path: path.to_owned(),
+        source,
+    };
     std::fs::create_dir_all(path.parent().unwrap_or(Path::new("."))).map_err(err)?;
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, result.to_json()).map_err(err)?;
@@ -149,11 +174,20 @@ pub async fn execute<E: Engine>(
             }
             index += 1;
             let expected = Duration::from_secs(scenario_seconds(scenario, plan.mode));
-            on(Progress::Starting { index, total, server: &planned.server.id, scenario, expected });
+            on(Progress::Starting {
+                index,
+                total,
+                server: &planned.server.id,
+                scenario,
+                expected,
+            });
             let result = run_one(engine, plan, planned, scenario, cancel.clone(), on).await;
             let path = result_path(&plan.results_dir, &planned.server.id, scenario);
             write_result(&path, &result)?;
-            on(Progress::Finished { result: &result, path: &path });
+            on(Progress::Finished {
+                result: &result,
+                path: &path,
+            });
             let interrupted = result.outcome == Outcome::Interrupted;
             results.push(result);
             if interrupted {
@@ -198,7 +232,10 @@ async fn run_one<E: Engine>(
     let clock = Instant::now();
     let server = &planned.server;
     let mut result = empty_result(plan, planned, scenario, started_at);
-    let mut containers = Containers { engine, ids: Vec::new() };
+    let mut containers = Containers {
+        engine,
+        ids: Vec::new(),
+    };
     let labels = |role: &str| {
         HashMap::from([
             (RUN_LABEL.to_string(), plan.run_id.clone()),
@@ -222,7 +259,9 @@ async fn run_one<E: Engine>(
     let spec = ContainerSpec {
         name: format!("wscbench-{}-{}-{}", plan.run_id, server.tag, scenario),
         image: planned.image.tag.clone(),
-        cmd: ["--host", "127.0.0.1", "--port", &port.to_string()].map(String::from).to_vec(),
+        cmd: ["--host", "127.0.0.1", "--port", &port.to_string()]
+            .map(String::from)
+            .to_vec(),
         labels: labels("server"),
         nano_cpus: Some(nano_cpus(plan.limits.cpus)),
         memory_bytes: Some(plan.limits.memory_bytes as i64),
@@ -231,7 +270,13 @@ async fn run_one<E: Engine>(
     };
     let server_id = match engine.start(&spec).await {
         Ok(id) => id,
-        Err(e) => return finish(result, Outcome::ServerCrashed, Some(format!("could not start: {e}"))),
+        Err(e) => {
+            return finish(
+                result,
+                Outcome::ServerCrashed,
+                Some(format!("could not start: {e}")),
+            );
+        }
     };
     containers.ids.push(server_id.clone());
     let target = Target::loopback(port);
@@ -269,14 +314,22 @@ async fn run_one<E: Engine>(
     let _ = std::fs::remove_dir_all(&out_dir);
     if let Err(e) = std::fs::create_dir_all(&out_dir) {
         containers.remove_all().await;
-        return finish(result, Outcome::LoadgenFailed, Some(format!("creating {}: {e}", out_dir.display())));
+        return finish(
+            result,
+            Outcome::LoadgenFailed,
+            Some(format!("creating {}: {e}", out_dir.display())),
+        );
     }
     let k6_spec = ContainerSpec {
         name: format!("wscbench-{}-{}-{}-k6", plan.run_id, server.tag, scenario),
         image: plan.k6_image.clone(),
         // --no-usage-report: k6 otherwise reports usage to the internet after every run, and
         // every byte of a benchmark stays on loopback.
-        cmd: ["run", "--quiet", "--no-color", "--no-usage-report"].map(String::from).into_iter().chain([format!("/scenarios/{scenario}.js")]).collect(),
+        cmd: ["run", "--quiet", "--no-color", "--no-usage-report"]
+            .map(String::from)
+            .into_iter()
+            .chain([format!("/scenarios/{scenario}.js")])
+            .collect(),
         env: vec![
             "K6_NO_USAGE_REPORT=true".into(),
             format!("WS_URL={}", target.ws_url),
@@ -297,7 +350,11 @@ async fn run_one<E: Engine>(
         Ok(id) => id,
         Err(e) => {
             containers.remove_all().await;
-            return finish(result, Outcome::LoadgenFailed, Some(format!("could not start k6: {e}")));
+            return finish(
+                result,
+                Outcome::LoadgenFailed,
+                Some(format!("could not start k6: {e}")),
+            );
         }
     };
     containers.ids.push(k6_id.clone());
@@ -332,17 +389,29 @@ async fn run_one<E: Engine>(
         };
         let now = Instant::now();
         let rate = match (stats.as_ref(), last_deliveries) {
-            (Some(st), Some((prev, at))) => Some(st.deliveries.saturating_sub(prev) as f64 / now.duration_since(at).as_secs_f64()),
+            (Some(st), Some((prev, at))) => Some(
+                st.deliveries.saturating_sub(prev) as f64 / now.duration_since(at).as_secs_f64(),
+            ),
             _ => None,
         };
         if let Some(st) = &stats {
             last_deliveries = Some((st.deliveries, now));
         }
-        on(Progress::Tick { elapsed: load_started.elapsed(), expected, sample: &sample, deliveries_per_s: rate });
+        on(Progress::Tick {
+            elapsed: load_started.elapsed(),
+            expected,
+            sample: &sample,
+            deliveries_per_s: rate,
+        });
         result.series.push(sample);
 
         match engine.state(&server_id).await {
-            Ok(state) if !state.running => break LoadEnd::ServerDied { oom: state.oom_killed, exit_code: state.exit_code },
+            Ok(state) if !state.running => {
+                break LoadEnd::ServerDied {
+                    oom: state.oom_killed,
+                    exit_code: state.exit_code,
+                };
+            }
             _ => {}
         }
         match engine.state(&k6_id).await {
@@ -369,24 +438,55 @@ async fn run_one<E: Engine>(
     let k6_logs = engine.logs(&k6_id, 15).await.unwrap_or_default();
     containers.remove_all().await;
 
-    let summary = std::fs::read_to_string(out_dir.join("summary.json")).ok().map(|text| k6::parse_summary(&text));
+    let summary = std::fs::read_to_string(out_dir.join("summary.json"))
+        .ok()
+        .map(|text| k6::parse_summary(&text));
     if let Some(Ok(summary)) = &summary {
         result.k6 = Some(summary.metrics.clone());
         result.errors = summary.errors.clone();
     }
     let (outcome, detail) = match end {
-        LoadEnd::Cancelled => (Outcome::Interrupted, Some("interrupted by the user".to_string())),
-        LoadEnd::ServerDied { oom: true, .. } => (Outcome::OomKilled, Some("the server was killed for exceeding its memory limit".into())),
-        LoadEnd::ServerDied { exit_code, .. } => (Outcome::ServerCrashed, Some(format!("the server exited with {exit_code:?} during the load"))),
-        LoadEnd::TimedOut => (Outcome::LoadgenFailed, Some(format!("k6 did not finish within {} s", expected.as_secs() + 90))),
+        LoadEnd::Cancelled => (
+            Outcome::Interrupted,
+            Some("interrupted by the user".to_string()),
+        ),
+        LoadEnd::ServerDied { oom: true, .. } => (
+            Outcome::OomKilled,
+            Some("the server was killed for exceeding its memory limit".into()),
+        ),
+        LoadEnd::ServerDied { exit_code, .. } => (
+            Outcome::ServerCrashed,
+            Some(format!(
+                "the server exited with {exit_code:?} during the load"
+            )),
+        ),
+        LoadEnd::TimedOut => (
+            Outcome::LoadgenFailed,
+            Some(format!(
+                "k6 did not finish within {} s",
+                expected.as_secs() + 90
+            )),
+        ),
         LoadEnd::K6Exited(code) => match (&summary, code) {
             (Some(Ok(_)), Some(0) | Some(k6::THRESHOLDS_CROSSED)) => (Outcome::Ok, None),
             (Some(Ok(_)), code) => {
                 result.errors.script_errors += 1;
-                (Outcome::LoadgenFailed, Some(format!("k6 exited with {code:?}: {}", last_lines(&k6_logs, 3))))
+                (
+                    Outcome::LoadgenFailed,
+                    Some(format!(
+                        "k6 exited with {code:?}: {}",
+                        last_lines(&k6_logs, 3)
+                    )),
+                )
             }
             (Some(Err(e)), _) => (Outcome::LoadgenFailed, Some(e.to_string())),
-            (None, code) => (Outcome::LoadgenFailed, Some(format!("k6 exited with {code:?} and wrote no summary: {}", last_lines(&k6_logs, 3)))),
+            (None, code) => (
+                Outcome::LoadgenFailed,
+                Some(format!(
+                    "k6 exited with {code:?} and wrote no summary: {}",
+                    last_lines(&k6_logs, 3)
+                )),
+            ),
         },
     };
     // A server that died after k6's last sample is still a dead server.
@@ -418,13 +518,27 @@ async fn wait_healthy<E: Engine>(
         }
         if let Ok(state) = engine.state(id).await {
             if !state.running {
-                let outcome = if state.oom_killed { Outcome::OomKilled } else { Outcome::ServerCrashed };
+                let outcome = if state.oom_killed {
+                    Outcome::OomKilled
+                } else {
+                    Outcome::ServerCrashed
+                };
                 let logs = engine.logs(id, 5).await.unwrap_or_default();
-                return Err((outcome, format!("exited with {:?} before answering /health: {}", state.exit_code, last_lines(&logs, 3))));
+                return Err((
+                    outcome,
+                    format!(
+                        "exited with {:?} before answering /health: {}",
+                        state.exit_code,
+                        last_lines(&logs, 3)
+                    ),
+                ));
             }
         }
         if Instant::now() > deadline {
-            return Err((Outcome::VerifyFailed, "health: /health did not answer 200 within 10 s".into()));
+            return Err((
+                Outcome::VerifyFailed,
+                "health: /health did not answer 200 within 10 s".into(),
+            ));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -457,13 +571,17 @@ fn window(start: &ServerStats, end: &ServerStats) -> ServerStats {
         server: end.server.clone(),
         uptime_ms: end.uptime_ms,
         connections_current: end.connections_current,
-        connections_total: end.connections_total.saturating_sub(start.connections_total),
+        connections_total: end
+            .connections_total
+            .saturating_sub(start.connections_total),
         joins: end.joins.saturating_sub(start.joins),
         frames_in: end.frames_in.saturating_sub(start.frames_in),
         chat_in: end.chat_in.saturating_sub(start.chat_in),
         chat_accepted: end.chat_accepted.saturating_sub(start.chat_accepted),
         deliveries: end.deliveries.saturating_sub(start.deliveries),
-        dropped_ratelimit: end.dropped_ratelimit.saturating_sub(start.dropped_ratelimit),
+        dropped_ratelimit: end
+            .dropped_ratelimit
+            .saturating_sub(start.dropped_ratelimit),
         dropped_slow: end.dropped_slow.saturating_sub(start.dropped_slow),
         malformed: end.malformed.saturating_sub(start.malformed),
     }
@@ -478,25 +596,45 @@ const RECEIVED_SHARE: f64 = 0.9;
 pub fn derive(result: &mut RunResult, plan: &Plan) {
     let seconds = (result.duration_ms as f64 / 1000.0).max(0.001);
     let cores = plan.conditions.machine_cores.max(1) as f64;
-    let server_ceiling = cpuset_cores(plan.limits.cpuset_server.as_deref()).unwrap_or(cores).min(plan.limits.cpus) * 100.0;
-    let loadgen_ceiling = cpuset_cores(plan.limits.cpuset_loadgen.as_deref()).unwrap_or(cores) * 100.0;
+    let server_ceiling = cpuset_cores(plan.limits.cpuset_server.as_deref())
+        .unwrap_or(cores)
+        .min(plan.limits.cpus)
+        * 100.0;
+    let loadgen_ceiling =
+        cpuset_cores(plan.limits.cpuset_loadgen.as_deref()).unwrap_or(cores) * 100.0;
     let usage = |cpu: &dyn Fn(&Sample) -> f64, mem: &dyn Fn(&Sample) -> u64, ceiling: f64| {
         // Docker's first stats sample has no previous CPU reading; leave it out of the mean.
         let measured: Vec<&Sample> = result.series.iter().skip(1).collect();
         UsageSummary {
             peak_cpu_percent: result.series.iter().map(cpu).fold(0.0, f64::max),
-            mean_cpu_percent: if measured.is_empty() { 0.0 } else { measured.iter().map(|s| cpu(s)).sum::<f64>() / measured.len() as f64 },
+            mean_cpu_percent: if measured.is_empty() {
+                0.0
+            } else {
+                measured.iter().map(|s| cpu(s)).sum::<f64>() / measured.len() as f64
+            },
             peak_mem_bytes: result.series.iter().map(mem).max().unwrap_or(0),
             cpu_limit_percent: ceiling,
         }
     };
-    let server = usage(&|s| s.server_cpu_percent, &|s| s.server_mem_bytes, server_ceiling);
-    let loadgen = usage(&|s| s.loadgen_cpu_percent, &|s| s.loadgen_mem_bytes, loadgen_ceiling);
+    let server = usage(
+        &|s| s.server_cpu_percent,
+        &|s| s.server_mem_bytes,
+        server_ceiling,
+    );
+    let loadgen = usage(
+        &|s| s.loadgen_cpu_percent,
+        &|s| s.loadgen_mem_bytes,
+        loadgen_ceiling,
+    );
     let stats = result.server_stats.clone().unwrap_or_default();
     result.derived = Derived {
         throughput_msgs_per_s: stats.chat_accepted as f64 / seconds,
         deliveries_per_s: stats.deliveries as f64 / seconds,
-        drop_rate_ratio: if stats.chat_in == 0 { 0.0 } else { stats.dropped_ratelimit as f64 / stats.chat_in as f64 },
+        drop_rate_ratio: if stats.chat_in == 0 {
+            0.0
+        } else {
+            stats.dropped_ratelimit as f64 / stats.chat_in as f64
+        },
         server,
         loadgen,
     };
@@ -513,7 +651,10 @@ pub fn derive(result: &mut RunResult, plan: &Plan) {
     if let Some(k6) = &result.k6 {
         let cut_off = k6.sessions.saturating_sub(k6.sessions_closed);
         if cut_off > 0 {
-            reasons.push(format!("k6 cut off {cut_off} of {} sessions it could not finish in time", k6.sessions));
+            reasons.push(format!(
+                "k6 cut off {cut_off} of {} sessions it could not finish in time",
+                k6.sessions
+            ));
         }
     }
     if stats.dropped_slow > 0 && stats.dropped_slow * 100 >= stats.deliveries.max(1) {
@@ -522,7 +663,12 @@ pub fn derive(result: &mut RunResult, plan: &Plan) {
             stats.dropped_slow
         ));
     }
-    let busy = result.series.iter().skip(1).filter(|s| s.loadgen_cpu_percent >= SATURATED * loadgen_ceiling).count();
+    let busy = result
+        .series
+        .iter()
+        .skip(1)
+        .filter(|s| s.loadgen_cpu_percent >= SATURATED * loadgen_ceiling)
+        .count();
     let machine_busy = result
         .series
         .iter()
@@ -550,7 +696,9 @@ fn cpuset_cores(cpuset: Option<&str>) -> Option<f64> {
     let mut count = 0u32;
     for part in cpuset?.split(',').filter(|p| !p.trim().is_empty()) {
         match part.trim().split_once('-') {
-            Some((a, b)) => count += b.parse::<u32>().ok()?.checked_sub(a.parse::<u32>().ok()?)? + 1,
+            Some((a, b)) => {
+                count += b.parse::<u32>().ok()?.checked_sub(a.parse::<u32>().ok()?)? + 1
+            }
             None => {
                 part.trim().parse::<u32>().ok()?;
                 count += 1;
@@ -560,7 +708,12 @@ fn cpuset_cores(cpuset: Option<&str>) -> Option<f64> {
     (count > 0).then_some(count as f64)
 }
 
-fn empty_result(plan: &Plan, planned: &PlannedServer, scenario: &str, started_at: SystemTime) -> RunResult {
+fn empty_result(
+    plan: &Plan,
+    planned: &PlannedServer,
+    scenario: &str,
+    started_at: SystemTime,
+) -> RunResult {
     let server = &planned.server;
     RunResult {
         schema_version: SCHEMA_VERSION,
@@ -605,7 +758,10 @@ fn absolute(path: &Path) -> PathBuf {
 /// A run id from the current time, `YYYYMMDD-HHMMSS` (UTC).
 pub fn new_run_id() -> String {
     let stamp = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    stamp.trim_end_matches('Z').replace(['-', ':'], "").replace('T', "-")
+    stamp
+        .trim_end_matches('Z')
+        .replace(['-', ':'], "")
+        .replace('T', "-")
 }
 
 #[cfg(test)]

@@ -8,22 +8,42 @@ use bollard::models::ContainerStatsResponse;
 
 /// CPU use in percent of one core (200.0 = two cores busy); 0 when there is no previous sample yet.
 pub fn cpu_percent(stats: &ContainerStatsResponse) -> f64 {
-    let (Some(cpu), Some(pre)) = (&stats.cpu_stats, &stats.precpu_stats) else { return 0.0 };
-    let total = |c: &bollard::models::ContainerCpuStats| c.cpu_usage.as_ref().and_then(|u| u.total_usage).unwrap_or(0);
+    let (Some(cpu), Some(pre)) = (&stats.cpu_stats, &stats.precpu_stats) else {
+        return 0.0;
+    };
+    let total = |c: &bollard::models::ContainerCpuStats| {
+        c.cpu_usage
+            .as_ref()
+            .and_then(|u| u.total_usage)
+            .unwrap_or(0)
+    };
     let cpu_delta = total(cpu) as f64 - total(pre) as f64;
-    let system_delta = cpu.system_cpu_usage.unwrap_or(0) as f64 - pre.system_cpu_usage.unwrap_or(0) as f64;
+    let system_delta =
+        cpu.system_cpu_usage.unwrap_or(0) as f64 - pre.system_cpu_usage.unwrap_or(0) as f64;
     let online = match cpu.online_cpus {
         Some(n) if n > 0 => n as f64,
-        _ => cpu.cpu_usage.as_ref().and_then(|u| u.percpu_usage.as_ref()).map_or(0, Vec::len) as f64,
+        _ => cpu
+            .cpu_usage
+            .as_ref()
+            .and_then(|u| u.percpu_usage.as_ref())
+            .map_or(0, Vec::len) as f64,
     };
-    if system_delta > 0.0 && cpu_delta > 0.0 { cpu_delta / system_delta * online * 100.0 } else { 0.0 }
+    if system_delta > 0.0 && cpu_delta > 0.0 {
+        cpu_delta / system_delta * online * 100.0
+    } else {
+        0.0
+    }
 }
 
 /// Memory in use without the page cache, in bytes, as `docker stats` shows it.
 pub fn memory_bytes(stats: &ContainerStatsResponse) -> u64 {
-    let Some(mem) = &stats.memory_stats else { return 0 };
+    let Some(mem) = &stats.memory_stats else {
+        return 0;
+    };
     let usage = mem.usage.unwrap_or(0);
-    let Some(detail) = &mem.stats else { return usage };
+    let Some(detail) = &mem.stats else {
+        return usage;
+    };
     let cache = detail
         .get("total_inactive_file")
         .or_else(|| detail.get("inactive_file"))

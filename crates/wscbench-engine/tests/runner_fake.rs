@@ -10,13 +10,18 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use wscbench_engine::catalog::{self, Mode};
-use wscbench_engine::engine::{BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Usage, UsageStream};
+use wscbench_engine::engine::{
+    BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Usage, UsageStream,
+};
 use wscbench_engine::images::Image;
 use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, VerifyLevel};
 use wscbench_results::{Conditions, Outcome, RunResult};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// Builds the profile-b Go server once per test binary.
@@ -24,7 +29,8 @@ fn go_server() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let out = std::env::temp_dir().join(format!("wscbench-fake-engine-go-{}", std::process::id()));
+            let out = std::env::temp_dir()
+                .join(format!("wscbench-fake-engine-go-{}", std::process::id()));
             let status = Command::new("go")
                 .args(["build", "-o"])
                 .arg(&out)
@@ -74,7 +80,12 @@ impl FakeEngine {
     }
 
     fn live(&self) -> usize {
-        self.containers.lock().unwrap().values().filter(|c| !c.removed).count()
+        self.containers
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|c| !c.removed)
+            .count()
     }
 
     fn started(&self) -> usize {
@@ -101,15 +112,35 @@ impl Engine for FakeEngine {
             let is_k6 = spec.image == "fake-k6";
             let child = if is_k6 {
                 if self.k6_writes_summary {
-                    let out = spec.binds.iter().find_map(|b| b.strip_suffix(":/out")).expect("k6 gets /out");
-                    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k6/steady-smoke.json");
+                    let out = spec
+                        .binds
+                        .iter()
+                        .find_map(|b| b.strip_suffix(":/out"))
+                        .expect("k6 gets /out");
+                    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("tests/fixtures/k6/steady-smoke.json");
                     std::fs::copy(fixture, Path::new(out).join("summary.json")).unwrap();
                 }
                 None
             } else {
-                Some(Command::new(&self.server_binary).args(&spec.cmd).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap())
+                Some(
+                    Command::new(&self.server_binary)
+                        .args(&spec.cmd)
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .spawn()
+                        .unwrap(),
+                )
             };
-            containers.insert(id.clone(), Container { child, started: Instant::now(), is_k6, removed: false });
+            containers.insert(
+                id.clone(),
+                Container {
+                    child,
+                    started: Instant::now(),
+                    is_k6,
+                    removed: false,
+                },
+            );
             Ok(id)
         })
     }
@@ -120,7 +151,11 @@ impl Engine for FakeEngine {
             let c = containers.get_mut(id).expect("known container");
             if c.is_k6 {
                 let running = c.started.elapsed() < self.k6_runs_for && !c.removed;
-                return Ok(ContainerState { running, exit_code: (!running).then_some(0), oom_killed: false });
+                return Ok(ContainerState {
+                    running,
+                    exit_code: (!running).then_some(0),
+                    oom_killed: false,
+                });
             }
             if let Fault::OomKillAfter(after) = self.fault {
                 if c.started.elapsed() >= after {
@@ -128,29 +163,52 @@ impl Engine for FakeEngine {
                         let _ = child.kill();
                         let _ = child.wait();
                     }
-                    return Ok(ContainerState { running: false, exit_code: Some(137), oom_killed: true });
+                    return Ok(ContainerState {
+                        running: false,
+                        exit_code: Some(137),
+                        oom_killed: true,
+                    });
                 }
             }
             let exited = c.child.as_mut().and_then(|ch| ch.try_wait().ok().flatten());
-            Ok(ContainerState { running: exited.is_none(), exit_code: exited.and_then(|s| s.code()).map(i64::from), oom_killed: false })
+            Ok(ContainerState {
+                running: exited.is_none(),
+                exit_code: exited.and_then(|s| s.code()).map(i64::from),
+                oom_killed: false,
+            })
         })
     }
 
     fn usage(&self, _id: &str) -> UsageStream {
         let ticks = tokio_stream_interval(Duration::from_millis(500));
-        Box::pin(futures_util::StreamExt::map(ticks, |_| Usage { cpu_percent: 40.0, mem_bytes: 8 << 20 }))
+        Box::pin(futures_util::StreamExt::map(ticks, |_| Usage {
+            cpu_percent: 40.0,
+            mem_bytes: 8 << 20,
+        }))
     }
 
     fn stop<'a>(&'a self, id: &'a str, _grace: Duration) -> BoxFuture<'a, Result<(), EngineError>> {
         Box::pin(async move {
-            if let Some(child) = self.containers.lock().unwrap().get_mut(id).and_then(|c| c.child.as_mut()) {
-                let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            if let Some(child) = self
+                .containers
+                .lock()
+                .unwrap()
+                .get_mut(id)
+                .and_then(|c| c.child.as_mut())
+            {
+                let _ = Command::new("kill")
+                    .args(["-TERM", &child.id().to_string()])
+                    .status();
             }
             Ok(())
         })
     }
 
-    fn logs<'a>(&'a self, _id: &'a str, _lines: usize) -> BoxFuture<'a, Result<String, EngineError>> {
+    fn logs<'a>(
+        &'a self,
+        _id: &'a str,
+        _lines: usize,
+    ) -> BoxFuture<'a, Result<String, EngineError>> {
         Box::pin(async { Ok(String::new()) })
     }
 
@@ -169,7 +227,14 @@ impl Engine for FakeEngine {
 
     fn remove_run<'a>(&'a self, _run_id: &'a str) -> BoxFuture<'a, Result<usize, EngineError>> {
         Box::pin(async move {
-            let ids: Vec<String> = self.containers.lock().unwrap().iter().filter(|(_, c)| !c.removed).map(|(id, _)| id.clone()).collect();
+            let ids: Vec<String> = self
+                .containers
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(_, c)| !c.removed)
+                .map(|(id, _)| id.clone())
+                .collect();
             for id in &ids {
                 self.remove(id).await?;
             }
@@ -186,7 +251,11 @@ fn tokio_stream_interval(period: Duration) -> impl futures_util::Stream<Item = (
 }
 
 fn plan(results_dir: &Path, scenarios: &[&str]) -> Plan {
-    let server = catalog::discover(&root().join("servers")).unwrap().into_iter().find(|s| s.id == "profile-b/go").unwrap();
+    let server = catalog::discover(&root().join("servers"))
+        .unwrap()
+        .into_iter()
+        .find(|s| s.id == "profile-b/go")
+        .unwrap();
     Plan {
         run_id: "fake-run".into(),
         servers: vec![PlannedServer {
@@ -202,7 +271,12 @@ fn plan(results_dir: &Path, scenarios: &[&str]) -> Plan {
         }],
         scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
         mode: Mode::Smoke,
-        limits: Limits { cpus: 2.0, memory_bytes: 512 << 20, cpuset_server: None, cpuset_loadgen: None },
+        limits: Limits {
+            cpus: 2.0,
+            memory_bytes: 512 << 20,
+            cpuset_server: None,
+            cpuset_loadgen: None,
+        },
         verify: VerifyLevel::Quick,
         scenarios_dir: root().join("scenarios"),
         results_dir: results_dir.to_owned(),
@@ -231,12 +305,23 @@ async fn a_server_oom_killed_mid_run_is_recorded_and_the_next_scenario_still_run
     let engine = FakeEngine::new(Fault::OomKillAfter(Duration::from_millis(2500)));
     let plan = plan(dir.path(), &["steady", "burst"]);
     let (_tx, rx) = watch::channel(false);
-    let results = runner::execute(&engine, &plan, rx, &mut |_| {}).await.unwrap();
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+        .await
+        .unwrap();
 
     assert_eq!(results.len(), 2);
     for (result, scenario) in results.iter().zip(["steady", "burst"]) {
-        assert_eq!(result.outcome, Outcome::OomKilled, "{scenario}: {:?}", result.outcome_detail);
-        assert_eq!(read(runner::result_path(dir.path(), "profile-b/go", scenario)), *result, "written as returned");
+        assert_eq!(
+            result.outcome,
+            Outcome::OomKilled,
+            "{scenario}: {:?}",
+            result.outcome_detail
+        );
+        assert_eq!(
+            read(runner::result_path(dir.path(), "profile-b/go", scenario)),
+            *result,
+            "written as returned"
+        );
     }
     assert_eq!(engine.live(), 0, "every container removed");
 }
@@ -247,7 +332,9 @@ async fn a_clean_run_is_ok_with_counters_samples_and_k6_metrics() {
     let engine = FakeEngine::new(Fault::None);
     let plan = plan(dir.path(), &["steady"]);
     let (_tx, rx) = watch::channel(false);
-    let results = runner::execute(&engine, &plan, rx, &mut |_| {}).await.unwrap();
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+        .await
+        .unwrap();
 
     let result = &results[0];
     assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
@@ -268,9 +355,19 @@ async fn k6_ending_without_a_summary_is_recorded_as_a_load_generator_failure() {
     engine.k6_writes_summary = false;
     let plan = plan(dir.path(), &["churn"]);
     let (_tx, rx) = watch::channel(false);
-    let results = runner::execute(&engine, &plan, rx, &mut |_| {}).await.unwrap();
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+        .await
+        .unwrap();
     assert_eq!(results[0].outcome, Outcome::LoadgenFailed);
-    assert!(results[0].outcome_detail.as_deref().unwrap().contains("no summary"), "{:?}", results[0].outcome_detail);
+    assert!(
+        results[0]
+            .outcome_detail
+            .as_deref()
+            .unwrap()
+            .contains("no summary"),
+        "{:?}",
+        results[0].outcome_detail
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -294,7 +391,10 @@ async fn cancelling_mid_load_records_interrupted_skips_the_rest_and_removes_cont
     .unwrap();
     assert_eq!(results.len(), 1, "the second scenario never starts");
     assert_eq!(results[0].outcome, Outcome::Interrupted);
-    assert!(runner::result_path(dir.path(), "profile-b/go", "steady").is_file(), "the interrupted run is written");
+    assert!(
+        runner::result_path(dir.path(), "profile-b/go", "steady").is_file(),
+        "the interrupted run is written"
+    );
     assert!(!runner::result_path(dir.path(), "profile-b/go", "burst").exists());
     assert_eq!(engine.live(), 0);
 }

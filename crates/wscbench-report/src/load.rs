@@ -211,7 +211,10 @@ fn walk(
     }
     paths.sort();
     for path in paths {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         // A run directory also holds its metadata and k6's raw output: not results, not warnings.
         if name == RUN_METADATA || name == RAW_DIR {
             continue;

@@ -210,11 +210,19 @@ fn a_newer_schema_is_skipped_with_a_warning_giving_its_version() {
 fn run_metadata_and_raw_k6_output_are_skipped_silently_but_a_stray_json_file_is_named() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), &[result(RUN, "profile-a/go", "steady")]);
-    fs::write(dir.path().join(RUN).join("run.json"), r#"{"run_id":"x","servers":[]}"#).unwrap();
+    fs::write(
+        dir.path().join(RUN).join("run.json"),
+        r#"{"run_id":"x","servers":[]}"#,
+    )
+    .unwrap();
     let raw = dir.path().join(RUN).join("raw/profile-a/go/steady");
     fs::create_dir_all(&raw).unwrap();
     fs::write(raw.join("summary.json"), r#"{"metrics":{}}"#).unwrap();
-    fs::write(dir.path().join(RUN).join("notes.json"), r#"{"note":"by hand"}"#).unwrap();
+    fs::write(
+        dir.path().join(RUN).join("notes.json"),
+        r#"{"note":"by hand"}"#,
+    )
+    .unwrap();
     fs::write(dir.path().join(RUN).join("k6.log"), "not json at all").unwrap();
     fs::write(dir.path().join("README.md"), "# results").unwrap();
 
@@ -222,8 +230,16 @@ fn run_metadata_and_raw_k6_output_are_skipped_silently_but_a_stray_json_file_is_
 
     assert_eq!(loaded.results.len(), 1);
     assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
-    assert!(loaded.warnings[0].contains("notes.json"), "{:?}", loaded.warnings);
-    assert!(loaded.warnings[0].contains("not a wscbench result"), "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].contains("notes.json"),
+        "{:?}",
+        loaded.warnings
+    );
+    assert!(
+        loaded.warnings[0].contains("not a wscbench result"),
+        "{:?}",
+        loaded.warnings
+    );
 }
 
 #[test]

@@ -300,7 +300,9 @@ impl RunResult {
         let version: Version =
             serde_json::from_str(text).map_err(|source| ReadError::Malformed { source })?;
         if version.schema_version > SCHEMA_VERSION {
-            return Err(ReadError::TooNew { found: version.schema_version });
+            return Err(ReadError::TooNew {
+                found: version.schema_version,
+            });
         }
         serde_json::from_str(text).map_err(|source| ReadError::Malformed { source })
     }

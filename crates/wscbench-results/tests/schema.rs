@@ -27,13 +27,22 @@ fn a_minimal_result_file_parses_and_round_trips() {
 
 #[test]
 fn malformed_json_is_a_malformed_error_not_a_panic() {
-    assert!(matches!(RunResult::from_json("{ not json"), Err(ReadError::Malformed { .. })));
-    assert!(matches!(RunResult::from_json(r#"{"schema_version":1}"#), Err(ReadError::Malformed { .. })));
+    assert!(matches!(
+        RunResult::from_json("{ not json"),
+        Err(ReadError::Malformed { .. })
+    ));
+    assert!(matches!(
+        RunResult::from_json(r#"{"schema_version":1}"#),
+        Err(ReadError::Malformed { .. })
+    ));
 }
 
 #[test]
 fn a_newer_schema_version_is_refused_with_its_number() {
-    let newer = MINIMAL.replace("\"schema_version\": 1", &format!("\"schema_version\": {}", SCHEMA_VERSION + 1));
+    let newer = MINIMAL.replace(
+        "\"schema_version\": 1",
+        &format!("\"schema_version\": {}", SCHEMA_VERSION + 1),
+    );
     match RunResult::from_json(&newer) {
         Err(ReadError::TooNew { found }) => assert_eq!(found, SCHEMA_VERSION + 1),
         other => panic!("expected TooNew, got {other:?}"),

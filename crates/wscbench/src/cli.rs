@@ -14,7 +14,12 @@ use crate::commands;
 /// FROM-scratch Docker image, runs it under identical limits while k6 drives one of four load
 /// shapes, samples docker stats, and stores every run as JSON in results/.
 #[derive(Debug, Parser)]
-#[command(name = "wscbench", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "wscbench",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
 pub struct Cli {
     /// The project directory holding servers/ and scenarios/ [default: found upwards from the current directory]
     #[arg(long, global = true, env = "WSCBENCH_ROOT", value_name = "DIR")]
@@ -124,7 +129,8 @@ pub struct CleanArgs {
 }
 
 fn parse_format(s: &str) -> Result<wscbench_report::Format, String> {
-    s.parse::<wscbench_report::Format>().map_err(|e| e.to_string())
+    s.parse::<wscbench_report::Format>()
+        .map_err(|e| e.to_string())
 }
 
 fn parse_cpus(s: &str) -> Result<f64, String> {
@@ -137,9 +143,13 @@ fn parse_cpus(s: &str) -> Result<f64, String> {
 /// Parses a size such as `512m`, `1g`, `256MiB` or a plain number of bytes.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let lower = s.trim().to_ascii_lowercase();
-    let digits_end = lower.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(lower.len());
+    let digits_end = lower
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(lower.len());
     let (number, unit) = lower.split_at(digits_end);
-    let number: f64 = number.parse().map_err(|_| format!("{s:?} is not a size such as 512m or 1g"))?;
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size such as 512m or 1g"))?;
     let factor: u64 = match unit.trim() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -177,7 +187,11 @@ impl SelectArgs {
     pub fn selection(&self) -> wscbench_engine::catalog::Selection {
         wscbench_engine::catalog::Selection {
             ids: self.servers.clone(),
-            profiles: self.profiles.iter().map(|p| p.to_ascii_lowercase()).collect(),
+            profiles: self
+                .profiles
+                .iter()
+                .map(|p| p.to_ascii_lowercase())
+                .collect(),
             languages: self.langs.clone(),
         }
     }
@@ -228,7 +242,10 @@ where
 {
     let cli = Cli::parse_from(args);
     let root = project_root(cli.root.clone())?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
     runtime.block_on(async move {
         match cli.command {
             Command::List => commands::list::run(&root),
@@ -246,7 +263,11 @@ where
 /// The directory holding `servers/`: the one given, or the nearest one upwards from here.
 fn project_root(given: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(dir) = given {
-        anyhow::ensure!(dir.join("servers").is_dir(), "{} has no servers/ directory", dir.display());
+        anyhow::ensure!(
+            dir.join("servers").is_dir(),
+            "{} has no servers/ directory",
+            dir.display()
+        );
         return Ok(dir);
     }
     let here = std::env::current_dir().context("reading the current directory")?;
@@ -282,8 +303,13 @@ mod tests {
     #[test]
     fn run_defaults_to_quick_mode_two_cpus_and_512_mib() {
         let cli = Cli::try_parse_from(["wscbench", "run", "--profile", "b"]).unwrap();
-        let Command::Run(args) = cli.command else { panic!("not run") };
-        assert_eq!((args.mode.as_str(), args.cpus, args.memory), ("quick", 2.0, 512 << 20));
+        let Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(
+            (args.mode.as_str(), args.cpus, args.memory),
+            ("quick", 2.0, 512 << 20)
+        );
         assert_eq!(args.select.profiles, ["b"]);
         assert!(args.scenarios.is_empty());
     }
@@ -294,16 +320,51 @@ mod tests {
         assert!(Cli::try_parse_from(["wscbench", "run", "--mode", "forever"]).is_err());
         assert!(Cli::try_parse_from(["wscbench", "run", "--cpus", "0"]).is_err());
         assert!(Cli::try_parse_from(["wscbench", "run", "--format", "pdf"]).is_err());
-        let cli = Cli::try_parse_from(["wscbench", "run", "--scenario", "saturation", "--lang", "zig"]).unwrap();
-        let Command::Run(args) = cli.command else { panic!("not run") };
-        assert_eq!((args.scenarios, args.select.langs), (vec!["saturation".to_string()], vec!["zig".to_string()]));
+        let cli = Cli::try_parse_from([
+            "wscbench",
+            "run",
+            "--scenario",
+            "saturation",
+            "--lang",
+            "zig",
+        ])
+        .unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(
+            (args.scenarios, args.select.langs),
+            (vec!["saturation".to_string()], vec!["zig".to_string()])
+        );
     }
 
     #[test]
     fn verify_takes_a_url_or_a_selection_but_not_both() {
-        assert!(Cli::try_parse_from(["wscbench", "verify", "--url", "ws://127.0.0.1:1/ws"]).is_ok());
-        assert!(Cli::try_parse_from(["wscbench", "verify", "--server", "profile-b/go", "--server", "profile-a/go"]).is_ok());
-        assert!(Cli::try_parse_from(["wscbench", "verify", "--url", "ws://h:1/ws", "--server", "profile-b/go"]).is_err());
+        assert!(
+            Cli::try_parse_from(["wscbench", "verify", "--url", "ws://127.0.0.1:1/ws"]).is_ok()
+        );
+        assert!(
+            Cli::try_parse_from([
+                "wscbench",
+                "verify",
+                "--server",
+                "profile-b/go",
+                "--server",
+                "profile-a/go"
+            ])
+            .is_ok()
+        );
+        assert!(
+            Cli::try_parse_from([
+                "wscbench",
+                "verify",
+                "--url",
+                "ws://h:1/ws",
+                "--server",
+                "profile-b/go"
+            ])
+            .is_err()
+        );
         assert!(Cli::try_parse_from(["wscbench", "verify", "--lang", "cobol"]).is_err());
     }
 }

@@ -1,22 +1,14 @@
 //! `wscbench verify` end to end against real servers: a correct one passes, a broken one
 //! fails the named check, and nothing listening is a clear failure rather than a panic.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 use assert_cmd::prelude::*;
+use common::{root, wscbench};
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
-
-fn wscbench() -> Command {
-    let mut cmd = Command::cargo_bin("wscbench").unwrap();
-    cmd.current_dir(root());
-    cmd
-}
 
 fn checks(output: &[u8]) -> Vec<(String, bool)> {
     let reports: Value = serde_json::from_slice(output).expect("verify --json prints JSON");
@@ -24,7 +16,12 @@ fn checks(output: &[u8]) -> Vec<(String, bool)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["name"].as_str().unwrap().to_string(), c["passed"].as_bool().unwrap()))
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["passed"].as_bool().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -45,7 +42,14 @@ fn verify_fails_the_chat_check_of_a_server_that_echoes_chat_to_its_sender() {
     let output = wscbench()
         .args(["verify", "--server", "profile-b/go", "--json", "--binary"])
         .arg(&binary)
-        .args(["--only", "health", "--only", "chat_broadcast", "--only", "join_ack"])
+        .args([
+            "--only",
+            "health",
+            "--only",
+            "chat_broadcast",
+            "--only",
+            "join_ack",
+        ])
         .output()
         .unwrap();
     let _ = std::fs::remove_file(&binary);
@@ -53,18 +57,37 @@ fn verify_fails_the_chat_check_of_a_server_that_echoes_chat_to_its_sender() {
     let checks = checks(&output.stdout);
     assert_eq!(
         checks,
-        [("health".to_string(), true), ("join_ack".to_string(), true), ("chat_broadcast".to_string(), false)]
+        [
+            ("health".to_string(), true),
+            ("join_ack".to_string(), true),
+            ("chat_broadcast".to_string(), false)
+        ]
     );
 }
 
 #[test]
 fn verify_against_nothing_listening_fails_every_check_without_panicking() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     wscbench()
-        .args(["verify", "--url", &format!("ws://127.0.0.1:{port}/ws"), "--only", "health", "--only", "ping_pong"])
+        .args([
+            "verify",
+            "--url",
+            &format!("ws://127.0.0.1:{port}/ws"),
+            "--only",
+            "health",
+            "--only",
+            "ping_pong",
+        ])
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("FAIL health").and(predicate::str::contains("0 passed, 2 failed")));
+        .stdout(
+            predicate::str::contains("FAIL health")
+                .and(predicate::str::contains("0 passed, 2 failed")),
+        );
 }
 
 #[test]
@@ -82,7 +105,10 @@ fn verify_refuses_an_unknown_check_name_and_lists_the_real_ones() {
         .args(["verify", "--url", "ws://127.0.0.1:1/ws", "--only", "chatt"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown check \"chatt\"").and(predicate::str::contains("chat_broadcast")));
+        .stderr(
+            predicate::str::contains("unknown check \"chatt\"")
+                .and(predicate::str::contains("chat_broadcast")),
+        );
 }
 
 #[test]
@@ -91,7 +117,10 @@ fn verify_of_an_unknown_server_names_the_known_ones() {
         .args(["verify", "--server", "profile-c/cobol"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("profile-c/cobol").and(predicate::str::contains("profile-b/go")));
+        .stderr(
+            predicate::str::contains("profile-c/cobol")
+                .and(predicate::str::contains("profile-b/go")),
+        );
 }
 
 #[test]

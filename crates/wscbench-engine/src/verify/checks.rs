@@ -14,24 +14,79 @@ use super::{Check, CheckFuture, Context, Target};
 use crate::http;
 
 pub(super) static ALL: &[Check] = &[
-    Check { name: "health", rule: "GET /health answers 200; other paths 404", run: health },
-    Check { name: "stats_counters", rule: "/stats counters move exactly as the verifier's own traffic", run: stats_counters },
-    Check { name: "join_ack", rule: "join is broadcast to all, joiner included, with the online count", run: join_ack },
-    Check { name: "chat_broadcast", rule: "chat reaches every other member, never the sender, ts echoed", run: chat_broadcast },
-    Check { name: "ping_pong", rule: "ping gets pong with the same ts, before join too", run: ping_pong },
-    Check { name: "leave", rule: "leave is broadcast to the others and the server closes with 1000", run: leave },
-    Check { name: "disconnect_is_leave", rule: "a disconnect without leave is broadcast as leave", run: disconnect_is_leave },
-    Check { name: "close_answered", rule: "a client's close frame is answered with a close frame", run: close_answered },
-    Check { name: "chat_before_join", rule: "chat and leave before join are ignored; the connection stays open", run: chat_before_join },
-    Check { name: "invalid_input", rule: "malformed JSON, unknown type, wrong room, wrong types and binary frames are ignored", run: invalid_input },
-    Check { name: "size_limit", rule: "4096 bytes pass; 4097 bytes close with 1009", run: size_limit },
-    Check { name: "rate_limit", rule: "a burst of 30 delivers 10 plus refill; then about 10/s", run: rate_limit },
-    Check { name: "many_members", rule: "200 members joined at once all receive one broadcast", run: many_members },
-    Check { name: "slow_consumer", rule: "members that stop reading do not delay the others; their overflow is dropped and counted", run: slow_consumer },
+    Check {
+        name: "health",
+        rule: "GET /health answers 200; other paths 404",
+        run: health,
+    },
+    Check {
+        name: "stats_counters",
+        rule: "/stats counters move exactly as the verifier's own traffic",
+        run: stats_counters,
+    },
+    Check {
+        name: "join_ack",
+        rule: "join is broadcast to all, joiner included, with the online count",
+        run: join_ack,
+    },
+    Check {
+        name: "chat_broadcast",
+        rule: "chat reaches every other member, never the sender, ts echoed",
+        run: chat_broadcast,
+    },
+    Check {
+        name: "ping_pong",
+        rule: "ping gets pong with the same ts, before join too",
+        run: ping_pong,
+    },
+    Check {
+        name: "leave",
+        rule: "leave is broadcast to the others and the server closes with 1000",
+        run: leave,
+    },
+    Check {
+        name: "disconnect_is_leave",
+        rule: "a disconnect without leave is broadcast as leave",
+        run: disconnect_is_leave,
+    },
+    Check {
+        name: "close_answered",
+        rule: "a client's close frame is answered with a close frame",
+        run: close_answered,
+    },
+    Check {
+        name: "chat_before_join",
+        rule: "chat and leave before join are ignored; the connection stays open",
+        run: chat_before_join,
+    },
+    Check {
+        name: "invalid_input",
+        rule: "malformed JSON, unknown type, wrong room, wrong types and binary frames are ignored",
+        run: invalid_input,
+    },
+    Check {
+        name: "size_limit",
+        rule: "4096 bytes pass; 4097 bytes close with 1009",
+        run: size_limit,
+    },
+    Check {
+        name: "rate_limit",
+        rule: "a burst of 30 delivers 10 plus refill; then about 10/s",
+        run: rate_limit,
+    },
+    Check {
+        name: "many_members",
+        rule: "200 members joined at once all receive one broadcast",
+        run: many_members,
+    },
+    Check {
+        name: "slow_consumer",
+        rule: "members that stop reading do not delay the others; their overflow is dropped and counted",
+        run: slow_consumer,
+    },
 ];
 
 const QUIET: Duration = Duration::from_millis(200);
-
 
 fn chat_from<'a>(user: &'a str, text: &'a str) -> impl Fn(&Value) -> bool + 'a {
     move |m| is(m, "chat") && m["user"] == user && m["text"] == text
@@ -43,24 +98,37 @@ async fn close_all(members: Vec<Member>) {
 
 /// Reads `/stats` into the schema's type: a missing or mistyped counter fails here.
 pub async fn read_stats(target: &Target) -> Result<ServerStats, String> {
-    let response = http::get(&target.addr, "/stats", Duration::from_secs(2)).await.map_err(|e| e.to_string())?;
+    let response = http::get(&target.addr, "/stats", Duration::from_secs(2))
+        .await
+        .map_err(|e| e.to_string())?;
     if response.status != 200 {
         return Err(format!("/stats answered {}", response.status));
     }
-    serde_json::from_slice(&response.body)
-        .map_err(|e| format!("/stats is not the protocol's counters object: {e}: {}", String::from_utf8_lossy(&response.body)))
+    serde_json::from_slice(&response.body).map_err(|e| {
+        format!(
+            "/stats is not the protocol's counters object: {e}: {}",
+            String::from_utf8_lossy(&response.body)
+        )
+    })
 }
 
 fn health(ctx: &Context) -> CheckFuture<'_> {
     Box::pin(async move {
         let timeout = Duration::from_secs(2);
-        let ok = http::get(&ctx.target.addr, "/health", timeout).await.map_err(|e| e.to_string())?;
+        let ok = http::get(&ctx.target.addr, "/health", timeout)
+            .await
+            .map_err(|e| e.to_string())?;
         if ok.status != 200 {
             return Err(format!("/health answered {}", ok.status));
         }
-        let missing = http::get(&ctx.target.addr, "/no-such-path", timeout).await.map_err(|e| e.to_string())?;
+        let missing = http::get(&ctx.target.addr, "/no-such-path", timeout)
+            .await
+            .map_err(|e| e.to_string())?;
         if missing.status != 404 {
-            return Err(format!("/no-such-path answered {} instead of 404", missing.status));
+            return Err(format!(
+                "/no-such-path answered {} instead of 404",
+                missing.status
+            ));
         }
         Ok("/health 200, /no-such-path 404".into())
     })
@@ -79,11 +147,17 @@ fn stats_counters(ctx: &Context) -> CheckFuture<'_> {
             a.send_chat(&format!("stats-{i}"), Some(rand_ts())).await?;
         }
         for i in 0..3 {
-            b.expect(&format!("chat stats-{i}"), chat_from(&a.user.clone(), &format!("stats-{i}"))).await?;
+            b.expect(
+                &format!("chat stats-{i}"),
+                chat_from(&a.user.clone(), &format!("stats-{i}")),
+            )
+            .await?;
         }
         a.send_text("{not json").await?;
         a.alive().await?;
-        a.ws.send(Message::binary(vec![1u8, 2, 3])).await.map_err(|e| e.to_string())?;
+        a.ws.send(Message::binary(vec![1u8, 2, 3]))
+            .await
+            .map_err(|e| e.to_string())?;
         a.alive().await?;
         // 2 joins + 3 chats + 1 malformed + 2 pings + 1 binary frame.
         let expected = [
@@ -106,19 +180,24 @@ fn stats_counters(ctx: &Context) -> CheckFuture<'_> {
                     let got = counter(&after, name) as i64 - counter(&before, name) as i64;
                     (got != *want).then(|| format!("{name} moved by {got}, expected {want}"))
                 })
-                .chain((after.connections_current != before.connections_current + 2).then(|| {
-                    format!(
-                        "connections_current is {}, expected {} (+2 open)",
-                        after.connections_current,
-                        before.connections_current + 2
-                    )
-                }))
-                .chain((after.dropped_ratelimit != after.chat_in.saturating_sub(after.chat_accepted)).then(|| {
-                    format!(
-                        "dropped_ratelimit {} != chat_in {} - chat_accepted {}",
-                        after.dropped_ratelimit, after.chat_in, after.chat_accepted
-                    )
-                }))
+                .chain(
+                    (after.connections_current != before.connections_current + 2).then(|| {
+                        format!(
+                            "connections_current is {}, expected {} (+2 open)",
+                            after.connections_current,
+                            before.connections_current + 2
+                        )
+                    }),
+                )
+                .chain(
+                    (after.dropped_ratelimit != after.chat_in.saturating_sub(after.chat_accepted))
+                        .then(|| {
+                            format!(
+                                "dropped_ratelimit {} != chat_in {} - chat_accepted {}",
+                                after.dropped_ratelimit, after.chat_in, after.chat_accepted
+                            )
+                        }),
+                )
                 .collect();
             if wrong.is_empty() || Instant::now() > deadline {
                 break wrong;
@@ -143,7 +222,10 @@ fn stats_counters(ctx: &Context) -> CheckFuture<'_> {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        Ok(format!("server {:?}: 9 counters moved exactly; connections_current returned to {}", before.server, before.connections_current))
+        Ok(format!(
+            "server {:?}: 9 counters moved exactly; connections_current returned to {}",
+            before.server, before.connections_current
+        ))
     })
 }
 
@@ -167,11 +249,17 @@ fn join_ack(ctx: &Context) -> CheckFuture<'_> {
         let mut a = Member::join(&ctx.target, ctx.user("join", "a")).await?;
         let n = a.online_at_join.unwrap_or(0);
         if n < 1 {
-            return Err(format!("the joiner's acknowledgement says online {n}; it must count the joiner"));
+            return Err(format!(
+                "the joiner's acknowledgement says online {n}; it must count the joiner"
+            ));
         }
         let b = Member::join(&ctx.target, ctx.user("join", "b")).await?;
         let b_user = b.user.clone();
-        let seen = a.expect("b's join", |m| is(m, "join") && m["user"] == b_user.as_str()).await?;
+        let seen = a
+            .expect("b's join", |m| {
+                is(m, "join") && m["user"] == b_user.as_str()
+            })
+            .await?;
         let online = seen["online"].as_u64();
         if online != Some(n + 1) || b.online_at_join != Some(n + 1) {
             return Err(format!(
@@ -195,7 +283,9 @@ fn chat_broadcast(ctx: &Context) -> CheckFuture<'_> {
         let ts = rand_ts();
         a.send_chat("hello from a", Some(ts)).await?;
         for m in [&mut b, &mut c] {
-            let got = m.expect("a's chat", chat_from(&a.user.clone(), "hello from a")).await?;
+            let got = m
+                .expect("a's chat", chat_from(&a.user.clone(), "hello from a"))
+                .await?;
             if got["room"] != "public" {
                 return Err(format!("{} got the chat with room {}", m.user, got["room"]));
             }
@@ -204,15 +294,26 @@ fn chat_broadcast(ctx: &Context) -> CheckFuture<'_> {
             }
         }
         let a_user = a.user.clone();
-        a.quiet(QUIET, "its own chat (the sender must not receive it)", |m| is(m, "chat") && m["user"] == a_user.as_str())
-            .await?;
+        a.quiet(
+            QUIET,
+            "its own chat (the sender must not receive it)",
+            |m| is(m, "chat") && m["user"] == a_user.as_str(),
+        )
+        .await?;
         a.send_chat("no ts", None).await?;
-        let got = b.expect("a's chat without ts", chat_from(&a.user.clone(), "no ts")).await?;
+        let got = b
+            .expect("a's chat without ts", chat_from(&a.user.clone(), "no ts"))
+            .await?;
         if got.get("ts").is_some_and(|ts| !ts.is_null()) {
-            return Err(format!("a chat without ts was broadcast with ts {}", got["ts"]));
+            return Err(format!(
+                "a chat without ts was broadcast with ts {}",
+                got["ts"]
+            ));
         }
         close_all(vec![a, b, c]).await;
-        Ok(format!("2 recipients got it with ts {ts}; the sender did not"))
+        Ok(format!(
+            "2 recipients got it with ts {ts}; the sender did not"
+        ))
     })
 }
 
@@ -221,7 +322,10 @@ fn ping_pong(ctx: &Context) -> CheckFuture<'_> {
         let mut p = Member::connect(&ctx.target, ctx.user("ping", "p")).await?;
         p.alive().await?;
         p.send_json(&json!({"type": "ping", "ts": 42.5})).await?;
-        p.expect("pong with ts 42.5", |m| is(m, "pong") && m["ts"].as_f64() == Some(42.5)).await?;
+        p.expect("pong with ts 42.5", |m| {
+            is(m, "pong") && m["ts"].as_f64() == Some(42.5)
+        })
+        .await?;
         p.close().await;
         Ok("pong echoed ts, before join".into())
     })
@@ -234,17 +338,31 @@ fn leave(ctx: &Context) -> CheckFuture<'_> {
         let online_with_both = b.online_at_join.unwrap_or(0);
         a.send_json(&json!({"type": "leave"})).await?;
         let a_user = a.user.clone();
-        let got = b.expect("a's leave", |m| is(m, "leave") && m["user"] == a_user.as_str()).await?;
+        let got = b
+            .expect("a's leave", |m| {
+                is(m, "leave") && m["user"] == a_user.as_str()
+            })
+            .await?;
         if got["room"] != "public" || got["online"].as_u64().is_none_or(|n| n >= online_with_both) {
-            return Err(format!("leave broadcast {got} should have room public and online below {online_with_both}"));
+            return Err(format!(
+                "leave broadcast {got} should have room public and online below {online_with_both}"
+            ));
         }
         let code = a.expect_close(Duration::from_secs(2)).await?;
         if code != Some(1000) {
-            return Err(format!("after leave the server closed with {}, expected 1000", code_text(code)));
+            return Err(format!(
+                "after leave the server closed with {}, expected 1000",
+                code_text(code)
+            ));
         }
-        a.quiet(Duration::from_millis(50), "more", |_| true).await.ok();
+        a.quiet(Duration::from_millis(50), "more", |_| true)
+            .await
+            .ok();
         b.close().await;
-        Ok(format!("b saw leave with online {}; a closed with 1000", got["online"]))
+        Ok(format!(
+            "b saw leave with online {}; a closed with 1000",
+            got["online"]
+        ))
     })
 }
 
@@ -255,7 +373,10 @@ fn disconnect_is_leave(ctx: &Context) -> CheckFuture<'_> {
         let a_user = a.user.clone();
         // Dropping the stream closes TCP without a close frame.
         drop(a);
-        b.expect("a leave after a's disconnect", |m| is(m, "leave") && m["user"] == a_user.as_str()).await?;
+        b.expect("a leave after a's disconnect", |m| {
+            is(m, "leave") && m["user"] == a_user.as_str()
+        })
+        .await?;
         b.close().await;
         Ok("an abrupt disconnect was broadcast as leave".into())
     })
@@ -278,9 +399,14 @@ fn chat_before_join(ctx: &Context) -> CheckFuture<'_> {
         c.alive().await?;
         c.send_json(&json!({"type": "leave"})).await?;
         c.alive().await?;
-        b.quiet(QUIET, "a chat or leave from a member that never joined", |m| {
-            (is(m, "chat") && m["text"] == "before join") || (is(m, "leave") && m["user"].as_str().is_none_or(|u| u.contains("-early-c")))
-        })
+        b.quiet(
+            QUIET,
+            "a chat or leave from a member that never joined",
+            |m| {
+                (is(m, "chat") && m["text"] == "before join")
+                    || (is(m, "leave") && m["user"].as_str().is_none_or(|u| u.contains("-early-c")))
+            },
+        )
         .await?;
         close_all(vec![b, c]).await;
         Ok("ignored; the connection stayed open".into())
@@ -295,28 +421,55 @@ fn invalid_input(ctx: &Context) -> CheckFuture<'_> {
         let cases: Vec<(&str, Message)> = vec![
             ("malformed JSON", Message::text("{not json")),
             ("a JSON array", Message::text("[1,2]")),
-            ("a missing type", Message::text(r#"{"room":"public","text":"bad-1"}"#)),
-            ("an unknown type", Message::text(r#"{"type":"shout","room":"public","text":"bad-2"}"#)),
-            ("a wrong room", Message::text(r#"{"type":"chat","room":"lobby","text":"bad-3"}"#)),
-            ("a text that is not a string", Message::text(r#"{"type":"chat","room":"public","text":7}"#)),
-            ("a ts that is not a number", Message::text(r#"{"type":"chat","room":"public","text":"bad-4","ts":"x"}"#)),
-            ("a binary frame", Message::binary(br#"{"type":"chat","room":"public","text":"bad-5"}"#.to_vec())),
+            (
+                "a missing type",
+                Message::text(r#"{"room":"public","text":"bad-1"}"#),
+            ),
+            (
+                "an unknown type",
+                Message::text(r#"{"type":"shout","room":"public","text":"bad-2"}"#),
+            ),
+            (
+                "a wrong room",
+                Message::text(r#"{"type":"chat","room":"lobby","text":"bad-3"}"#),
+            ),
+            (
+                "a text that is not a string",
+                Message::text(r#"{"type":"chat","room":"public","text":7}"#),
+            ),
+            (
+                "a ts that is not a number",
+                Message::text(r#"{"type":"chat","room":"public","text":"bad-4","ts":"x"}"#),
+            ),
+            (
+                "a binary frame",
+                Message::binary(br#"{"type":"chat","room":"public","text":"bad-5"}"#.to_vec()),
+            ),
         ];
         for (what, message) in cases {
-            a.ws.send(message).await.map_err(|e| format!("sending {what}: {e}"))?;
+            a.ws.send(message)
+                .await
+                .map_err(|e| format!("sending {what}: {e}"))?;
             a.alive().await.map_err(|e| format!("after {what}: {e}"))?;
         }
         // A second connection tries to join with an over-long name: refused, still open.
         let mut c = Member::connect(&ctx.target, long_user.clone()).await?;
-        c.send_json(&json!({"type": "join", "room": "public", "user": long_user})).await?;
-        c.alive().await.map_err(|e| format!("after a 65-character user name: {e}"))?;
+        c.send_json(&json!({"type": "join", "room": "public", "user": long_user}))
+            .await?;
+        c.alive()
+            .await
+            .map_err(|e| format!("after a 65-character user name: {e}"))?;
         b.quiet(QUIET, "a broadcast caused by invalid input", |m| {
             (is(m, "chat") && m["text"].as_str().is_none_or(|t| t.starts_with("bad-")))
                 || (is(m, "join") && m["user"] == long_user.as_str())
         })
         .await?;
         a.send_chat("still here", None).await?;
-        b.expect("a valid chat after the invalid ones", chat_from(&a.user.clone(), "still here")).await?;
+        b.expect(
+            "a valid chat after the invalid ones",
+            chat_from(&a.user.clone(), "still here"),
+        )
+        .await?;
         close_all(vec![a, b, c]).await;
         Ok("9 kinds of invalid input ignored; the connection stayed open and joined".into())
     })
@@ -329,13 +482,20 @@ fn size_limit(ctx: &Context) -> CheckFuture<'_> {
         let exact = padded_chat(4096, "max");
         a.send_text(exact).await?;
         let a_user = a.user.clone();
-        b.expect("a 4096-byte chat", |m| is(m, "chat") && m["user"] == a_user.as_str() && m["text"].as_str().is_some_and(|t| t.starts_with("max")))
-            .await
-            .map_err(|e| format!("a message of exactly 4096 bytes must pass: {e}"))?;
+        b.expect("a 4096-byte chat", |m| {
+            is(m, "chat")
+                && m["user"] == a_user.as_str()
+                && m["text"].as_str().is_some_and(|t| t.starts_with("max"))
+        })
+        .await
+        .map_err(|e| format!("a message of exactly 4096 bytes must pass: {e}"))?;
         a.send_text(padded_chat(4097, "over")).await?;
         let code = a.expect_close(Duration::from_secs(2)).await?;
         if code != Some(1009) {
-            return Err(format!("a 4097-byte message closed with {}, expected 1009", code_text(code)));
+            return Err(format!(
+                "a 4097-byte message closed with {}, expected 1009",
+                code_text(code)
+            ));
         }
         b.close().await;
         Ok("4096 bytes delivered; 4097 bytes closed with 1009".into())
@@ -346,7 +506,10 @@ fn size_limit(ctx: &Context) -> CheckFuture<'_> {
 fn padded_chat(len: usize, prefix: &str) -> String {
     let shell = format!(r#"{{"type":"chat","room":"public","text":"{prefix}"}}"#);
     let pad = len.saturating_sub(shell.len());
-    let text = format!(r#"{{"type":"chat","room":"public","text":"{prefix}{}"}}"#, "x".repeat(pad));
+    let text = format!(
+        r#"{{"type":"chat","room":"public","text":"{prefix}{}"}}"#,
+        "x".repeat(pad)
+    );
     debug_assert_eq!(text.len(), len);
     text
 }
@@ -361,7 +524,9 @@ fn rate_limit(ctx: &Context) -> CheckFuture<'_> {
         let started = Instant::now();
         for i in 0..30 {
             let chat = json!({"type": "chat", "room": "public", "text": format!("burst-{i}")});
-            a.ws.feed(Message::text(chat.to_string())).await.map_err(|e| e.to_string())?;
+            a.ws.feed(Message::text(chat.to_string()))
+                .await
+                .map_err(|e| e.to_string())?;
         }
         a.ws.flush().await.map_err(|e| e.to_string())?;
         let burst_s = started.elapsed().as_secs_f64();
@@ -380,25 +545,42 @@ fn rate_limit(ctx: &Context) -> CheckFuture<'_> {
         let paced = texts.iter().filter(|t| t.starts_with("paced-")).count();
         let burst_max = 10 + (10.0 * (burst_s + 0.1)).ceil() as usize;
         if !(10..=burst_max).contains(&burst) {
-            return Err(format!("a burst of 30 sent in {:.0} ms delivered {burst}; expected 10 to {burst_max}", burst_s * 1000.0));
+            return Err(format!(
+                "a burst of 30 sent in {:.0} ms delivered {burst}; expected 10 to {burst_max}",
+                burst_s * 1000.0
+            ));
         }
         // Refill over the paced phase, give or take the timing of its first and last chat.
         let expected = 10.0 * paced_s;
-        let (low, high) = ((expected - 5.0).max(1.0) as usize, (expected + 5.0) as usize);
+        let (low, high) = (
+            (expected - 5.0).max(1.0) as usize,
+            (expected + 5.0) as usize,
+        );
         if !(low..=high).contains(&paced) {
-            return Err(format!("40 chats at 20/s over {paced_s:.2} s delivered {paced}; expected {low} to {high} (10/s)"));
+            return Err(format!(
+                "40 chats at 20/s over {paced_s:.2} s delivered {paced}; expected {low} to {high} (10/s)"
+            ));
         }
-        Ok(format!("burst of 30 delivered {burst}; 40 at 20/s over {paced_s:.1} s delivered {paced}"))
+        Ok(format!(
+            "burst of 30 delivered {burst}; 40 at 20/s over {paced_s:.1} s delivered {paced}"
+        ))
     })
 }
 
 /// Collects the texts of chats from `from` until a pong-less quiet period of `max` ends.
-async fn count_chats(mut member: Member, from: String, max: Duration) -> Result<Vec<String>, String> {
+async fn count_chats(
+    mut member: Member,
+    from: String,
+    max: Duration,
+) -> Result<Vec<String>, String> {
     let deadline = Instant::now() + max;
     let mut texts = Vec::new();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        match member.next_event(left.min(Duration::from_millis(1500))).await {
+        match member
+            .next_event(left.min(Duration::from_millis(1500)))
+            .await
+        {
             Some(Event::Json(m)) if is(&m, "chat") && m["user"] == from.as_str() => {
                 texts.push(m["text"].as_str().unwrap_or_default().to_string());
             }
@@ -415,7 +597,8 @@ async fn count_chats(mut member: Member, from: String, max: Duration) -> Result<
 fn many_members(ctx: &Context) -> CheckFuture<'_> {
     Box::pin(async move {
         const MEMBERS: usize = 200;
-        let joins = (0..MEMBERS).map(|i| Member::join(&ctx.target, ctx.user("many", &i.to_string())));
+        let joins =
+            (0..MEMBERS).map(|i| Member::join(&ctx.target, ctx.user("many", &i.to_string())));
         let mut members = Vec::with_capacity(MEMBERS);
         for joined in futures_util::future::join_all(joins).await {
             members.push(joined.map_err(|e| format!("joining 200 at once: {e}"))?);
@@ -426,15 +609,28 @@ fn many_members(ctx: &Context) -> CheckFuture<'_> {
         let receipts = members.into_iter().map(|mut m| {
             let from = sender_user.clone();
             async move {
-                let got = m.expect_within("the broadcast", Duration::from_secs(5), chat_from(&from, "to all 199")).await;
+                let got = m
+                    .expect_within(
+                        "the broadcast",
+                        Duration::from_secs(5),
+                        chat_from(&from, "to all 199"),
+                    )
+                    .await;
                 m.close().await;
                 got.is_ok()
             }
         });
-        let received = futures_util::future::join_all(receipts).await.into_iter().filter(|ok| *ok).count();
+        let received = futures_util::future::join_all(receipts)
+            .await
+            .into_iter()
+            .filter(|ok| *ok)
+            .count();
         sender.close().await;
         if received != MEMBERS - 1 {
-            return Err(format!("{received} of {} members received the broadcast", MEMBERS - 1));
+            return Err(format!(
+                "{received} of {} members received the broadcast",
+                MEMBERS - 1
+            ));
         }
         Ok(format!("all {received} other members received it"))
     })
@@ -453,14 +649,22 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
         let before = read_stats(t).await.ok();
 
         // The slow member joins, then never reads again.
-        let mut slow = Member { ws: client::connect(t, Some(4096)).await?, user: ctx.user("slow", "sleeper"), online_at_join: None };
+        let mut slow = Member {
+            ws: client::connect(t, Some(4096)).await?,
+            user: ctx.user("slow", "sleeper"),
+            online_at_join: None,
+        };
         slow.send_join().await?;
         let mut reader = Member::join(t, ctx.user("slow", "reader")).await?;
 
         let padding = "p".repeat(3800);
         let mut senders = Vec::new();
         for i in 0..SENDERS {
-            let mut sender = Member { ws: client::connect(t, Some(4096)).await?, user: ctx.user("slow", &format!("s{i}")), online_at_join: None };
+            let mut sender = Member {
+                ws: client::connect(t, Some(4096)).await?,
+                user: ctx.user("slow", &format!("s{i}")),
+                online_at_join: None,
+            };
             sender.send_join().await?;
             senders.push(sender);
         }
@@ -490,7 +694,10 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_secs(3)).await;
                 let started = Instant::now();
-                let ok = http::get(&addr, "/health", Duration::from_secs(1)).await.map(|r| r.status == 200).unwrap_or(false);
+                let ok = http::get(&addr, "/health", Duration::from_secs(1))
+                    .await
+                    .map(|r| r.status == 200)
+                    .unwrap_or(false);
                 (ok, started.elapsed())
             })
         };
@@ -501,14 +708,21 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
         let deadline = Instant::now() + PERIOD * CHATS_EACH as u32 + Duration::from_secs(4);
         while received < expected_total && Instant::now() < deadline {
             match reader.next_event(Duration::from_millis(1500)).await {
-                Some(Event::Json(m)) if is(&m, "chat") && m["text"].as_str().is_some_and(|t| t.starts_with("slow-")) => {
+                Some(Event::Json(m))
+                    if is(&m, "chat")
+                        && m["text"].as_str().is_some_and(|t| t.starts_with("slow-")) =>
+                {
                     received += 1;
                     if let Some(ts) = m["ts"].as_f64() {
                         worst_ms = worst_ms.max(now_ms() - ts);
                     }
                 }
-                Some(Event::Closed(code)) => return Err(format!("the reader was closed ({})", code_text(code))),
-                Some(Event::Gone(why)) => return Err(format!("the reader lost its connection: {why}")),
+                Some(Event::Closed(code)) => {
+                    return Err(format!("the reader was closed ({})", code_text(code)));
+                }
+                Some(Event::Gone(why)) => {
+                    return Err(format!("the reader lost its connection: {why}"));
+                }
                 None if sent.load(Ordering::Relaxed) >= expected_total => break,
                 _ => {}
             }
@@ -524,13 +738,19 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
 
         let sent = sent.load(Ordering::Relaxed);
         if received < sent {
-            return Err(format!("the reader received {received} of {sent} chats while the others slept"));
+            return Err(format!(
+                "the reader received {received} of {sent} chats while the others slept"
+            ));
         }
         if worst_ms > 1000.0 {
-            return Err(format!("the reader's worst latency was {worst_ms:.0} ms (limit 1000 ms) while the others slept"));
+            return Err(format!(
+                "the reader's worst latency was {worst_ms:.0} ms (limit 1000 ms) while the others slept"
+            ));
         }
         if !healthy {
-            return Err(format!("/health did not answer 200 within 1 s during the flood ({health_took:?})"));
+            return Err(format!(
+                "/health did not answer 200 within 1 s during the flood ({health_took:?})"
+            ));
         }
         let dropped = match (before, after) {
             (Some(b), Some(a)) => Some(a.dropped_slow.saturating_sub(b.dropped_slow)),

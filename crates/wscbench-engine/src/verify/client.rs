@@ -33,22 +33,33 @@ pub enum Event {
 /// Opens a WebSocket to the target. `recv_buffer` shrinks the socket's receive buffer
 /// (the slow-consumer check uses it to make back-pressure reach the server quickly).
 pub async fn connect(target: &Target, recv_buffer: Option<u32>) -> Result<Ws, String> {
-    let addr: std::net::SocketAddr =
-        target.addr.parse().map_err(|e| format!("bad address {}: {e}", target.addr))?;
-    let socket = if addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }
-        .map_err(|e| format!("socket: {e}"))?;
+    let addr: std::net::SocketAddr = target
+        .addr
+        .parse()
+        .map_err(|e| format!("bad address {}: {e}", target.addr))?;
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()
+    } else {
+        TcpSocket::new_v6()
+    }
+    .map_err(|e| format!("socket: {e}"))?;
     if let Some(size) = recv_buffer {
-        socket.set_recv_buffer_size(size).map_err(|e| format!("SO_RCVBUF: {e}"))?;
+        socket
+            .set_recv_buffer_size(size)
+            .map_err(|e| format!("SO_RCVBUF: {e}"))?;
     }
     let stream = tokio::time::timeout(EXPECT_TIMEOUT, socket.connect(addr))
         .await
         .map_err(|_| format!("connect to {addr} timed out"))?
         .map_err(|e| format!("connect to {addr}: {e}"))?;
     stream.set_nodelay(true).ok();
-    let (ws, _) = tokio::time::timeout(EXPECT_TIMEOUT, tokio_tungstenite::client_async(target.ws_url.as_str(), stream))
-        .await
-        .map_err(|_| "WebSocket upgrade timed out".to_string())?
-        .map_err(|e| format!("WebSocket upgrade: {e}"))?;
+    let (ws, _) = tokio::time::timeout(
+        EXPECT_TIMEOUT,
+        tokio_tungstenite::client_async(target.ws_url.as_str(), stream),
+    )
+    .await
+    .map_err(|_| "WebSocket upgrade timed out".to_string())?
+    .map_err(|e| format!("WebSocket upgrade: {e}"))?;
     Ok(ws)
 }
 
@@ -63,7 +74,11 @@ pub struct Member {
 impl Member {
     /// Connects without joining.
     pub async fn connect(target: &Target, user: impl Into<String>) -> Result<Self, String> {
-        Ok(Self { ws: connect(target, None).await?, user: user.into(), online_at_join: None })
+        Ok(Self {
+            ws: connect(target, None).await?,
+            user: user.into(),
+            online_at_join: None,
+        })
     }
 
     /// Connects, joins, and waits for this member's own join acknowledgement.
@@ -75,16 +90,25 @@ impl Member {
 
     /// Sends the join and waits for the acknowledgement.
     pub async fn send_join(&mut self) -> Result<(), String> {
-        self.send_json(&json!({"type": "join", "room": "public", "user": self.user})).await?;
+        self.send_json(&json!({"type": "join", "room": "public", "user": self.user}))
+            .await?;
         let user = self.user.clone();
         let ack = self
-            .expect(&format!("join acknowledgement for {user}"), |m| is(m, "join") && m["user"] == user.as_str())
+            .expect(&format!("join acknowledgement for {user}"), |m| {
+                is(m, "join") && m["user"] == user.as_str()
+            })
             .await?;
         if ack["room"] != "public" {
-            return Err(format!("join acknowledgement has room {} instead of \"public\"", ack["room"]));
+            return Err(format!(
+                "join acknowledgement has room {} instead of \"public\"",
+                ack["room"]
+            ));
         }
-        self.online_at_join =
-            Some(ack["online"].as_u64().ok_or_else(|| format!("join acknowledgement lacks an integer online: {ack}"))?);
+        self.online_at_join = Some(
+            ack["online"]
+                .as_u64()
+                .ok_or_else(|| format!("join acknowledgement lacks an integer online: {ack}"))?,
+        );
         Ok(())
     }
 
@@ -93,7 +117,10 @@ impl Member {
     }
 
     pub async fn send_text(&mut self, text: impl Into<String>) -> Result<(), String> {
-        self.ws.send(Message::text(text.into())).await.map_err(|e| format!("{}: send failed: {e}", self.user))
+        self.ws
+            .send(Message::text(text.into()))
+            .await
+            .map_err(|e| format!("{}: send failed: {e}", self.user))
     }
 
     pub async fn send_chat(&mut self, text: &str, ts: Option<f64>) -> Result<(), String> {
@@ -110,7 +137,11 @@ impl Member {
     }
 
     /// Waits for a JSON message matching `pred`, skipping others. Fails on close or timeout.
-    pub async fn expect(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Result<Value, String> {
+    pub async fn expect(
+        &mut self,
+        what: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Result<Value, String> {
         self.expect_within(what, EXPECT_TIMEOUT, pred).await
     }
 
@@ -127,16 +158,30 @@ impl Member {
                 None => return Err(format!("{}: no {what} within {timeout:?}", self.user)),
                 Some(Event::Json(m)) if pred(&m) => return Ok(m),
                 Some(Event::Closed(code)) => {
-                    return Err(format!("{}: connection closed ({}) while waiting for {what}", self.user, code_text(code)));
+                    return Err(format!(
+                        "{}: connection closed ({}) while waiting for {what}",
+                        self.user,
+                        code_text(code)
+                    ));
                 }
-                Some(Event::Gone(why)) => return Err(format!("{}: connection lost ({why}) while waiting for {what}", self.user)),
+                Some(Event::Gone(why)) => {
+                    return Err(format!(
+                        "{}: connection lost ({why}) while waiting for {what}",
+                        self.user
+                    ));
+                }
                 Some(_) => {}
             }
         }
     }
 
     /// Fails if a JSON message matching `pred` arrives within `window`, or the connection closes.
-    pub async fn quiet(&mut self, window: Duration, what: &str, pred: impl Fn(&Value) -> bool) -> Result<(), String> {
+    pub async fn quiet(
+        &mut self,
+        window: Duration,
+        what: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Result<(), String> {
         let deadline = Instant::now() + window;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -145,9 +190,19 @@ impl Member {
             }
             match self.next_event(left).await {
                 None => return Ok(()),
-                Some(Event::Json(m)) if pred(&m) => return Err(format!("{} received {what}: {m}", self.user)),
-                Some(Event::Closed(code)) => return Err(format!("{}: connection closed ({})", self.user, code_text(code))),
-                Some(Event::Gone(why)) => return Err(format!("{}: connection lost ({why})", self.user)),
+                Some(Event::Json(m)) if pred(&m) => {
+                    return Err(format!("{} received {what}: {m}", self.user));
+                }
+                Some(Event::Closed(code)) => {
+                    return Err(format!(
+                        "{}: connection closed ({})",
+                        self.user,
+                        code_text(code)
+                    ));
+                }
+                Some(Event::Gone(why)) => {
+                    return Err(format!("{}: connection lost ({why})", self.user));
+                }
                 Some(_) => {}
             }
         }
@@ -157,9 +212,11 @@ impl Member {
     pub async fn alive(&mut self) -> Result<(), String> {
         let ts = rand_ts();
         self.send_json(&json!({"type": "ping", "ts": ts})).await?;
-        self.expect("pong (is the connection still served?)", |m| is(m, "pong") && m["ts"].as_f64() == Some(ts))
-            .await
-            .map(|_| ())
+        self.expect("pong (is the connection still served?)", |m| {
+            is(m, "pong") && m["ts"].as_f64() == Some(ts)
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Waits for the server's close frame and returns its code.
@@ -175,7 +232,12 @@ impl Member {
                     let _ = tokio::time::timeout(Duration::from_millis(500), self.ws.next()).await;
                     return Ok(code);
                 }
-                Some(Event::Gone(why)) => return Err(format!("{}: connection ended without a close frame ({why})", self.user)),
+                Some(Event::Gone(why)) => {
+                    return Err(format!(
+                        "{}: connection ended without a close frame ({why})",
+                        self.user
+                    ));
+                }
                 Some(_) => {}
             }
         }
@@ -183,8 +245,14 @@ impl Member {
 
     /// Starts the close handshake with 1000.
     pub async fn send_close(&mut self) -> Result<(), String> {
-        let frame = CloseFrame { code: CloseCode::Normal, reason: "bye".into() };
-        self.ws.close(Some(frame)).await.map_err(|e| format!("{}: sending close: {e}", self.user))
+        let frame = CloseFrame {
+            code: CloseCode::Normal,
+            reason: "bye".into(),
+        };
+        self.ws
+            .close(Some(frame))
+            .await
+            .map_err(|e| format!("{}: sending close: {e}", self.user))
     }
 
     /// Closes politely and does not wait long: used for clean-up between checks.
@@ -227,11 +295,18 @@ pub fn code_text(code: Option<u16>) -> String {
 
 /// A `ts` with a fractional part, so a server that rounds or truncates it is caught.
 pub fn rand_ts() -> f64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
     (nanos / 1_000_000) as f64 + 0.25
 }
 
 /// Milliseconds since the Unix epoch, the clock `ts` is written in.
 pub fn now_ms() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs_f64() * 1000.0
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
+        * 1000.0
 }

@@ -39,7 +39,9 @@ pub struct BadUrl {
 impl Target {
     /// Parses `ws://host:port/ws`. Only plain `ws://` is supported: the servers speak no TLS.
     pub fn from_url(url: &str) -> Result<Self, BadUrl> {
-        let bad = || BadUrl { url: url.to_string() };
+        let bad = || BadUrl {
+            url: url.to_string(),
+        };
         let rest = url.strip_prefix("ws://").ok_or_else(bad)?;
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
@@ -49,13 +51,23 @@ impl Target {
         if host.is_empty() || port.parse::<u16>().is_err() {
             return Err(bad());
         }
-        let host = if host == "localhost" { "127.0.0.1" } else { host };
-        Ok(Self { addr: format!("{host}:{port}"), ws_url: format!("ws://{host}:{port}{path}") })
+        let host = if host == "localhost" {
+            "127.0.0.1"
+        } else {
+            host
+        };
+        Ok(Self {
+            addr: format!("{host}:{port}"),
+            ws_url: format!("ws://{host}:{port}{path}"),
+        })
     }
 
     /// The target of a server listening on `127.0.0.1:port`.
     pub fn loopback(port: u16) -> Self {
-        Self { addr: format!("127.0.0.1:{port}"), ws_url: format!("ws://127.0.0.1:{port}/ws") }
+        Self {
+            addr: format!("127.0.0.1:{port}"),
+            ws_url: format!("ws://127.0.0.1:{port}/ws"),
+        }
     }
 }
 
@@ -91,7 +103,11 @@ impl VerifyReport {
 
     /// Names of the failed checks.
     pub fn failed(&self) -> Vec<&'static str> {
-        self.checks.iter().filter(|c| !c.passed).map(|c| c.name).collect()
+        self.checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.name)
+            .collect()
     }
 }
 
@@ -115,7 +131,10 @@ pub struct Context {
 impl Context {
     /// A user name unique to this verification, e.g. `v7f3a1-chat-alice` (at most 64 characters).
     pub fn user(&self, check: &str, role: &str) -> String {
-        format!("v{}-{check}-{role}", self.nonce).chars().take(64).collect()
+        format!("v{}-{check}-{role}", self.nonce)
+            .chars()
+            .take(64)
+            .collect()
     }
 }
 
@@ -144,15 +163,30 @@ pub const QUICK_CHECKS: &[&str] = &[
 const CHECK_TIMEOUT: Duration = Duration::from_secs(40);
 
 /// Runs every check (or those named in `only`) against `target`, reporting each as it finishes.
-pub async fn verify(target: &Target, only: &[String], mut on_check: impl FnMut(&CheckResult)) -> VerifyReport {
-    let nonce = format!("{:x}", std::process::id() ^ (Instant::now().elapsed().subsec_nanos() ^ rand_seed()));
-    let ctx = Context { target: target.clone(), nonce: nonce.chars().take(6).collect() };
+pub async fn verify(
+    target: &Target,
+    only: &[String],
+    mut on_check: impl FnMut(&CheckResult),
+) -> VerifyReport {
+    let nonce = format!(
+        "{:x}",
+        std::process::id() ^ (Instant::now().elapsed().subsec_nanos() ^ rand_seed())
+    );
+    let ctx = Context {
+        target: target.clone(),
+        nonce: nonce.chars().take(6).collect(),
+    };
     let mut results = Vec::new();
-    for check in all_checks().iter().filter(|c| only.is_empty() || only.iter().any(|o| o == c.name)) {
+    for check in all_checks()
+        .iter()
+        .filter(|c| only.is_empty() || only.iter().any(|o| o == c.name))
+    {
         let started = Instant::now();
         let outcome = match tokio::time::timeout(CHECK_TIMEOUT, (check.run)(&ctx)).await {
             Ok(outcome) => outcome,
-            Err(_) => Err(format!("the check did not finish within {CHECK_TIMEOUT:?} (server hung?)")),
+            Err(_) => Err(format!(
+                "the check did not finish within {CHECK_TIMEOUT:?} (server hung?)"
+            )),
         };
         let (passed, detail) = match outcome {
             Ok(detail) => (true, detail),
@@ -170,11 +204,17 @@ pub async fn verify(target: &Target, only: &[String], mut on_check: impl FnMut(&
         // Let the server finish tearing down this check's connections before the next one.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    VerifyReport { target: target.ws_url.clone(), checks: results }
+    VerifyReport {
+        target: target.ws_url.clone(),
+        checks: results,
+    }
 }
 
 fn rand_seed() -> u32 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -184,9 +224,21 @@ mod tests {
     #[test]
     fn targets_parse_from_ws_urls_only() {
         let t = Target::from_url("ws://localhost:8080/ws").unwrap();
-        assert_eq!((t.addr.as_str(), t.ws_url.as_str()), ("127.0.0.1:8080", "ws://127.0.0.1:8080/ws"));
-        assert_eq!(Target::from_url("ws://127.0.0.1:9").unwrap().ws_url, "ws://127.0.0.1:9/ws");
-        for bad in ["http://127.0.0.1:80/ws", "ws://127.0.0.1/ws", "ws://:80/ws", "ws://h:99999/ws", "wss://h:1/ws"] {
+        assert_eq!(
+            (t.addr.as_str(), t.ws_url.as_str()),
+            ("127.0.0.1:8080", "ws://127.0.0.1:8080/ws")
+        );
+        assert_eq!(
+            Target::from_url("ws://127.0.0.1:9").unwrap().ws_url,
+            "ws://127.0.0.1:9/ws"
+        );
+        for bad in [
+            "http://127.0.0.1:80/ws",
+            "ws://127.0.0.1/ws",
+            "ws://:80/ws",
+            "ws://h:99999/ws",
+            "wss://h:1/ws",
+        ] {
             assert!(Target::from_url(bad).is_err(), "{bad} should be refused");
         }
     }
@@ -211,23 +263,42 @@ pub async fn verify_shutdown(server: crate::local::LocalServer) -> CheckResult {
     let target = Target::loopback(server.port);
     let outcome = async {
         let mut member = client::Member::join(&target, "v-shutdown").await?;
-        let (stopped, closed) =
-            tokio::join!(server.stop(Duration::from_secs(3)), member.expect_close(Duration::from_secs(3)));
-        let took = stopped.exited_after.ok_or("the server did not exit within 3 s of SIGTERM")?;
+        let (stopped, closed) = tokio::join!(
+            server.stop(Duration::from_secs(3)),
+            member.expect_close(Duration::from_secs(3))
+        );
+        let took = stopped
+            .exited_after
+            .ok_or("the server did not exit within 3 s of SIGTERM")?;
         if took > Duration::from_secs(2) {
-            return Err(format!("the server took {took:?} to exit after SIGTERM (limit 2 s)"));
+            return Err(format!(
+                "the server took {took:?} to exit after SIGTERM (limit 2 s)"
+            ));
         }
         if stopped.exit_code != Some(0) {
-            return Err(format!("the server exited with {:?} after SIGTERM, expected 0", stopped.exit_code));
+            return Err(format!(
+                "the server exited with {:?} after SIGTERM, expected 0",
+                stopped.exit_code
+            ));
         }
         let code = closed?;
         if code != Some(1001) {
-            return Err(format!("the joined client was closed with {}, expected 1001", client::code_text(code)));
+            return Err(format!(
+                "the joined client was closed with {}, expected 1001",
+                client::code_text(code)
+            ));
         }
         let stats = stopped.final_stats().ok_or_else(|| {
-            format!("the last stdout line is not the final stats JSON: {:?}", stopped.last_line.unwrap_or_default())
+            format!(
+                "the last stdout line is not the final stats JSON: {:?}",
+                stopped.last_line.unwrap_or_default()
+            )
         })?;
-        Ok(format!("exit 0 after {} ms; client closed 1001; final stats report {} joins", took.as_millis(), stats.joins))
+        Ok(format!(
+            "exit 0 after {} ms; client closed 1001; final stats report {} joins",
+            took.as_millis(),
+            stats.joins
+        ))
     }
     .await;
     let (passed, detail) = match outcome {

@@ -18,14 +18,20 @@ pub async fn run(args: CleanArgs) -> Result<i32> {
     let filters = HashMap::from([("label", vec![LABEL])]);
     let images = engine
         .client()
-        .list_images(Some(ListImagesOptionsBuilder::new().filters(&filters).build()))
+        .list_images(Some(
+            ListImagesOptionsBuilder::new().filters(&filters).build(),
+        ))
         .await
         .context("listing images")?;
     let mut removed = 0;
     for image in images {
         engine
             .client()
-            .remove_image(&image.id, Some(RemoveImageOptionsBuilder::new().force(true).build()), None)
+            .remove_image(
+                &image.id,
+                Some(RemoveImageOptionsBuilder::new().force(true).build()),
+                None,
+            )
             .await
             .with_context(|| format!("removing image {}", image.repo_tags.join(", ")))?;
         removed += 1;

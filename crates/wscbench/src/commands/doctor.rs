@@ -15,9 +15,17 @@ fn tool(what: &'static str, program: &str, args: &[&str], remedy: &str) -> Findi
     match Command::new(program).args(args).output() {
         Ok(out) if out.status.success() => {
             let text = String::from_utf8_lossy(&out.stdout);
-            Finding { what, ok: true, detail: text.lines().next().unwrap_or_default().trim().to_string() }
+            Finding {
+                what,
+                ok: true,
+                detail: text.lines().next().unwrap_or_default().trim().to_string(),
+            }
         }
-        _ => Finding { what, ok: false, detail: format!("not found; {remedy}") },
+        _ => Finding {
+            what,
+            ok: false,
+            detail: format!("not found; {remedy}"),
+        },
     }
 }
 
@@ -34,31 +42,71 @@ pub async fn run(root: &Path) -> Result<i32> {
                     info.version, info.api_version, info.kernel, info.cpus, info.cgroup_version
                 ),
             }),
-            Err(e) => findings.push(Finding { what: "docker engine", ok: false, detail: e.to_string() }),
+            Err(e) => findings.push(Finding {
+                what: "docker engine",
+                ok: false,
+                detail: e.to_string(),
+            }),
         },
-        Err(e) => findings.push(Finding { what: "docker engine", ok: false, detail: format!("{e:#}") }),
+        Err(e) => findings.push(Finding {
+            what: "docker engine",
+            ok: false,
+            detail: format!("{e:#}"),
+        }),
     }
     findings.push(tool("go", "go", &["version"], "install Go 1.26"));
-    findings.push(tool("cargo", "cargo", &["--version"], "install Rust with rustup"));
-    findings.push(tool("zig", "python3", &["-m", "ziglang", "version"], &format!("{setup} (pip install ziglang==0.17.1)")));
+    findings.push(tool(
+        "cargo",
+        "cargo",
+        &["--version"],
+        "install Rust with rustup",
+    ));
+    findings.push(tool(
+        "zig",
+        "python3",
+        &["-m", "ziglang", "version"],
+        &format!("{setup} (pip install ziglang==0.17.1)"),
+    ));
     let k6 = super::k6_path();
-    findings.push(tool("k6", &k6.to_string_lossy(), &["version"], &format!("{setup} (builds k6 v1.8.1 into the cache)")));
+    findings.push(tool(
+        "k6",
+        &k6.to_string_lossy(),
+        &["version"],
+        &format!("{setup} (builds k6 v1.8.1 into the cache)"),
+    ));
     let lws = Path::new("/usr/lib/x86_64-linux-gnu/libwebsockets.a");
     findings.push(Finding {
         what: "libwebsockets",
         ok: lws.is_file(),
-        detail: if lws.is_file() { lws.display().to_string() } else { format!("no static library; {setup} (libwebsockets-dev)") },
+        detail: if lws.is_file() {
+            lws.display().to_string()
+        } else {
+            format!("no static library; {setup} (libwebsockets-dev)")
+        },
     });
     match super::discover(root) {
         Ok(servers) => findings.push(Finding {
             what: "servers",
             ok: !servers.is_empty(),
-            detail: servers.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", "),
+            detail: servers
+                .iter()
+                .map(|s| s.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
         }),
-        Err(e) => findings.push(Finding { what: "servers", ok: false, detail: format!("{e:#}") }),
+        Err(e) => findings.push(Finding {
+            what: "servers",
+            ok: false,
+            detail: format!("{e:#}"),
+        }),
     }
     for f in &findings {
-        println!("{} {:<14} {}", if f.ok { "ok     " } else { "MISSING" }, f.what, f.detail);
+        println!(
+            "{} {:<14} {}",
+            if f.ok { "ok     " } else { "MISSING" },
+            f.what,
+            f.detail
+        );
     }
     Ok(if findings.iter().all(|f| f.ok) { 0 } else { 1 })
 }

@@ -10,7 +10,10 @@ use wscbench_engine::memory;
 use crate::cli::IdleMemoryArgs;
 
 pub async fn run(root: &Path, args: IdleMemoryArgs) -> Result<i32> {
-    let selection = wscbench_engine::catalog::Selection { ids: args.servers.clone(), ..Default::default() };
+    let selection = wscbench_engine::catalog::Selection {
+        ids: args.servers.clone(),
+        ..Default::default()
+    };
     let servers = selection.apply(&super::discover(root)?)?;
     let mut readings = Vec::new();
     for server in &servers {
@@ -18,10 +21,15 @@ pub async fn run(root: &Path, args: IdleMemoryArgs) -> Result<i32> {
         let built = local::build(server).await?;
         let port = local::free_port()?;
         let mut process = LocalServer::spawn(&built.binary, port, false)?;
-        process.wait_healthy(Duration::from_secs(10)).await.with_context(|| format!("starting {}", server.id))?;
-        let reading = memory::measure(&process, args.clients, |p| eprintln!("  {}: {p}", server.id))
+        process
+            .wait_healthy(Duration::from_secs(10))
             .await
-            .with_context(|| format!("measuring {}", server.id))?;
+            .with_context(|| format!("starting {}", server.id))?;
+        let reading = memory::measure(&process, args.clients, |p| {
+            eprintln!("  {}: {p}", server.id)
+        })
+        .await
+        .with_context(|| format!("measuring {}", server.id))?;
         process.stop(Duration::from_secs(3)).await;
         if !args.json {
             println!(
@@ -30,14 +38,19 @@ pub async fn run(root: &Path, args: IdleMemoryArgs) -> Result<i32> {
                 mib(reading.before_bytes),
                 mib(reading.joined_bytes),
                 reading.clients,
-                (reading.joined_bytes.saturating_sub(reading.before_bytes)) as f64 / 1024.0 / reading.clients.max(1) as f64,
+                (reading.joined_bytes.saturating_sub(reading.before_bytes)) as f64
+                    / 1024.0
+                    / reading.clients.max(1) as f64,
                 mib(reading.after_bytes),
             );
         }
         readings.push((server.id.clone(), reading));
     }
     if args.json {
-        let json: Vec<_> = readings.iter().map(|(id, r)| serde_json::json!({"server": id, "rss": r})).collect();
+        let json: Vec<_> = readings
+            .iter()
+            .map(|(id, r)| serde_json::json!({"server": id, "rss": r}))
+            .collect();
         println!("{}", serde_json::to_string_pretty(&json)?);
     }
     Ok(0)

@@ -12,9 +12,15 @@ pub fn run(root: &Path) -> Result<i32> {
     }
     let width = servers.iter().map(|s| s.id.len()).max().unwrap_or(0);
     let tag_width = servers.iter().map(|s| s.tag.len()).max().unwrap_or(0);
-    println!("{:width$}  {:tag_width$}  {:4}  {:7}  FRAMEWORK", "ID", "TAG", "LANG", "PROFILE");
+    println!(
+        "{:width$}  {:tag_width$}  {:4}  {:7}  FRAMEWORK",
+        "ID", "TAG", "LANG", "PROFILE"
+    );
     for s in &servers {
-        println!("{:width$}  {:tag_width$}  {:4}  {:7}  {}", s.id, s.tag, s.language, s.profile, s.framework);
+        println!(
+            "{:width$}  {:tag_width$}  {:4}  {:7}  {}",
+            s.id, s.tag, s.language, s.profile, s.framework
+        );
     }
     Ok(0)
 }

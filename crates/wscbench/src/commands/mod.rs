@@ -40,12 +40,20 @@ pub fn k6_path() -> PathBuf {
         return cached;
     }
     std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join("k6")).find(|p| p.is_file()))
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|p| p.join("k6"))
+                .find(|p| p.is_file())
+        })
         .unwrap_or_else(|| PathBuf::from("k6"))
 }
 
 /// Builds (or reuses) the image of every server, printing one line each.
-pub async fn build_images(engine: &DockerEngine, servers: &[Server], rebuild: bool) -> Result<Vec<Image>> {
+pub async fn build_images(
+    engine: &DockerEngine,
+    servers: &[Server],
+    rebuild: bool,
+) -> Result<Vec<Image>> {
     let mut built = Vec::new();
     for server in servers {
         let started = Instant::now();
@@ -75,6 +83,10 @@ fn describe(image: &Image, started: Instant) -> String {
         started.elapsed().as_secs_f64(),
         image.binary_size_bytes as f64 / 1048576.0,
         image.image_size_bytes as f64 / 1048576.0,
-        image.version.as_ref().map(|v| format!(", {v}")).unwrap_or_default(),
+        image
+            .version
+            .as_ref()
+            .map(|v| format!(", {v}"))
+            .unwrap_or_default(),
     )
 }

@@ -11,9 +11,16 @@ use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport};
 use crate::cli::VerifyArgs;
 
 pub async fn run(root: &Path, args: VerifyArgs) -> Result<i32> {
-    let known: Vec<&str> = verify::all_checks().iter().map(|c| c.name).chain([verify::SHUTDOWN_CHECK]).collect();
+    let known: Vec<&str> = verify::all_checks()
+        .iter()
+        .map(|c| c.name)
+        .chain([verify::SHUTDOWN_CHECK])
+        .collect();
     if let Some(unknown) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
-        bail!("unknown check {unknown:?}; the checks are: {}", known.join(", "));
+        bail!(
+            "unknown check {unknown:?}; the checks are: {}",
+            known.join(", ")
+        );
     }
     let mut reports = Vec::new();
     if let Some(url) = &args.url {
@@ -21,7 +28,9 @@ pub async fn run(root: &Path, args: VerifyArgs) -> Result<i32> {
         reports.push(check(None, &target, &args, None).await);
     } else {
         if args.select.is_empty() && !args.all {
-            bail!("say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all");
+            bail!(
+                "say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all"
+            );
         }
         let servers = args.select.selection().apply(&super::discover(root)?)?;
         if args.binary.is_some() && servers.len() != 1 {
@@ -50,15 +59,27 @@ async fn verify_local(server: &Server, args: &VerifyArgs) -> Result<VerifyReport
     };
     let port = local::free_port()?;
     let mut process = LocalServer::spawn(&binary, port, args.server_logs)?;
-    process.wait_healthy(Duration::from_secs(10)).await.with_context(|| format!("starting {}", server.id))?;
+    process
+        .wait_healthy(Duration::from_secs(10))
+        .await
+        .with_context(|| format!("starting {}", server.id))?;
     let target = Target::loopback(port);
     Ok(check(Some(&server.id), &target, args, Some(process)).await)
 }
 
-async fn check(id: Option<&str>, target: &Target, args: &VerifyArgs, process: Option<LocalServer>) -> VerifyReport {
+async fn check(
+    id: Option<&str>,
+    target: &Target,
+    args: &VerifyArgs,
+    process: Option<LocalServer>,
+) -> VerifyReport {
     let quiet = args.json;
     if !quiet {
-        println!("verify {}{}", id.map(|i| format!("{i} ")).unwrap_or_default(), target.ws_url);
+        println!(
+            "verify {}{}",
+            id.map(|i| format!("{i} ")).unwrap_or_default(),
+            target.ws_url
+        );
     }
     let mut report = verify::verify(target, &args.only, |c| {
         if !quiet {
@@ -86,5 +107,8 @@ async fn check(id: Option<&str>, target: &Target, args: &VerifyArgs, process: Op
 
 fn print_check(c: &CheckResult) {
     let mark = if c.passed { "PASS" } else { "FAIL" };
-    println!("  {mark} {:<20} {} ({} ms)", c.name, c.detail, c.duration_ms);
+    println!(
+        "  {mark} {:<20} {} ({} ms)",
+        c.name, c.detail, c.duration_ms
+    );
 }
