@@ -97,13 +97,15 @@ fn scanFields(scratch: std.mem.Allocator, payload: []const u8) ScanError!Fields 
 // a shared buffer, so these only ever see a `Writer`.
 
 pub fn writeJoin(w: *Writer, user: []const u8, online: usize) Writer.Error!void {
-    try w.writeAll("{\"type\":\"join\",\"room\":\"public\",\"user\":");
-    try std.json.Stringify.encodeJsonString(user, .{}, w);
-    try w.print(",\"online\":{d}}}", .{online});
+    return writePresence(w, "join", user, online);
 }
 
 pub fn writeLeave(w: *Writer, user: []const u8, online: usize) Writer.Error!void {
-    try w.writeAll("{\"type\":\"leave\",\"room\":\"public\",\"user\":");
+    return writePresence(w, "leave", user, online);
+}
+
+fn writePresence(w: *Writer, comptime kind: []const u8, user: []const u8, online: usize) Writer.Error!void {
+    try w.writeAll("{\"type\":\"" ++ kind ++ "\",\"room\":\"public\",\"user\":");
     try std.json.Stringify.encodeJsonString(user, .{}, w);
     try w.print(",\"online\":{d}}}", .{online});
 }
