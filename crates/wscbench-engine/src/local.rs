@@ -33,6 +33,9 @@ pub enum LocalError {
         status: String,
         output: String,
     },
+    /// The build command needs a program that is not installed (the shell's exit 127).
+    #[error("{id}: the build needs a tool that is not installed ({said}); run scripts/setup")]
+    ToolMissing { id: String, said: String },
     /// The build succeeded but left no binary where the manifest says.
     #[error("{id}: the build left no binary at {}", path.display())]
     NoBinary { id: String, path: PathBuf },
@@ -81,6 +84,10 @@ pub async fn build(server: &Server) -> Result<Built, LocalError> {
             command: server.build.clone(),
             source,
         })?;
+    if output.status.code() == Some(127) {
+        let said = String::from_utf8_lossy(&output.stderr).lines().last().unwrap_or("command not found").trim().to_string();
+        return Err(LocalError::ToolMissing { id: server.id.clone(), said });
+    }
     if !output.status.success() {
         let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
         text.push_str(&String::from_utf8_lossy(&output.stderr));
@@ -244,5 +251,43 @@ impl LocalServer {
             exit_code,
             last_line,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(build: &str) -> (tempfile::TempDir, Server) {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server {
+            id: "profile-x/test".into(),
+            tag: "x".into(),
+            language: "go".into(),
+            profile: "x".into(),
+            framework: "x".into(),
+            build: build.into(),
+            binary: "bin/server".into(),
+            test: "true".into(),
+            exclude: vec![],
+            dir: dir.path().to_owned(),
+        };
+        (dir, server)
+    }
+
+    #[tokio::test]
+    async fn a_missing_toolchain_is_named_with_the_remedy() {
+        let (_dir, server) = manifest("no-such-compiler-xyz build");
+        let err = build(&server).await.unwrap_err().to_string();
+        assert!(err.contains("not installed") && err.contains("no-such-compiler-xyz") && err.contains("scripts/setup"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_failing_build_shows_its_output_and_a_missing_binary_is_named() {
+        let (_dir, server) = manifest("echo 'syntax error at line 3' >&2; exit 1");
+        let err = build(&server).await.unwrap_err().to_string();
+        assert!(err.contains("build failed") && err.contains("syntax error at line 3"), "{err}");
+        let (_dir, server) = manifest("true");
+        assert!(matches!(build(&server).await, Err(LocalError::NoBinary { .. })));
     }
 }
