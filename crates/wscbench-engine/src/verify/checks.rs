@@ -471,7 +471,7 @@ fn invalid_input(ctx: &Context) -> CheckFuture<'_> {
         )
         .await?;
         close_all(vec![a, b, c]).await;
-        Ok("9 kinds of invalid input ignored; the connection stayed open and joined".into())
+        Ok("10 kinds of invalid input ignored; the connection stayed open and joined".into())
     })
 }
 
