@@ -165,6 +165,7 @@ async fn existing(
 }
 
 /// `FROM scratch`, the binary at `/<name>`, an empty `/tmp`, and the binary as entrypoint.
+/// The image the tag named before is removed, so rebuilds leave no dangling images behind.
 async fn build_scratch_image(
     engine: &DockerEngine,
     tag: &str,
@@ -172,6 +173,12 @@ async fn build_scratch_image(
     binary: &[u8],
     labels: &HashMap<String, String>,
 ) -> Result<(), EngineError> {
+    let previous = engine
+        .client()
+        .inspect_image(tag)
+        .await
+        .ok()
+        .and_then(|i| i.id);
     let dockerfile = format!(
         "FROM scratch\nCOPY {name} /{name}\nCOPY tmp /tmp\nENV HOME=/tmp\nENTRYPOINT [\"/{name}\"]\n"
     );
@@ -197,6 +204,23 @@ async fn build_scratch_image(
                 message: error,
             });
         }
+    }
+    let current = engine
+        .client()
+        .inspect_image(tag)
+        .await
+        .ok()
+        .and_then(|i| i.id);
+    if let Some(old) = previous.filter(|old| Some(old) != current.as_ref()) {
+        // Still in use by a container, or already gone: either way nothing to do.
+        let _ = engine
+            .client()
+            .remove_image(
+                &old,
+                None::<bollard::query_parameters::RemoveImageOptions>,
+                None,
+            )
+            .await;
     }
     Ok(())
 }

@@ -85,8 +85,16 @@ pub async fn build(server: &Server) -> Result<Built, LocalError> {
             source,
         })?;
     if output.status.code() == Some(127) {
-        let said = String::from_utf8_lossy(&output.stderr).lines().last().unwrap_or("command not found").trim().to_string();
-        return Err(LocalError::ToolMissing { id: server.id.clone(), said });
+        let said = String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .last()
+            .unwrap_or("command not found")
+            .trim()
+            .to_string();
+        return Err(LocalError::ToolMissing {
+            id: server.id.clone(),
+            said,
+        });
     }
     if !output.status.success() {
         let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -279,15 +287,26 @@ mod tests {
     async fn a_missing_toolchain_is_named_with_the_remedy() {
         let (_dir, server) = manifest("no-such-compiler-xyz build");
         let err = build(&server).await.unwrap_err().to_string();
-        assert!(err.contains("not installed") && err.contains("no-such-compiler-xyz") && err.contains("scripts/setup"), "{err}");
+        assert!(
+            err.contains("not installed")
+                && err.contains("no-such-compiler-xyz")
+                && err.contains("scripts/setup"),
+            "{err}"
+        );
     }
 
     #[tokio::test]
     async fn a_failing_build_shows_its_output_and_a_missing_binary_is_named() {
         let (_dir, server) = manifest("echo 'syntax error at line 3' >&2; exit 1");
         let err = build(&server).await.unwrap_err().to_string();
-        assert!(err.contains("build failed") && err.contains("syntax error at line 3"), "{err}");
+        assert!(
+            err.contains("build failed") && err.contains("syntax error at line 3"),
+            "{err}"
+        );
         let (_dir, server) = manifest("true");
-        assert!(matches!(build(&server).await, Err(LocalError::NoBinary { .. })));
+        assert!(matches!(
+            build(&server).await,
+            Err(LocalError::NoBinary { .. })
+        ));
     }
 }
