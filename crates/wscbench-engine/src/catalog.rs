@@ -196,7 +196,7 @@ impl Selection {
     pub fn apply(&self, servers: &[Server]) -> Result<Vec<Server>, CatalogError> {
         let picked: Vec<Server> = servers
             .iter()
-            .filter(|s| self.ids.is_empty() || self.ids.iter().any(|id| *id == s.id))
+            .filter(|s| self.ids.is_empty() || self.ids.contains(&s.id))
             .filter(|s| {
                 self.profiles.is_empty()
                     || self

@@ -189,7 +189,7 @@ impl Engine for DockerEngine {
             .stream(true)
             .one_shot(false)
             .build();
-        Box::pin(async_stream(docker, id, options))
+        Box::pin(usage_stream(docker, id, options))
     }
 
     fn stop<'a>(&'a self, id: &'a str, grace: Duration) -> BoxFuture<'a, Result<(), EngineError>> {
@@ -248,47 +248,24 @@ impl Engine for DockerEngine {
 }
 
 /// Docker's own stats stream: one response per second, each carrying the previous
-/// CPU reading, so each item yields a CPU percent the way `docker stats` does.
-fn async_stream(
+/// CPU reading, so each item yields a CPU percent the way `docker stats` does. A stopped
+/// container reports no memory usage: that ends the stream rather than adding a zero sample.
+fn usage_stream(
     docker: Docker,
     id: String,
     options: bollard::query_parameters::StatsOptions,
 ) -> impl futures_util::Stream<Item = Usage> + Send {
-    futures_util::stream::unfold(None, move |stream| {
-        let docker = docker.clone();
-        let id = id.clone();
-        let options = options.clone();
-        async move {
-            let mut stream = match stream {
-                Some(s) => s,
-                None => docker.stats(&id, Some(options)).boxed(),
-            };
-            loop {
-                match stream.next().await {
-                    Some(Ok(response)) => {
-                        // A stopped container reports zeros; that is the end, not a sample.
-                        if response
-                            .memory_stats
-                            .as_ref()
-                            .and_then(|m| m.usage)
-                            .is_none()
-                        {
-                            return None;
-                        }
-                        let usage = Usage {
-                            cpu_percent: stats::cpu_percent(&response),
-                            mem_bytes: stats::memory_bytes(&response),
-                        };
-                        return Some((usage, Some(stream)));
-                    }
-                    Some(Err(_)) | None => return None,
-                }
-            }
-        }
-    })
+    docker
+        .stats(&id, Some(options))
+        .take_while(|response| {
+            let running = matches!(response, Ok(r) if r.memory_stats.as_ref().and_then(|m| m.usage).is_some());
+            std::future::ready(running)
+        })
+        .filter_map(|response| std::future::ready(response.ok()))
+        .map(|response| Usage { cpu_percent: stats::cpu_percent(&response), mem_bytes: stats::memory_bytes(&response) })
 }
 
-/// Quoted in results and errors: wscbench's own interpretation of "how many CPUs" for limits.
+/// A CPU count (`--cpus 1.5`) in the billionths of a CPU that Docker's `NanoCpus` takes.
 pub fn nano_cpus(cpus: f64) -> i64 {
     (cpus * 1e9).round() as i64
 }

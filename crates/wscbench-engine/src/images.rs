@@ -63,10 +63,8 @@ pub async fn build_server_image(
     force: bool,
 ) -> Result<Image, ImageError> {
     let hash = server.source_hash()?;
-    if !force {
-        if let Some(image) = existing(engine, &server.tag, &hash).await? {
-            return Ok(image);
-        }
+    if !force && let Some(image) = existing(engine, &server.tag, &hash).await? {
+        return Ok(image);
     }
     let built = local::build(server).await?;
     let binary = std::fs::read(&built.binary).map_err(|source| ImageError::Io {
@@ -101,10 +99,8 @@ pub async fn build_k6_image(
         path: k6.to_owned(),
     })?;
     let hash = hex::encode(&Sha256::digest(&binary)[..12]);
-    if !force {
-        if let Some(image) = existing(engine, K6_TAG, &hash).await? {
-            return Ok(image);
-        }
+    if !force && let Some(image) = existing(engine, K6_TAG, &hash).await? {
+        return Ok(image);
     }
     let version = std::process::Command::new(k6)
         .arg("version")

@@ -196,10 +196,10 @@ impl LocalServer {
         let deadline = Instant::now() + timeout;
         let addr = format!("127.0.0.1:{}", self.port);
         loop {
-            if let Ok(r) = http::get(&addr, "/health", Duration::from_millis(500)).await {
-                if r.status == 200 {
-                    return Ok(());
-                }
+            if let Ok(r) = http::get(&addr, "/health", Duration::from_millis(500)).await
+                && r.status == 200
+            {
+                return Ok(());
             }
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Err(LocalError::NotHealthy {

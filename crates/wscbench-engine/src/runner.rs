@@ -511,28 +511,28 @@ async fn wait_healthy<E: Engine>(
         if *cancel.borrow() {
             return Err((Outcome::Interrupted, "interrupted by the user".into()));
         }
-        if let Ok(r) = crate::http::get(&target.addr, "/health", Duration::from_millis(500)).await {
-            if r.status == 200 {
-                return Ok(());
-            }
+        if let Ok(r) = crate::http::get(&target.addr, "/health", Duration::from_millis(500)).await
+            && r.status == 200
+        {
+            return Ok(());
         }
-        if let Ok(state) = engine.state(id).await {
-            if !state.running {
-                let outcome = if state.oom_killed {
-                    Outcome::OomKilled
-                } else {
-                    Outcome::ServerCrashed
-                };
-                let logs = engine.logs(id, 5).await.unwrap_or_default();
-                return Err((
-                    outcome,
-                    format!(
-                        "exited with {:?} before answering /health: {}",
-                        state.exit_code,
-                        last_lines(&logs, 3)
-                    ),
-                ));
-            }
+        if let Ok(state) = engine.state(id).await
+            && !state.running
+        {
+            let outcome = if state.oom_killed {
+                Outcome::OomKilled
+            } else {
+                Outcome::ServerCrashed
+            };
+            let logs = engine.logs(id, 5).await.unwrap_or_default();
+            return Err((
+                outcome,
+                format!(
+                    "exited with {:?} before answering /health: {}",
+                    state.exit_code,
+                    last_lines(&logs, 3)
+                ),
+            ));
         }
         if Instant::now() > deadline {
             return Err((

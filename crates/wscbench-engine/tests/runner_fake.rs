@@ -157,18 +157,18 @@ impl Engine for FakeEngine {
                     oom_killed: false,
                 });
             }
-            if let Fault::OomKillAfter(after) = self.fault {
-                if c.started.elapsed() >= after {
-                    if let Some(child) = c.child.as_mut() {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                    }
-                    return Ok(ContainerState {
-                        running: false,
-                        exit_code: Some(137),
-                        oom_killed: true,
-                    });
+            if let Fault::OomKillAfter(after) = self.fault
+                && c.started.elapsed() >= after
+            {
+                if let Some(child) = c.child.as_mut() {
+                    let _ = child.kill();
+                    let _ = child.wait();
                 }
+                return Ok(ContainerState {
+                    running: false,
+                    exit_code: Some(137),
+                    oom_killed: true,
+                });
             }
             let exited = c.child.as_mut().and_then(|ch| ch.try_wait().ok().flatten());
             Ok(ContainerState {
@@ -379,12 +379,11 @@ async fn cancelling_mid_load_records_interrupted_skips_the_rest_and_removes_cont
     let (tx, rx) = watch::channel(false);
     let mut cancel = Some(tx);
     let results = runner::execute(&engine, &plan, rx, &mut |p| {
-        if let runner::Progress::Tick { elapsed, .. } = p {
-            if elapsed >= Duration::from_secs(1) {
-                if let Some(tx) = cancel.take() {
-                    tx.send(true).unwrap();
-                }
-            }
+        if let runner::Progress::Tick { elapsed, .. } = p
+            && elapsed >= Duration::from_secs(1)
+            && let Some(tx) = cancel.take()
+        {
+            tx.send(true).unwrap();
         }
     })
     .await

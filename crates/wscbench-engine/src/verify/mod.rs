@@ -217,42 +217,6 @@ fn rand_seed() -> u32 {
         .unwrap_or(0)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn targets_parse_from_ws_urls_only() {
-        let t = Target::from_url("ws://localhost:8080/ws").unwrap();
-        assert_eq!(
-            (t.addr.as_str(), t.ws_url.as_str()),
-            ("127.0.0.1:8080", "ws://127.0.0.1:8080/ws")
-        );
-        assert_eq!(
-            Target::from_url("ws://127.0.0.1:9").unwrap().ws_url,
-            "ws://127.0.0.1:9/ws"
-        );
-        for bad in [
-            "http://127.0.0.1:80/ws",
-            "ws://127.0.0.1/ws",
-            "ws://:80/ws",
-            "ws://h:99999/ws",
-            "wss://h:1/ws",
-        ] {
-            assert!(Target::from_url(bad).is_err(), "{bad} should be refused");
-        }
-    }
-
-    #[test]
-    fn check_names_are_unique() {
-        let mut names: Vec<_> = all_checks().iter().map(|c| c.name).collect();
-        names.sort();
-        let before = names.len();
-        names.dedup();
-        assert_eq!(before, names.len());
-    }
-}
-
 /// The name of the shutdown check, which runs only on a server `verify` started itself.
 pub const SHUTDOWN_CHECK: &str = "graceful_shutdown";
 
@@ -311,5 +275,41 @@ pub async fn verify_shutdown(server: crate::local::LocalServer) -> CheckResult {
         passed,
         detail,
         duration_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_from_ws_urls_only() {
+        let t = Target::from_url("ws://localhost:8080/ws").unwrap();
+        assert_eq!(
+            (t.addr.as_str(), t.ws_url.as_str()),
+            ("127.0.0.1:8080", "ws://127.0.0.1:8080/ws")
+        );
+        assert_eq!(
+            Target::from_url("ws://127.0.0.1:9").unwrap().ws_url,
+            "ws://127.0.0.1:9/ws"
+        );
+        for bad in [
+            "http://127.0.0.1:80/ws",
+            "ws://127.0.0.1/ws",
+            "ws://:80/ws",
+            "ws://h:99999/ws",
+            "wss://h:1/ws",
+        ] {
+            assert!(Target::from_url(bad).is_err(), "{bad} should be refused");
+        }
+    }
+
+    #[test]
+    fn check_names_are_unique() {
+        let mut names: Vec<_> = all_checks().iter().map(|c| c.name).collect();
+        names.sort();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len());
     }
 }
