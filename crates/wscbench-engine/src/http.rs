@@ -70,6 +70,39 @@ pub async fn get(addr: &str, path: &str, timeout: Duration) -> Result<Response, 
     }
 }
 
+/// Why a server never answered `/health`.
+#[derive(Debug)]
+pub enum NotHealthy<T> {
+    /// The server ended first; what `gone` said about it.
+    Gone(T),
+    /// No 200 within the time allowed.
+    TimedOut,
+}
+
+/// Polls `GET http://{addr}/health` every 50 ms until it answers 200. Between polls, `gone`
+/// says whether the server has ended (and why), so a dead server is not waited out.
+pub async fn wait_healthy<T>(
+    addr: &str,
+    timeout: Duration,
+    mut gone: impl AsyncFnMut() -> Option<T>,
+) -> Result<(), NotHealthy<T>> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Ok(r) = get(addr, "/health", Duration::from_millis(500)).await
+            && r.status == 200
+        {
+            return Ok(());
+        }
+        if let Some(why) = gone().await {
+            return Err(NotHealthy::Gone(why));
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(NotHealthy::TimedOut);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 fn parse(raw: &[u8]) -> Option<Response> {
     let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&raw[..head_end]).ok()?;

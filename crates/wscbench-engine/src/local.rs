@@ -193,30 +193,25 @@ impl LocalServer {
 
     /// Waits until `/health` answers 200.
     pub async fn wait_healthy(&mut self, timeout: Duration) -> Result<(), LocalError> {
-        let deadline = Instant::now() + timeout;
-        let addr = format!("127.0.0.1:{}", self.port);
-        loop {
-            if let Ok(r) = http::get(&addr, "/health", Duration::from_millis(500)).await
-                && r.status == 200
-            {
-                return Ok(());
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(LocalError::NotHealthy {
-                    port: self.port,
-                    timeout,
-                    exited: Some(status.to_string()),
-                });
-            }
-            if Instant::now() > deadline {
-                return Err(LocalError::NotHealthy {
-                    port: self.port,
-                    timeout,
-                    exited: None,
-                });
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let port = self.port;
+        let child = &mut self.child;
+        let exited = async || {
+            child
+                .try_wait()
+                .ok()
+                .flatten()
+                .map(|status| status.to_string())
+        };
+        http::wait_healthy(&format!("127.0.0.1:{port}"), timeout, exited)
+            .await
+            .map_err(|not| LocalError::NotHealthy {
+                port,
+                timeout,
+                exited: match not {
+                    http::NotHealthy::Gone(status) => Some(status),
+                    http::NotHealthy::TimedOut => None,
+                },
+            })
     }
 
     /// The process id.

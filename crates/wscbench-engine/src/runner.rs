@@ -506,42 +506,33 @@ async fn wait_healthy<E: Engine>(
     target: &Target,
     cancel: &mut watch::Receiver<bool>,
 ) -> Result<(), (Outcome, String)> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    let gone = async || {
         if *cancel.borrow() {
-            return Err((Outcome::Interrupted, "interrupted by the user".into()));
+            return Some((Outcome::Interrupted, "interrupted by the user".to_string()));
         }
-        if let Ok(r) = crate::http::get(&target.addr, "/health", Duration::from_millis(500)).await
-            && r.status == 200
-        {
-            return Ok(());
-        }
-        if let Ok(state) = engine.state(id).await
-            && !state.running
-        {
-            let outcome = if state.oom_killed {
-                Outcome::OomKilled
-            } else {
-                Outcome::ServerCrashed
-            };
-            let logs = engine.logs(id, 5).await.unwrap_or_default();
-            return Err((
-                outcome,
-                format!(
-                    "exited with {:?} before answering /health: {}",
-                    state.exit_code,
-                    last_lines(&logs, 3)
-                ),
-            ));
-        }
-        if Instant::now() > deadline {
-            return Err((
+        let state = engine.state(id).await.ok().filter(|state| !state.running)?;
+        let outcome = if state.oom_killed {
+            Outcome::OomKilled
+        } else {
+            Outcome::ServerCrashed
+        };
+        let logs = engine.logs(id, 5).await.unwrap_or_default();
+        let detail = format!(
+            "exited with {:?} before answering /health: {}",
+            state.exit_code,
+            last_lines(&logs, 3)
+        );
+        Some((outcome, detail))
+    };
+    crate::http::wait_healthy(&target.addr, Duration::from_secs(10), gone)
+        .await
+        .map_err(|not| match not {
+            crate::http::NotHealthy::Gone(why) => why,
+            crate::http::NotHealthy::TimedOut => (
                 Outcome::VerifyFailed,
                 "health: /health did not answer 200 within 10 s".into(),
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+            ),
+        })
 }
 
 /// Follows a usage stream, keeping only its latest sample.
