@@ -56,7 +56,10 @@ pub fn parse_summary(text: &str) -> Result<Summary, SummaryError> {
                 p95_ms: ms("p(95)"),
                 p99_ms: ms("p(99)"),
                 max_ms: ms("max"),
+                ..LatencyMs::default()
             },
+            latency_source: wscbench_results::LatencySource::K6Trend,
+            malformed: 0,
         },
         errors: ErrorCounts {
             failed_connects: count("connect_errors"),

@@ -605,6 +605,7 @@ pub fn derive(result: &mut RunResult, plan: &Plan) {
             },
             peak_mem_bytes: result.series.iter().map(mem).max().unwrap_or(0),
             cpu_limit_percent: ceiling,
+            cpu_seconds: cpu_seconds(&result.series, cpu),
         }
     };
     let server = usage(
@@ -626,6 +627,8 @@ pub fn derive(result: &mut RunResult, plan: &Plan) {
         } else {
             stats.dropped_ratelimit as f64 / stats.chat_in as f64
         },
+        received_ratio: None,
+        deliveries_per_server_cpu_s: None,
         server,
         loadgen,
     };
@@ -679,7 +682,19 @@ pub fn derive(result: &mut RunResult, plan: &Plan) {
         ));
     }
     result.loadgen_bound = !reasons.is_empty();
-    result.loadgen_bound_reason = (!reasons.is_empty()).then(|| reasons.join("; "));
+    result.loadgen_bound_reasons = reasons
+        .into_iter()
+        .map(|text| wscbench_results::BoundReason::Legacy { text })
+        .collect();
+}
+
+/// CPU time over a series of per-second percentages: each sample's percentage times the
+/// time since the previous sample.
+fn cpu_seconds(series: &[Sample], cpu: &dyn Fn(&Sample) -> f64) -> f64 {
+    series
+        .windows(2)
+        .map(|w| cpu(&w[1]) / 100.0 * (w[1].t_ms.saturating_sub(w[0].t_ms)) as f64 / 1000.0)
+        .sum()
 }
 
 /// Number of cores in a cpuset such as `0-1,3`.
@@ -719,8 +734,8 @@ fn empty_result(
             binary_size_bytes: Some(planned.image.binary_size_bytes).filter(|n| *n > 0),
             image_size_bytes: Some(planned.image.image_size_bytes).filter(|n| *n > 0),
         },
-        scenario: scenario.to_string(),
-        mode: plan.mode.as_str().to_string(),
+        scenario: scenario.parse().expect("planned scenarios are known"),
+        mode: plan.mode.as_str().parse().expect("modes are known"),
         conditions: plan.conditions.clone(),
         started_at: humantime::format_rfc3339_millis(started_at).to_string(),
         duration_ms: 0,
@@ -732,7 +747,11 @@ fn empty_result(
         errors: ErrorCounts::default(),
         derived: Derived::default(),
         loadgen_bound: false,
-        loadgen_bound_reason: None,
+        loadgen_bound_reasons: Vec::new(),
+        variant: None,
+        load_params: Default::default(),
+        repetition: Default::default(),
+        load_path: Default::default(),
         series: Vec::new(),
     }
 }

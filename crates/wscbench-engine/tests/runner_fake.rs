@@ -291,6 +291,9 @@ fn plan(results_dir: &Path, scenarios: &[&str]) -> Plan {
             docker_version: "fake".into(),
             docker_api_version: "1.41".into(),
             k6_version: "v1.8.1".into(),
+            loadgen_memory_bytes: None,
+            variant_args: Vec::new(),
+            variant_env: Vec::new(),
         },
     }
 }

@@ -23,6 +23,7 @@
 pub mod load;
 pub mod render;
 pub mod tables;
+pub mod wording;
 mod units;
 
 pub use load::{LoadError, Loaded, load_results};

@@ -170,10 +170,10 @@ impl Loaded {
 /// scenario, and counts the ones it dropped. Works on owned results and on references.
 pub(crate) fn latest_of_each<R: Borrow<RunResult>>(results: Vec<R>) -> (Vec<R>, usize) {
     let total = results.len();
-    let mut latest: BTreeMap<(String, String), R> = BTreeMap::new();
+    let mut latest: BTreeMap<wscbench_results::PointKey, R> = BTreeMap::new();
     for result in results {
         let r = result.borrow();
-        let key = (r.server.id.clone(), r.scenario.clone());
+        let key = r.point();
         let newer = latest.get(&key).is_none_or(|kept| {
             let kept = kept.borrow();
             // RFC 3339 UTC timestamps of one writer order correctly as text.
@@ -241,7 +241,7 @@ fn walk(
 fn read_result(path: &Path) -> Result<RunResult, String> {
     let text = fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
     RunResult::from_json(&text).map_err(|error| match error {
-        ReadError::TooNew { .. } => error.to_string(),
+        ReadError::TooNew { .. } | ReadError::Migration { .. } => error.to_string(),
         ReadError::Malformed { ref source } => {
             match serde_json::from_str::<serde_json::Value>(&text) {
                 Err(_) => format!("not valid JSON: {source}"),

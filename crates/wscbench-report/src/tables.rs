@@ -134,7 +134,7 @@ impl Report {
                 let rows = in_profile
                     .iter()
                     .copied()
-                    .filter(|r| r.scenario == scenario.name);
+                    .filter(|r| r.scenario.as_str() == scenario.name);
                 let rows = by_language(rows).map(|r| (vec![Cell::label(language(r))], r));
                 tables.push(metric_table(
                     format!("{title} — {}", scenario.title),
@@ -145,11 +145,11 @@ impl Report {
                 ));
             }
             let mut by_scenario: Vec<&RunResult> = by_language(in_profile.into_iter()).collect();
-            by_scenario.sort_by_key(|r| rank(&r.scenario, &SCENARIOS));
+            by_scenario.sort_by_key(|r| rank(r.scenario.as_str(), &SCENARIOS));
             let rows = by_scenario.into_iter().map(|r| {
                 (
                     vec![
-                        Cell::label(capitalized(&r.scenario)),
+                        Cell::label(capitalized(r.scenario.as_str())),
                         Cell::label(language(r)),
                     ],
                     r,
@@ -477,7 +477,7 @@ fn metric_table<'a>(
         };
         if let Some(mut note) = note {
             if per_scenario {
-                note.scenarios.push(result.scenario.clone());
+                note.scenarios.push(result.scenario.to_string());
             }
             match notes
                 .iter_mut()
@@ -530,10 +530,7 @@ fn failed_note(result: &RunResult) -> Note {
 }
 
 fn bound_note(result: &RunResult) -> Note {
-    let reason = result
-        .loadgen_bound_reason
-        .as_deref()
-        .unwrap_or("no reason recorded");
+    let reason = crate::wording::reasons(&result.loadgen_bound_reasons);
     Note {
         mark: LOADGEN_BOUND_MARK,
         subject: language(result),

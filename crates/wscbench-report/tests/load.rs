@@ -15,7 +15,7 @@ fn ids(loaded: &wscbench_report::Loaded) -> Vec<(String, String, String)> {
     loaded
         .results
         .iter()
-        .map(|r| (r.server.id.clone(), r.scenario.clone(), r.run_id.clone()))
+        .map(|r| (r.server.id.clone(), r.scenario.to_string(), r.run_id.clone()))
         .collect()
 }
 
@@ -37,8 +37,8 @@ fn keeps_the_latest_result_of_each_server_and_scenario() {
     assert_eq!(
         ids(&loaded),
         [
-            ("profile-b/go".into(), "burst".into(), OLDER.into()),
             ("profile-b/go".into(), "steady".into(), NEWER.into()),
+            ("profile-b/go".into(), "burst".into(), OLDER.into()),
             ("profile-b/rust".into(), "steady".into(), OLDER.into()),
         ]
     );
@@ -197,7 +197,7 @@ fn a_newer_schema_is_skipped_with_a_warning_giving_its_version() {
     let loaded = load_results(dir.path(), None).unwrap();
 
     assert_eq!(loaded.results.len(), 1);
-    assert_eq!(loaded.results[0].scenario, "burst");
+    assert_eq!(loaded.results[0].scenario.as_str(), "burst");
     let warning = &loaded.warnings[0];
     assert!(warning.contains("steady.json"), "{warning}");
     assert!(
@@ -310,7 +310,7 @@ fn the_summary_line_names_the_run_and_counts_what_was_skipped() {
 fn the_summary_line_of_several_runs_says_the_latest_of_each_was_kept() {
     let dir = tempfile::tempdir().unwrap();
     let mut smoke = result(NEWER, "profile-b/go", "steady");
-    smoke.mode = "smoke".into();
+    smoke.mode = wscbench_results::Mode::Smoke;
     write(
         dir.path(),
         &[

@@ -5,7 +5,7 @@ mod common;
 
 use common::{RUN, failed, full_run, loadgen_bound, result};
 use wscbench_report::{Format, Report, Table};
-use wscbench_results::Outcome;
+use wscbench_results::{BoundReason, Outcome};
 
 fn table<'a>(report: &'a Report, title: &str) -> &'a Table {
     report
@@ -150,7 +150,7 @@ fn a_loadgen_bound_run_marks_its_load_dependent_figures_and_explains_why() {
     assert_eq!(
         saturation.footnotes,
         [
-            "† Rust: load-generator bound (k6 peak CPU 197.9% of its 200.0% limit). \
+            "† Rust: load-generator bound (k6 CPU at ≥90% of its 200% ceiling for 80 of 99 s). \
           The marked figures measure the load generator, not the server, \
           and none of this run's figures compete for best."
         ]
@@ -235,7 +235,10 @@ fn nothing_is_bold_with_fewer_than_two_comparable_values() {
         ),
         loadgen_bound(
             result(RUN, "profile-b/zig", "steady"),
-            "k6 at its CPU limit",
+            BoundReason::SessionsCutOff {
+                cut_off: 3,
+                sessions: 100,
+            },
         ),
     ];
     let report = Report::from_results(&results);

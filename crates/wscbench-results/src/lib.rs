@@ -1,15 +1,34 @@
-//! The result schema: one [`RunResult`] per server × scenario, written as JSON to
-//! `results/<run-id>/<server>/<scenario>.json` the moment that run ends.
+//! The result schema: one [`RunResult`] per measured point (server, variant, scenario, load
+//! parameters, repetition), written as JSON the moment that point ends, and the run
+//! manifest that ties a run's points together. See [`dimensions`] for the file layout.
 //!
 //! This crate is all a reader of results needs: it has no Docker, no async and no
 //! engine code. Every number carries its unit in its field name.
 
 #![warn(missing_docs)]
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
-/// Bumped whenever a field changes meaning or is removed. Readers reject newer versions.
-pub const SCHEMA_VERSION: u32 = 1;
+pub mod dimensions;
+pub mod manifest;
+pub mod verdict;
+
+pub use dimensions::{
+    HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR, RUN_MANIFEST_FILE, Repetition, Scenario,
+    UnknownName, raw_relative_dir, result_relative_path,
+};
+pub use manifest::{RunManifest, RunStatus};
+pub use verdict::BoundReason;
+
+/// Bumped whenever a field changes meaning or is removed. Readers reject newer versions and
+/// migrate older ones (see [`RunResult::from_json`]).
+///
+/// - 1: the first schema.
+/// - 2: scenario, mode and load path as enums; variant, load parameters, repetition and
+///   load path as dimensions; load-generator reasons as data; CPU-seconds; latency source.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything one run of one server under one scenario measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,10 +39,22 @@ pub struct RunResult {
     pub run_id: String,
     /// Which server was measured.
     pub server: ServerIdentity,
-    /// Scenario name: `steady`, `burst`, `churn` or `saturation`.
-    pub scenario: String,
-    /// Timing mode: `smoke`, `quick` or `soak`.
-    pub mode: String,
+    /// The named server variant (extra arguments and environment for the same image), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// The load shape.
+    pub scenario: Scenario,
+    /// Load parameters that override the shape's defaults (a sweep's values), e.g. `clients`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub load_params: BTreeMap<String, f64>,
+    /// Which repetition of this point this is.
+    #[serde(default)]
+    pub repetition: Repetition,
+    /// Timing mode.
+    pub mode: Mode,
+    /// Which client loop drove the server.
+    #[serde(default)]
+    pub load_path: LoadPath,
     /// The conditions the run ran under, so it can be reproduced and compared.
     pub conditions: Conditions,
     /// Wall-clock start of this server × scenario, RFC 3339 UTC.
@@ -49,11 +80,12 @@ pub struct RunResult {
     pub errors: ErrorCounts,
     /// Figures derived from the counters and the docker stats samples.
     pub derived: Derived,
-    /// True when the load generator, not the server, was the limit (see [`RunResult::loadgen_bound_reason`]).
+    /// True when the load generator, not the server, was the limit (see
+    /// [`RunResult::loadgen_bound_reasons`]).
     pub loadgen_bound: bool,
-    /// Why the run was judged load-generator bound.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loadgen_bound_reason: Option<String>,
+    /// Why the run was judged load-generator bound; empty when it was not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loadgen_bound_reasons: Vec<BoundReason>,
     /// One docker stats sample per second for both containers.
     #[serde(default)]
     pub series: Vec<Sample>,
@@ -105,6 +137,15 @@ pub struct Conditions {
     pub docker_api_version: String,
     /// k6 version of the load-generator image.
     pub k6_version: String,
+    /// Memory limit of the load-generator container, in bytes, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loadgen_memory_bytes: Option<u64>,
+    /// Extra server arguments of the variant, if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variant_args: Vec<String>,
+    /// Extra server environment (`KEY=value`) of the variant, if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variant_env: Vec<String>,
 }
 
 /// How a run ended.
@@ -188,6 +229,23 @@ pub struct K6Metrics {
     pub chat_received: u64,
     /// Chat latency, receive time minus the chat's `ts`.
     pub latency: LatencyMs,
+    /// Where [`K6Metrics::latency`] comes from.
+    #[serde(default)]
+    pub latency_source: LatencySource,
+    /// Frames the native client could not read as chat protocol (always 0 on the js path).
+    #[serde(default)]
+    pub malformed: u64,
+}
+
+/// Where latency percentiles come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencySource {
+    /// k6's `chat_latency` Trend, which keeps every sample (the js path).
+    #[default]
+    K6Trend,
+    /// The native client's full HDR histogram (3 significant figures), merged over instances.
+    Histogram,
 }
 
 /// A latency distribution, in milliseconds.
@@ -203,6 +261,15 @@ pub struct LatencyMs {
     pub p99_ms: f64,
     /// Maximum, in ms.
     pub max_ms: f64,
+    /// 99.9th percentile, in ms (only from a histogram).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999_ms: Option<f64>,
+    /// Samples behind the figures (only from a histogram).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// The percentile curve, `[percentile, ms]` pairs from 0 to 100 (only from a histogram).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curve: Vec<[f64; 2]>,
 }
 
 /// Client-side errors, classified.
@@ -232,6 +299,13 @@ pub struct Derived {
     pub deliveries_per_s: f64,
     /// Share of incoming chats dropped by the rate limit: `dropped_ratelimit` / `chat_in`, 0 to 1.
     pub drop_rate_ratio: f64,
+    /// Chats the load generator received per delivery the server wrote, 0 to 1 (absent when
+    /// the server wrote none or the load generator left no summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received_ratio: Option<f64>,
+    /// Deliveries per CPU-second the server used (absent when no CPU time was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliveries_per_server_cpu_s: Option<f64>,
     /// Resource use of the server container.
     pub server: Usage,
     /// Resource use of the load-generator (k6) container.
@@ -249,6 +323,10 @@ pub struct Usage {
     pub peak_mem_bytes: u64,
     /// The CPU ceiling of the container, in percent of one core (its limit, or all cores).
     pub cpu_limit_percent: f64,
+    /// CPU time the container used over the samples, in seconds (the per-second percentages
+    /// integrated over time).
+    #[serde(default)]
+    pub cpu_seconds: f64,
 }
 
 /// One per-second sample of both containers.
@@ -282,6 +360,12 @@ pub enum ReadError {
         #[source]
         source: serde_json::Error,
     },
+    /// A version-1 file that could not be migrated.
+    #[error("cannot migrate a schema_version 1 result: {detail}")]
+    Migration {
+        /// What was wrong.
+        detail: String,
+    },
     /// The file was written by a newer wscbench.
     #[error("schema_version {found} is newer than this wscbench understands ({SCHEMA_VERSION})")]
     TooNew {
@@ -304,7 +388,39 @@ impl RunResult {
                 found: version.schema_version,
             });
         }
+        if version.schema_version < 2 {
+            let value: serde_json::Value =
+                serde_json::from_str(text).map_err(|source| ReadError::Malformed { source })?;
+            return serde_json::from_value(migrate_v1(value)?)
+                .map_err(|source| ReadError::Malformed { source });
+        }
         serde_json::from_str(text).map_err(|source| ReadError::Malformed { source })
+    }
+
+    /// The point this result measured, without its run.
+    pub fn point(&self) -> PointKey {
+        PointKey {
+            server: self.server.id.clone(),
+            variant: self.variant.clone(),
+            scenario: self.scenario,
+            load_params: dimensions::params_text(&self.load_params),
+        }
+    }
+
+    /// `profile-b/go`, or `profile-b/go@variant`.
+    pub fn server_label(&self) -> String {
+        dimensions::server_label(&self.server.id, self.variant.as_deref())
+    }
+
+    /// Where this result lives inside its run directory.
+    pub fn relative_path(&self) -> std::path::PathBuf {
+        result_relative_path(
+            &self.server.id,
+            self.variant.as_deref(),
+            self.scenario,
+            &self.load_params,
+            self.repetition,
+        )
     }
 
     /// The result as pretty JSON, as written to disk.
@@ -315,5 +431,57 @@ impl RunResult {
     /// True when the numbers of this result can be compared: the scenario ran to the end.
     pub fn is_ok(&self) -> bool {
         self.outcome == Outcome::Ok
+    }
+}
+
+/// Version 1 → 2: the English load-generator reason becomes one `legacy` reason; every field
+/// added in 2 has a default (load path `js`, the only one version 1 had).
+fn migrate_v1(mut value: serde_json::Value) -> Result<serde_json::Value, ReadError> {
+    let object = value.as_object_mut().ok_or_else(|| ReadError::Migration {
+        detail: "not a JSON object".into(),
+    })?;
+    let reason = object.remove("loadgen_bound_reason");
+    if let Some(serde_json::Value::String(text)) = reason {
+        object.insert(
+            "loadgen_bound_reasons".into(),
+            serde_json::json!([{ "kind": "legacy", "text": text }]),
+        );
+    }
+    object.insert("schema_version".into(), SCHEMA_VERSION.into());
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_1_result_reads_as_version_2_with_its_reason_kept() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../results/20261122-005656/profile-a/go/burst.json"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.contains("\"schema_version\": 1"));
+        let result = RunResult::from_json(&text).unwrap();
+        assert_eq!(result.schema_version, SCHEMA_VERSION);
+        assert_eq!(result.scenario, Scenario::Burst);
+        assert_eq!(result.mode, Mode::Quick);
+        assert_eq!(result.load_path, LoadPath::Js);
+        assert!(result.loadgen_bound);
+        match &result.loadgen_bound_reasons[..] {
+            [BoundReason::Legacy { text }] => assert!(text.contains("k6 received"), "{text}"),
+            other => panic!("expected one legacy reason, got {other:?}"),
+        }
+        assert_eq!(
+            result.relative_path(),
+            std::path::PathBuf::from("profile-a/go/burst.json")
+        );
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_with_its_version() {
+        let err = RunResult::from_json(r#"{"schema_version": 99}"#).unwrap_err();
+        assert!(matches!(err, ReadError::TooNew { found: 99 }), "{err}");
     }
 }

@@ -7,6 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use wscbench_results::{
+    BoundReason, LatencySource, LoadPath, Mode,
     Conditions, Derived, ErrorCounts, K6Metrics, LatencyMs, Outcome, RunResult, SCHEMA_VERSION,
     ServerIdentity, ServerStats, Usage,
 };
@@ -149,8 +150,12 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             binary_size_bytes: Some(server.binary_bytes),
             image_size_bytes: Some(server.image_bytes),
         },
-        scenario: scenario.to_string(),
-        mode: "quick".to_string(),
+        variant: None,
+        scenario: scenario.parse().expect("a known scenario"),
+        load_params: Default::default(),
+        repetition: Default::default(),
+        mode: Mode::Quick,
+        load_path: LoadPath::Js,
         conditions: Conditions {
             server_cpus: 2.0,
             server_memory_bytes: 512 * MIB,
@@ -161,6 +166,9 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             docker_version: "20.10.24".to_string(),
             docker_api_version: "1.41".to_string(),
             k6_version: "v1.8.1".to_string(),
+            loadgen_memory_bytes: None,
+            variant_args: Vec::new(),
+            variant_env: Vec::new(),
         },
         started_at: started_at(run_id, scenario_index),
         duration_ms: seconds * 1_000,
@@ -195,7 +203,10 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
                 p95_ms: server.p95_ms * load,
                 p99_ms: server.p95_ms * load * 1.8,
                 max_ms: server.p95_ms * load * 6.0,
+                ..LatencyMs::default()
             },
+            latency_source: LatencySource::K6Trend,
+            malformed: 0,
         }),
         errors: ErrorCounts {
             failed_connects: 0,
@@ -210,21 +221,25 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             throughput_msgs_per_s: chat_accepted as f64 / seconds as f64,
             deliveries_per_s: deliveries as f64 / seconds as f64,
             drop_rate_ratio: (chat_in - chat_accepted) as f64 / chat_in as f64,
+            received_ratio: None,
+            deliveries_per_server_cpu_s: None,
             server: Usage {
                 peak_cpu_percent: (server.cpu_percent * load).min(200.0),
                 mean_cpu_percent: server.cpu_percent * load * 0.8,
                 peak_mem_bytes: (server.mem_mib * load * MIB as f64) as u64,
                 cpu_limit_percent: 200.0,
+                cpu_seconds: 0.0,
             },
             loadgen: Usage {
                 peak_cpu_percent: 88.0 * load,
                 mean_cpu_percent: 71.5 * load,
                 peak_mem_bytes: 180 * MIB,
                 cpu_limit_percent: 200.0,
+                cpu_seconds: 0.0,
             },
         },
         loadgen_bound: false,
-        loadgen_bound_reason: None,
+        loadgen_bound_reasons: Vec::new(),
         series: Vec::new(),
     }
 }
@@ -256,9 +271,9 @@ pub fn failed(mut result: RunResult, outcome: Outcome, detail: &str) -> RunResul
 }
 
 /// The run was judged load-generator bound for this reason.
-pub fn loadgen_bound(mut result: RunResult, reason: &str) -> RunResult {
+pub fn loadgen_bound(mut result: RunResult, reason: BoundReason) -> RunResult {
     result.loadgen_bound = true;
-    result.loadgen_bound_reason = Some(reason.to_string());
+    result.loadgen_bound_reasons = vec![reason];
     result.derived.loadgen.peak_cpu_percent = 197.9;
     result.derived.loadgen.mean_cpu_percent = 184.3;
     // A saturated k6 falls behind reading what the server sent.
@@ -290,7 +305,14 @@ pub fn full_run() -> Vec<RunResult> {
                 );
             }
             if id == "profile-b/rust" && scenario == "saturation" {
-                r = loadgen_bound(r, "k6 peak CPU 197.9% of its 200.0% limit");
+                r = loadgen_bound(
+                    r,
+                    BoundReason::LoadgenCpuSaturated {
+                        busy_s: 80,
+                        measured_s: 99,
+                        ceiling_percent: 200.0,
+                    },
+                );
             }
             results.push(r);
         }

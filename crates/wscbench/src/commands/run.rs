@@ -82,6 +82,9 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
             docker_version: info.version.clone(),
             docker_api_version: info.api_version.clone(),
             k6_version: k6_image.version.clone().unwrap_or_default(),
+            loadgen_memory_bytes: None,
+            variant_args: Vec::new(),
+            variant_env: Vec::new(),
         },
     };
     let metadata = |status: &str| {

@@ -1,0 +1,53 @@
+//! The words for data the engine records: load-generator reasons, in one place, so every
+//! format says the same thing.
+
+use wscbench_results::BoundReason;
+
+/// One reason, as a clause: "k6 received 10 of 100 chats the server wrote (10%)".
+pub fn reason(reason: &BoundReason) -> String {
+    match reason {
+        BoundReason::ReceivedShort {
+            received,
+            delivered,
+        } => format!(
+            "k6 received {received} of the {delivered} chats the server wrote ({:.0}%)",
+            100.0 * *received as f64 / (*delivered).max(1) as f64
+        ),
+        BoundReason::SessionsCutOff { cut_off, sessions } => {
+            format!("k6 cut off {cut_off} of {sessions} sessions it could not finish in time")
+        }
+        BoundReason::SlowConsumerDrops { dropped, delivered } => format!(
+            "the server dropped {dropped} messages ({:.1}% of deliveries) for clients that did not read in time while k6 was busy (every client is k6)",
+            100.0 * *dropped as f64 / (*delivered).max(1) as f64
+        ),
+        BoundReason::LoadgenCpuSaturated {
+            busy_s,
+            measured_s,
+            ceiling_percent,
+        } => format!(
+            "k6 CPU at ≥90% of its {ceiling_percent:.0}% ceiling for {busy_s} of {measured_s} s"
+        ),
+        BoundReason::MachineSaturated {
+            busy_s,
+            measured_s,
+            cores,
+            loadgen_share_ratio,
+        } => format!(
+            "the machine's {cores} cores were saturated for {busy_s} of {measured_s} s and k6 used {:.0}% of the CPU in those seconds: it competed with the server",
+            100.0 * loadgen_share_ratio
+        ),
+        BoundReason::LoadgenOutOfMemory { limit_bytes } => format!(
+            "k6 reached its memory limit of {:.0} MiB",
+            *limit_bytes as f64 / 1048576.0
+        ),
+        BoundReason::Legacy { text } => text.clone(),
+    }
+}
+
+/// Every reason of a result, joined with "; ", or "no reason recorded".
+pub fn reasons(reasons: &[BoundReason]) -> String {
+    if reasons.is_empty() {
+        return "no reason recorded".into();
+    }
+    reasons.iter().map(reason).collect::<Vec<_>>().join("; ")
+}

@@ -1,0 +1,264 @@
+//! The dimensions that name one measured point: scenario, mode, load path, variant, load
+//! parameters and repetition, and the file layout that follows from them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Defines a string-named enum with `ALL`, `as_str`, `Display` and `FromStr`, so that the
+/// CLI, the runner, the JSON and the reports share one list of names.
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $name:ident, $what:literal { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in the order runs and reports take them.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The name used in JSON, file names, the CLI and k6's environment.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    other => Err(UnknownName {
+                        what: $what,
+                        found: other.to_string(),
+                        known: vec![$($text,)+],
+                    }),
+                }
+            }
+        }
+    };
+}
+
+/// A name that is not one of a dimension's values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {found:?}; the {what}s are {}", known.join(", "))]
+pub struct UnknownName {
+    /// Which dimension.
+    pub what: &'static str,
+    /// What was given.
+    pub found: String,
+    /// The names it could have been.
+    pub known: Vec<&'static str>,
+}
+
+named_enum!(
+    /// A load shape (`scenarios/<name>.js`).
+    Scenario, "scenario" {
+        /// Constant clients chatting at a steady rate: the one shape every server should hold.
+        Steady => "steady",
+        /// A join storm: many clients arrive within seconds, chat once, leave.
+        Burst => "burst",
+        /// Clients that join, chat once and leave every few seconds, for a minute.
+        Churn => "churn",
+        /// More clients and more chats, step by step, until something gives.
+        Saturation => "saturation",
+    }
+);
+
+named_enum!(
+    /// How long the scenarios run (`scenarios/lib/modes.js`).
+    Mode, "mode" {
+        /// Every scenario in 10 s or less with a tenth of the clients: tests and CI.
+        Smoke => "smoke",
+        /// The benchmark's default timings.
+        Quick => "quick",
+        /// Longer holds where length changes what is measured.
+        Soak => "soak",
+    }
+);
+
+named_enum!(
+    /// Which client loop drove the server.
+    LoadPath, "load path" {
+        /// The k6 extension `k6/x/chat`: Go clients, aggregated metrics, an HDR histogram.
+        Native => "native",
+        /// k6's JavaScript `k6/websockets` client: one JS callback and one sample per message.
+        Js => "js",
+    }
+);
+
+impl Default for LoadPath {
+    /// Results written before the native path existed were all driven by the js path.
+    fn default() -> Self {
+        LoadPath::Js
+    }
+}
+
+/// Which of a point's repetitions a result is (`wscbench run --runs N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Repetition {
+    /// 1-based index of this repetition.
+    pub index: u32,
+    /// How many repetitions the run planned.
+    pub of: u32,
+}
+
+impl Default for Repetition {
+    fn default() -> Self {
+        Repetition { index: 1, of: 1 }
+    }
+}
+
+/// Everything that names one measured point besides the run it belongs to. Two results are
+/// "like with like" when their keys are equal but for the dimension being compared.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PointKey {
+    /// Manifest id, e.g. `profile-b/go`.
+    pub server: String,
+    /// Named server variant, if any.
+    pub variant: Option<String>,
+    /// The load shape.
+    pub scenario: Scenario,
+    /// Load parameters that override the shape's defaults, as `key=value` text.
+    pub load_params: Vec<(String, String)>,
+}
+
+impl PointKey {
+    /// `profile-b/go`, or `profile-b/go@gomaxprocs-1` for a variant.
+    pub fn server_label(&self) -> String {
+        server_label(&self.server, self.variant.as_deref())
+    }
+}
+
+/// `profile-b/go`, or `profile-b/go@gomaxprocs-1` for a variant.
+pub fn server_label(server: &str, variant: Option<&str>) -> String {
+    match variant {
+        Some(v) => format!("{server}@{v}"),
+        None => server.to_string(),
+    }
+}
+
+/// Load parameters (sweep values) as sorted `key=value` pairs; numbers print without a
+/// trailing `.0`.
+pub fn params_text(params: &BTreeMap<String, f64>) -> Vec<(String, String)> {
+    params
+        .iter()
+        .map(|(k, v)| (k.clone(), format_number(*v)))
+        .collect()
+}
+
+fn format_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The name of the per-run manifest file in each run directory.
+pub const RUN_MANIFEST_FILE: &str = "run.json";
+/// The folder, inside a run directory, that holds the load generator's raw output.
+pub const RAW_DIR: &str = "raw";
+/// The self-contained HTML report written at the end of every run.
+pub const HTML_REPORT_FILE: &str = "report.html";
+
+/// Where a result lives inside its run directory:
+/// `<profile>/<lang>[@variant]/<scenario>[+key=value...][.rep-N].json`.
+/// The repetition suffix appears only when a run has more than one.
+pub fn result_relative_path(
+    server: &str,
+    variant: Option<&str>,
+    scenario: Scenario,
+    load_params: &BTreeMap<String, f64>,
+    repetition: Repetition,
+) -> PathBuf {
+    PathBuf::from(server_label(server, variant)).join(format!(
+        "{}.json",
+        point_stem(scenario, load_params, repetition)
+    ))
+}
+
+/// Where the load generator's raw output for a result goes, relative to its run directory.
+pub fn raw_relative_dir(
+    server: &str,
+    variant: Option<&str>,
+    scenario: Scenario,
+    load_params: &BTreeMap<String, f64>,
+    repetition: Repetition,
+) -> PathBuf {
+    PathBuf::from(RAW_DIR)
+        .join(server_label(server, variant))
+        .join(point_stem(scenario, load_params, repetition))
+}
+
+fn point_stem(
+    scenario: Scenario,
+    load_params: &BTreeMap<String, f64>,
+    repetition: Repetition,
+) -> String {
+    let mut stem = scenario.as_str().to_string();
+    for (k, v) in params_text(load_params) {
+        stem.push_str(&format!("+{k}={v}"));
+    }
+    if repetition.of > 1 {
+        stem.push_str(&format!(".rep-{}", repetition.index));
+    }
+    stem
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_list_the_known_ones() {
+        for s in Scenario::ALL {
+            assert_eq!(s.as_str().parse::<Scenario>().unwrap(), *s);
+        }
+        let err = "stedy".parse::<Scenario>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation"
+        );
+        assert_eq!("js".parse::<LoadPath>().unwrap(), LoadPath::Js);
+    }
+
+    #[test]
+    fn result_paths_carry_variant_params_and_repetition() {
+        let none = BTreeMap::new();
+        assert_eq!(
+            result_relative_path(
+                "profile-b/go",
+                None,
+                Scenario::Steady,
+                &none,
+                Repetition::default()
+            ),
+            PathBuf::from("profile-b/go/steady.json")
+        );
+        let params = BTreeMap::from([("clients".to_string(), 500.0), ("rate".into(), 2.5)]);
+        assert_eq!(
+            result_relative_path(
+                "profile-b/go",
+                Some("gomaxprocs-1"),
+                Scenario::Saturation,
+                &params,
+                Repetition { index: 2, of: 5 }
+            ),
+            PathBuf::from("profile-b/go@gomaxprocs-1/saturation+clients=500+rate=2.5.rep-2.json")
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! The run manifest (`run.json`): what one `wscbench run` set out to do and how it ended,
+//! written when the run starts and rewritten when it ends.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{LoadPath, Mode, Scenario};
+
+/// How a run as a whole ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still running, or the process died without a word (no later rewrite).
+    Running,
+    /// Every planned point ran (each may still have failed; see its result).
+    Completed,
+    /// The user stopped it (SIGINT or SIGTERM); the points already run are kept.
+    Interrupted,
+    /// The run itself could not go on (for example a result could not be written).
+    Failed,
+}
+
+/// `results/<run-id>/run.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunManifest {
+    /// Schema version of this manifest (the same as the results'; 1 when absent).
+    #[serde(default = "one")]
+    pub schema_version: u32,
+    /// The run id, also its directory name.
+    pub run_id: String,
+    /// How the run ended, or `running`.
+    pub status: RunStatus,
+    /// Why it failed or was interrupted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_detail: Option<String>,
+    /// The command line that started it.
+    pub command: String,
+    /// The wscbench version that ran it.
+    #[serde(default)]
+    pub wscbench_version: String,
+    /// Timing mode.
+    pub mode: Mode,
+    /// Which client loop drove the servers.
+    #[serde(default)]
+    pub load_path: LoadPath,
+    /// How many repetitions of each point (`--runs`).
+    #[serde(default = "one")]
+    pub repetitions: u32,
+    /// Server ids, with `@variant` where a variant was run.
+    pub servers: Vec<String>,
+    /// Scenarios, in order.
+    pub scenarios: Vec<Scenario>,
+    /// The load sweep, key to values, if any.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sweep: BTreeMap<String, Vec<f64>>,
+    /// How many result files the run planned.
+    #[serde(default)]
+    pub planned_points: u32,
+    /// How many were written.
+    #[serde(default)]
+    pub written_points: u32,
+    /// When the run started, RFC 3339 UTC.
+    #[serde(default)]
+    pub started_at: String,
+    /// When this file was last written, RFC 3339 UTC.
+    pub written_at: String,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl RunManifest {
+    /// Pretty JSON, as written to disk.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("RunManifest always serializes")
+    }
+
+    /// Parses `run.json`.
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
