@@ -9,13 +9,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
-use wscbench_engine::catalog::{self, Mode};
+use wscbench_engine::catalog;
 use wscbench_engine::engine::{
     BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Usage, UsageStream,
 };
 use wscbench_engine::images::Image;
 use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, VerifyLevel};
-use wscbench_results::{Conditions, Outcome, RunResult};
+use wscbench_results::{Conditions, LoadPath, Mode, Outcome, RunResult, Scenario};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -250,7 +250,7 @@ fn tokio_stream_interval(period: Duration) -> impl futures_util::Stream<Item = (
     })
 }
 
-fn plan(results_dir: &Path, scenarios: &[&str]) -> Plan {
+fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
     let server = catalog::discover(&root().join("servers"))
         .unwrap()
         .into_iter()
@@ -268,14 +268,18 @@ fn plan(results_dir: &Path, scenarios: &[&str]) -> Plan {
                 rebuilt: false,
                 version: None,
             },
+            variant: None,
         }],
-        scenarios: scenarios.iter().map(|s| s.to_string()).collect(),
+        scenarios: scenarios.to_vec(),
         mode: Mode::Smoke,
+        load_path: LoadPath::Js,
+        repetitions: 1,
         limits: Limits {
             cpus: 2.0,
             memory_bytes: 512 << 20,
             cpuset_server: None,
             cpuset_loadgen: None,
+            loadgen_memory_bytes: None,
         },
         verify: VerifyLevel::Quick,
         scenarios_dir: root().join("scenarios"),
@@ -306,7 +310,7 @@ fn read(path: PathBuf) -> RunResult {
 async fn a_server_oom_killed_mid_run_is_recorded_and_the_next_scenario_still_runs() {
     let dir = tempfile::tempdir().unwrap();
     let engine = FakeEngine::new(Fault::OomKillAfter(Duration::from_millis(2500)));
-    let plan = plan(dir.path(), &["steady", "burst"]);
+    let plan = plan(dir.path(), &[Scenario::Steady, Scenario::Burst]);
     let (_tx, rx) = watch::channel(false);
     let results = runner::execute(&engine, &plan, rx, &mut |_| {})
         .await
@@ -321,7 +325,7 @@ async fn a_server_oom_killed_mid_run_is_recorded_and_the_next_scenario_still_run
             result.outcome_detail
         );
         assert_eq!(
-            read(runner::result_path(dir.path(), "profile-b/go", scenario)),
+            read(dir.path().join(result.relative_path())),
             *result,
             "written as returned"
         );
@@ -333,7 +337,7 @@ async fn a_server_oom_killed_mid_run_is_recorded_and_the_next_scenario_still_run
 async fn a_clean_run_is_ok_with_counters_samples_and_k6_metrics() {
     let dir = tempfile::tempdir().unwrap();
     let engine = FakeEngine::new(Fault::None);
-    let plan = plan(dir.path(), &["steady"]);
+    let plan = plan(dir.path(), &[Scenario::Steady]);
     let (_tx, rx) = watch::channel(false);
     let results = runner::execute(&engine, &plan, rx, &mut |_| {})
         .await
@@ -356,7 +360,7 @@ async fn k6_ending_without_a_summary_is_recorded_as_a_load_generator_failure() {
     let dir = tempfile::tempdir().unwrap();
     let mut engine = FakeEngine::new(Fault::None);
     engine.k6_writes_summary = false;
-    let plan = plan(dir.path(), &["churn"]);
+    let plan = plan(dir.path(), &[Scenario::Churn]);
     let (_tx, rx) = watch::channel(false);
     let results = runner::execute(&engine, &plan, rx, &mut |_| {})
         .await
@@ -378,7 +382,7 @@ async fn cancelling_mid_load_records_interrupted_skips_the_rest_and_removes_cont
     let dir = tempfile::tempdir().unwrap();
     let mut engine = FakeEngine::new(Fault::None);
     engine.k6_runs_for = Duration::from_secs(60);
-    let plan = plan(dir.path(), &["steady", "burst"]);
+    let plan = plan(dir.path(), &[Scenario::Steady, Scenario::Burst]);
     let (tx, rx) = watch::channel(false);
     let mut cancel = Some(tx);
     let results = runner::execute(&engine, &plan, rx, &mut |p| {
@@ -394,9 +398,9 @@ async fn cancelling_mid_load_records_interrupted_skips_the_rest_and_removes_cont
     assert_eq!(results.len(), 1, "the second scenario never starts");
     assert_eq!(results[0].outcome, Outcome::Interrupted);
     assert!(
-        runner::result_path(dir.path(), "profile-b/go", "steady").is_file(),
+        dir.path().join("profile-b/go/steady.json").is_file(),
         "the interrupted run is written"
     );
-    assert!(!runner::result_path(dir.path(), "profile-b/go", "burst").exists());
+    assert!(!dir.path().join("profile-b/go/burst.json").exists());
     assert_eq!(engine.live(), 0);
 }

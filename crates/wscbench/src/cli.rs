@@ -4,7 +4,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+use wscbench_results::{LoadPath, Mode, Scenario};
 
 use crate::commands;
 
@@ -76,18 +78,30 @@ pub struct RunArgs {
     #[command(flatten)]
     pub select: SelectArgs,
     /// Only this scenario (repeatable) [default: all four]
-    #[arg(long = "scenario", value_name = "NAME", value_parser = ["steady", "burst", "churn", "saturation"])]
-    pub scenarios: Vec<String>,
-    /// smoke: each scenario ≤10 s with a tenth of the clients; quick: the seed's timings
+    #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
+    pub scenarios: Vec<Scenario>,
+    /// smoke: each scenario ≤10 s with a tenth of the clients; quick: the benchmark's timings
     /// (about 4 min per server); soak: steady 300 s and churn 180 s
-    #[arg(long, default_value = "quick", value_parser = ["smoke", "quick", "soak"])]
-    pub mode: String,
+    #[arg(long, default_value = "quick", value_parser = one_of(Mode::ALL, Mode::as_str))]
+    pub mode: Mode,
+    /// The load generator's client loop: native (the k6/x/chat extension: Go clients,
+    /// aggregated metrics, a full latency histogram) or js (k6/websockets, one JS callback per
+    /// message; receives about 15k messages/s per core)
+    #[arg(long, default_value = "native", value_parser = one_of(LoadPath::ALL, LoadPath::as_str))]
+    pub loadgen: LoadPath,
+    /// Repeat every server × scenario N times, interleaved (A B C A B C), each its own result
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
     /// CPU limit of each server container, in CPUs
     #[arg(long, default_value_t = 2.0, value_parser = parse_cpus)]
     pub cpus: f64,
     /// Memory limit of each server container, e.g. 512m, 1g (swap is disabled)
     #[arg(long, default_value = "512m", value_parser = parse_bytes)]
     pub memory: u64,
+    /// Memory limit of the k6 container; a k6 that reaches it is recorded as loadgen_failed
+    /// instead of pushing the machine into swap (the js path queues inbound frames without bound)
+    #[arg(long, default_value = "6g", value_parser = parse_bytes)]
+    pub loadgen_memory: u64,
     /// Pin each server container to these cores, e.g. 1 or 0-1
     #[arg(long, value_name = "CPUS")]
     pub cpuset_server: Option<String>,
@@ -106,6 +120,16 @@ pub struct RunArgs {
     /// Format of the tables printed at the end: terminal, markdown or json
     #[arg(long, default_value = "terminal", value_parser = parse_format)]
     pub format: wscbench_report::Format,
+}
+
+/// A parser that accepts exactly the names of an enumerated dimension, listing them in `--help`.
+fn one_of<T>(all: &'static [T], name: fn(T) -> &'static str) -> impl TypedValueParser<Value = T>
+where
+    T: Copy + Send + Sync + 'static + std::str::FromStr,
+    T::Err: std::fmt::Debug,
+{
+    PossibleValuesParser::new(all.iter().map(move |v| name(*v)))
+        .map(|s| s.parse::<T>().expect("one of the possible values"))
 }
 
 #[derive(Debug, Args)]
@@ -307,8 +331,8 @@ mod tests {
             panic!("not run")
         };
         assert_eq!(
-            (args.mode.as_str(), args.cpus, args.memory),
-            ("quick", 2.0, 512 << 20)
+            (args.mode, args.loadgen, args.runs, args.cpus, args.memory),
+            (Mode::Quick, LoadPath::Native, 1, 2.0, 512 << 20)
         );
         assert_eq!(args.select.profiles, ["b"]);
         assert!(args.scenarios.is_empty());
@@ -320,6 +344,8 @@ mod tests {
         assert!(Cli::try_parse_from(["wscbench", "run", "--mode", "forever"]).is_err());
         assert!(Cli::try_parse_from(["wscbench", "run", "--cpus", "0"]).is_err());
         assert!(Cli::try_parse_from(["wscbench", "run", "--format", "pdf"]).is_err());
+        assert!(Cli::try_parse_from(["wscbench", "run", "--loadgen", "wrk"]).is_err());
+        assert!(Cli::try_parse_from(["wscbench", "run", "--runs", "0"]).is_err());
         let cli = Cli::try_parse_from([
             "wscbench",
             "run",
@@ -334,7 +360,7 @@ mod tests {
         };
         assert_eq!(
             (args.scenarios, args.select.langs),
-            (vec!["saturation".to_string()], vec!["zig".to_string()])
+            (vec![Scenario::Saturation], vec!["zig".to_string()])
         );
     }
 

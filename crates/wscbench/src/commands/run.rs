@@ -1,113 +1,99 @@
 //! `wscbench run`: build, then every server × scenario through the engine's runner, with
 //! live progress, Ctrl-C handling, and the comparison tables at the end.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::json;
+use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
-use wscbench_engine::catalog::{Mode, SCENARIOS, scenario_seconds};
+use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::engine::Engine;
 use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, Progress, VerifyLevel};
+use wscbench_engine::scenarios;
 use wscbench_report::Report;
-use wscbench_results::{Conditions, Outcome};
+use wscbench_results::{
+    Conditions, Outcome, RUN_MANIFEST_FILE, RunManifest, RunResult, RunStatus, SCHEMA_VERSION,
+    Scenario,
+};
 
 use crate::cli::RunArgs;
 
 /// Time a run spends outside its scenario (start, health, verification, stop, write): for the ETA.
 const OVERHEAD_ESTIMATE: Duration = Duration::from_secs(5);
 
+/// Exit codes of an interrupted run: 128 + the signal's number, as shells report it.
+const EXIT_SIGINT: i32 = 130;
+const EXIT_SIGTERM: i32 = 143;
+
 pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     let servers = args.select.selection().apply(&super::discover(root)?)?;
-    let scenarios: Vec<String> = if args.scenarios.is_empty() {
-        SCENARIOS.map(String::from).to_vec()
+    let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
+        Scenario::ALL.to_vec()
     } else {
         args.scenarios.clone()
     };
-    let mode: Mode = args.mode.parse().map_err(anyhow::Error::msg)?;
     let verify = match args.verify.as_str() {
         "full" => VerifyLevel::Full,
         "off" => VerifyLevel::Off,
         _ => VerifyLevel::Quick,
     };
-    let engine = super::connect().await?;
-    let info = engine
-        .info()
-        .await
-        .context("asking the engine for its version")?;
-    let k6_image = super::build_k6_image(&engine, args.rebuild).await?;
-    let images = super::build_images(&engine, &servers, args.rebuild).await?;
-
+    // The results folder first: a disk or permission problem shows before any build or container.
     let run_id = runner::new_run_id();
-    let results_root = if args.results.is_relative() {
-        root.join(&args.results)
-    } else {
-        args.results.clone()
-    };
-    let results_dir = results_root.join(&run_id);
-    std::fs::create_dir_all(&results_dir)
-        .with_context(|| format!("creating {}", results_dir.display()))?;
-    let plan = Plan {
+    let results_dir = results_root(root, &args.results).join(&run_id);
+    let mut manifest = RunManifest {
+        schema_version: SCHEMA_VERSION,
         run_id: run_id.clone(),
-        servers: servers
-            .into_iter()
-            .zip(images)
-            .map(|(server, image)| PlannedServer { server, image })
-            .collect(),
+        status: RunStatus::Running,
+        status_detail: None,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        wscbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        mode: args.mode,
+        load_path: args.loadgen,
+        repetitions: args.runs,
+        servers: servers.iter().map(|s| s.id.clone()).collect(),
+        scenarios: scenarios.clone(),
+        sweep: Default::default(),
+        planned_points: (servers.len() * scenarios.len()) as u32 * args.runs,
+        written_points: 0,
+        started_at: now(),
+        written_at: now(),
+    };
+    let manifest_path = results_dir.join(RUN_MANIFEST_FILE);
+    write_manifest(&manifest_path, &mut manifest).with_context(|| {
+        format!(
+            "the results folder {} is not writable",
+            results_dir.display()
+        )
+    })?;
+
+    let prepared = prepare(
+        &args,
+        root,
+        servers,
         scenarios,
-        mode,
-        limits: Limits {
-            cpus: args.cpus,
-            memory_bytes: args.memory,
-            cpuset_server: args.cpuset_server.clone(),
-            cpuset_loadgen: args.cpuset_loadgen.clone(),
-        },
         verify,
-        scenarios_dir: std::path::absolute(root.join("scenarios"))?,
-        results_dir: results_dir.clone(),
-        k6_image: k6_image.tag.clone(),
-        conditions: Conditions {
-            server_cpus: args.cpus,
-            server_memory_bytes: args.memory,
-            cpuset_server: args.cpuset_server.clone(),
-            cpuset_loadgen: args.cpuset_loadgen.clone(),
-            machine_cores: if info.cpus > 0 {
-                info.cpus
-            } else {
-                std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
-            },
-            kernel: info.kernel.clone(),
-            docker_version: info.version.clone(),
-            docker_api_version: info.api_version.clone(),
-            k6_version: k6_image.version.clone().unwrap_or_default(),
-            loadgen_memory_bytes: None,
-            variant_args: Vec::new(),
-            variant_env: Vec::new(),
-        },
+        &run_id,
+        &results_dir,
+    )
+    .await;
+    let (engine, plan) = match prepared {
+        Ok(ready) => ready,
+        Err(err) => {
+            manifest.status = RunStatus::Failed;
+            manifest.status_detail = Some(format!("{err:#}"));
+            let _ = write_manifest(&manifest_path, &mut manifest);
+            return Err(err);
+        }
     };
-    let metadata = |status: &str| {
-        json!({
-            "run_id": run_id,
-            "status": status,
-            "command": std::env::args().collect::<Vec<_>>().join(" "),
-            "mode": plan.mode.as_str(),
-            "servers": plan.servers.iter().map(|p| p.server.id.as_str()).collect::<Vec<_>>(),
-            "scenarios": plan.scenarios,
-            "written_at": humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        })
-    };
-    let metadata_path = results_dir.join("run.json");
-    std::fs::write(
-        &metadata_path,
-        serde_json::to_string_pretty(&metadata("running"))?,
-    )?;
     eprintln!(
-        "run {run_id}: {} server(s) × {} scenario(s), {} mode, about {} min; results in {}",
+        "run {run_id}: {} server(s) × {} scenario(s) × {} run(s), {} mode, {} load path, about {} min; results in {}",
         plan.servers.len(),
         plan.scenarios.len(),
-        plan.mode.as_str(),
+        plan.repetitions,
+        plan.mode,
+        plan.load_path,
         (plan.scenario_time() + OVERHEAD_ESTIMATE * plan.len() as u32)
             .as_secs()
             .div_ceil(60),
@@ -115,12 +101,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     );
 
     let (cancel_tx, cancel_rx) = watch::channel(false);
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            let _ = cancel_tx.send(true);
-        }
-    });
-
+    let signalled = watch_signals(cancel_tx, engine.clone(), run_id.clone())?;
     let mut display = Display::new(&plan);
     let outcome = runner::execute(&engine, &plan, cancel_rx.clone(), &mut |p| {
         display.update(p)
@@ -129,22 +110,108 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     display.finish();
     // Whatever happened, no container of this run stays behind.
     let leftover = engine.remove_run(&run_id).await.unwrap_or(0);
-    let results = outcome?;
-    let interrupted =
-        *cancel_rx.borrow() || results.iter().any(|r| r.outcome == Outcome::Interrupted);
-    std::fs::write(
-        &metadata_path,
-        serde_json::to_string_pretty(&metadata(if interrupted {
-            "interrupted"
-        } else {
-            "completed"
-        }))?,
-    )?;
     if leftover > 0 {
         eprintln!("removed {leftover} leftover container(s) of run {run_id}");
     }
+    let signal = *signalled.borrow();
+    let results = match outcome {
+        Ok(results) => results,
+        Err(err) => {
+            manifest.status = RunStatus::Failed;
+            manifest.status_detail = Some(err.to_string());
+            let _ = write_manifest(&manifest_path, &mut manifest);
+            return Err(err).context("the run stopped: a result could not be written");
+        }
+    };
+    manifest.written_points = results.len() as u32;
+    manifest.status =
+        if signal.is_some() || results.iter().any(|r| r.outcome == Outcome::Interrupted) {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Completed
+        };
+    write_manifest(&manifest_path, &mut manifest)
+        .with_context(|| format!("writing {}", manifest_path.display()))?;
+    finish(&args, &results, &results_dir, &run_id, signal)
+}
+
+/// Builds the images and the plan: everything a run needs before its first container.
+async fn prepare(
+    args: &RunArgs,
+    root: &Path,
+    servers: Vec<wscbench_engine::catalog::Server>,
+    scenarios: Vec<Scenario>,
+    verify: VerifyLevel,
+    run_id: &str,
+    results_dir: &Path,
+) -> Result<(DockerEngine, Plan)> {
+    let engine = super::connect().await?;
+    let info = engine
+        .info()
+        .await
+        .context("asking the engine for its version")?;
+    let k6_image = super::build_k6_image(&engine, args.rebuild).await?;
+    let images = super::build_images(&engine, &servers, args.rebuild).await?;
+    let limits = Limits {
+        cpus: args.cpus,
+        memory_bytes: args.memory,
+        cpuset_server: args.cpuset_server.clone(),
+        cpuset_loadgen: args.cpuset_loadgen.clone(),
+        loadgen_memory_bytes: Some(args.loadgen_memory),
+    };
+    let conditions = Conditions {
+        server_cpus: args.cpus,
+        server_memory_bytes: args.memory,
+        cpuset_server: args.cpuset_server.clone(),
+        cpuset_loadgen: args.cpuset_loadgen.clone(),
+        machine_cores: if info.cpus > 0 {
+            info.cpus
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+        },
+        kernel: info.kernel.clone(),
+        docker_version: info.version.clone(),
+        docker_api_version: info.api_version.clone(),
+        k6_version: k6_image.version.clone().unwrap_or_default(),
+        loadgen_memory_bytes: Some(args.loadgen_memory),
+        variant_args: Vec::new(),
+        variant_env: Vec::new(),
+    };
+    let plan = Plan {
+        run_id: run_id.to_string(),
+        servers: servers
+            .into_iter()
+            .zip(images)
+            .map(|(server, image)| PlannedServer {
+                server,
+                image,
+                variant: None,
+            })
+            .collect(),
+        scenarios,
+        mode: args.mode,
+        load_path: args.loadgen,
+        repetitions: args.runs,
+        limits,
+        verify,
+        scenarios_dir: std::path::absolute(root.join("scenarios"))?,
+        results_dir: results_dir.to_owned(),
+        k6_image: k6_image.tag.clone(),
+        conditions,
+    };
+    Ok((engine, plan))
+}
+
+/// The tables, the summary line and the exit code.
+fn finish(
+    args: &RunArgs,
+    results: &[RunResult],
+    results_dir: &Path,
+    run_id: &str,
+    signal: Option<i32>,
+) -> Result<i32> {
     if !results.is_empty() {
-        print!("{}", args.format.render(&Report::from_results(&results)));
+        print!("{}", args.format.render(&Report::from_results(results)));
     }
     let failed = results
         .iter()
@@ -160,11 +227,66 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
             String::new()
         }
     );
-    if interrupted {
+    if let Some(code) = signal {
         eprintln!("interrupted: the results above were kept; run {run_id} is marked interrupted");
-        return Ok(130);
+        return Ok(code);
     }
-    Ok(0)
+    if results.iter().any(|r| r.outcome == Outcome::Interrupted) {
+        return Ok(EXIT_SIGINT);
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// SIGINT and SIGTERM cancel the run (it cleans up and records the point as interrupted);
+/// a second signal removes the run's containers at once and exits. The returned watch holds
+/// the exit code of the first signal, once one came.
+fn watch_signals(
+    cancel: watch::Sender<bool>,
+    engine: DockerEngine,
+    run_id: String,
+) -> Result<watch::Receiver<Option<i32>>> {
+    let mut interrupt = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+    let (code_tx, code_rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let mut first = true;
+        loop {
+            let code = tokio::select! {
+                Some(()) = interrupt.recv() => EXIT_SIGINT,
+                Some(()) = terminate.recv() => EXIT_SIGTERM,
+                else => return,
+            };
+            if first {
+                first = false;
+                let _ = code_tx.send(Some(code));
+                let _ = cancel.send(true);
+                eprintln!("\nstopping: removing this run's containers (signal again to stop now)");
+            } else {
+                let _ = engine.remove_run(&run_id).await;
+                eprintln!("stopped at once; run {run_id} is incomplete");
+                std::process::exit(code);
+            }
+        }
+    });
+    Ok(code_rx)
+}
+
+fn results_root(root: &Path, results: &Path) -> PathBuf {
+    if results.is_relative() {
+        root.join(results)
+    } else {
+        results.to_owned()
+    }
+}
+
+fn write_manifest(path: &Path, manifest: &mut RunManifest) -> Result<()> {
+    manifest.written_at = now();
+    runner::write_atomically(path, &manifest.to_json())?;
+    Ok(())
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
 /// The live progress line (or plain lines when stderr is not a terminal).
@@ -184,12 +306,10 @@ impl Display {
         );
         bar.enable_steady_tick(Duration::from_millis(250));
         let plan_runs = plan
-            .servers
+            .points()
             .iter()
-            .flat_map(|_| {
-                plan.scenarios.iter().map(|s| {
-                    Duration::from_secs(scenario_seconds(s, plan.mode)) + OVERHEAD_ESTIMATE
-                })
+            .map(|p| {
+                Duration::from_secs(scenarios::seconds(p.scenario, plan.mode)) + OVERHEAD_ESTIMATE
             })
             .collect();
         Self {
@@ -214,12 +334,23 @@ impl Display {
             Progress::Starting {
                 index,
                 total,
-                server,
-                scenario,
+                point,
                 expected,
             } => {
                 self.remaining_after_current = self.plan_runs.iter().skip(index).sum();
-                self.current = format!("[{index}/{total}] {server} × {scenario}");
+                let repetition = if point.repetition.of > 1 {
+                    format!(
+                        " (run {} of {})",
+                        point.repetition.index, point.repetition.of
+                    )
+                } else {
+                    String::new()
+                };
+                self.current = format!(
+                    "[{index}/{total}] {} × {}{repetition}",
+                    point.server.label(),
+                    point.scenario
+                );
                 self.bar.set_prefix(self.current.clone());
                 self.bar.set_message(format!(
                     "starting · {} s of load · elapsed {}",

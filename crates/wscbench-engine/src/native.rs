@@ -1,0 +1,294 @@
+//! The native load path's own output: the report `k6/x/chat` writes at the end of a run
+//! (counters and a full HDR latency histogram per k6 instance), merged exactly across
+//! instances, and read into the result's k6 metrics. Percentiles are never averaged.
+
+use hdrhistogram::Histogram;
+use serde::Deserialize;
+use wscbench_results::{ErrorCounts, K6Metrics, LatencyMs, LatencySource};
+
+/// The `format` this reader understands.
+pub const FORMAT: &str = "wscbench-native/1";
+
+/// Why a native report could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum NativeError {
+    /// Not JSON of the expected shape.
+    #[error("the native load report is not readable: {0}")]
+    Malformed(#[from] serde_json::Error),
+    /// Another format version.
+    #[error("the native load report has format {found:?}; this wscbench reads {FORMAT:?}")]
+    Format {
+        /// What the file said.
+        found: String,
+    },
+    /// Histograms of different settings cannot be merged exactly.
+    #[error("the native load reports' histograms have different settings")]
+    Settings,
+    /// A bucket outside the histogram's range.
+    #[error("a latency bucket of {value_us} µs is outside the histogram's range")]
+    Bucket {
+        /// The bucket's value.
+        value_us: u64,
+    },
+}
+
+/// One k6 instance's report (`native.json`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct NativeReport {
+    /// `wscbench-native/1`.
+    pub format: String,
+    /// The instance (host name of the k6 container).
+    #[serde(default)]
+    pub instance: String,
+    /// User + system CPU time of the k6 process, in nanoseconds.
+    #[serde(default)]
+    pub process_cpu_ns: u64,
+    /// Counters summed over every client of the instance.
+    pub counters: NativeCounters,
+    /// Chat latency.
+    pub latency_us: LatencyBuckets,
+}
+
+/// The native client's counters.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct NativeCounters {
+    /// Sessions started.
+    pub sessions: u64,
+    /// Sessions that ended on their own.
+    pub sessions_closed: u64,
+    /// Connections that never opened.
+    pub connect_errors: u64,
+    /// Sessions closed with a code other than 1000/1001, or without a close frame.
+    pub abnormal_closes: u64,
+    /// Other WebSocket errors.
+    pub ws_errors: u64,
+    /// Chats sent.
+    pub chat_sent: u64,
+    /// Chats from other members received.
+    pub chat_received: u64,
+    /// Frames sent.
+    pub msgs_sent: u64,
+    /// Frames received.
+    pub msgs_received: u64,
+    /// Frames that were not chat protocol.
+    pub malformed: u64,
+}
+
+/// An HDR histogram as a list of non-empty buckets.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LatencyBuckets {
+    /// Lowest trackable value, µs.
+    pub lowest_trackable_us: u64,
+    /// Highest trackable value, µs.
+    pub highest_trackable_us: u64,
+    /// Significant decimal figures.
+    pub significant_figures: u8,
+    /// `[highest equivalent value in µs, count]` for every non-empty bucket.
+    #[serde(default)]
+    pub buckets: Vec<[u64; 2]>,
+}
+
+impl NativeReport {
+    /// Parses one report.
+    pub fn from_json(text: &str) -> Result<Self, NativeError> {
+        let report: NativeReport = serde_json::from_str(text)?;
+        if report.format != FORMAT {
+            return Err(NativeError::Format {
+                found: report.format,
+            });
+        }
+        Ok(report)
+    }
+}
+
+/// Several instances' reports added up: counters summed, histograms merged bucket by bucket.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// Summed counters.
+    pub counters: NativeCounters,
+    /// Summed CPU time of the k6 processes, in nanoseconds.
+    pub process_cpu_ns: u64,
+    /// The merged latency histogram, in µs.
+    pub latency: Histogram<u64>,
+}
+
+/// Merges the reports of one or more k6 instances.
+pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
+    let settings = |r: &NativeReport| {
+        (
+            r.latency_us.lowest_trackable_us,
+            r.latency_us.highest_trackable_us,
+            r.latency_us.significant_figures,
+        )
+    };
+    let (low, high, figures) = reports.first().map(settings).unwrap_or((1, 60_000_000, 3));
+    if reports.iter().any(|r| settings(r) != (low, high, figures)) {
+        return Err(NativeError::Settings);
+    }
+    let mut latency =
+        Histogram::new_with_bounds(low.max(1), high, figures).map_err(|_| NativeError::Settings)?;
+    let mut counters = NativeCounters::default();
+    let mut process_cpu_ns = 0;
+    for report in reports {
+        for &[value_us, count] in &report.latency_us.buckets {
+            latency
+                .record_n(value_us, count)
+                .map_err(|_| NativeError::Bucket { value_us })?;
+        }
+        let c = &report.counters;
+        counters = NativeCounters {
+            sessions: counters.sessions + c.sessions,
+            sessions_closed: counters.sessions_closed + c.sessions_closed,
+            connect_errors: counters.connect_errors + c.connect_errors,
+            abnormal_closes: counters.abnormal_closes + c.abnormal_closes,
+            ws_errors: counters.ws_errors + c.ws_errors,
+            chat_sent: counters.chat_sent + c.chat_sent,
+            chat_received: counters.chat_received + c.chat_received,
+            msgs_sent: counters.msgs_sent + c.msgs_sent,
+            msgs_received: counters.msgs_received + c.msgs_received,
+            malformed: counters.malformed + c.malformed,
+        };
+        process_cpu_ns += report.process_cpu_ns;
+    }
+    Ok(Merged {
+        counters,
+        process_cpu_ns,
+        latency,
+    })
+}
+
+/// Percentiles of the latency curve kept in a result.
+const CURVE: [f64; 12] = [
+    0.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 99.999, 100.0,
+];
+
+impl Merged {
+    /// Latency in milliseconds, from the full histogram.
+    pub fn latency_ms(&self) -> LatencyMs {
+        let h = &self.latency;
+        let ms = |us: u64| us as f64 / 1000.0;
+        let at = |p: f64| ms(h.value_at_quantile(p / 100.0));
+        if h.is_empty() {
+            return LatencyMs {
+                count: Some(0),
+                ..LatencyMs::default()
+            };
+        }
+        LatencyMs {
+            avg_ms: h.mean() / 1000.0,
+            p50_ms: at(50.0),
+            p95_ms: at(95.0),
+            p99_ms: at(99.0),
+            max_ms: ms(h.max()),
+            p999_ms: Some(at(99.9)),
+            count: Some(h.len()),
+            curve: CURVE.iter().map(|&p| [p, at(p)]).collect(),
+        }
+    }
+
+    /// The result's k6 metrics and errors. `connect_p95_ms` comes from k6's own summary
+    /// (the extension feeds `ws_connecting` one sample per session).
+    pub fn k6_metrics(&self, connect_p95_ms: f64) -> (K6Metrics, ErrorCounts) {
+        let c = &self.counters;
+        (
+            K6Metrics {
+                sessions: c.sessions,
+                sessions_closed: c.sessions_closed,
+                connect_p95_ms,
+                ws_msgs_sent: c.msgs_sent,
+                ws_msgs_received: c.msgs_received,
+                chat_sent: c.chat_sent,
+                chat_received: c.chat_received,
+                latency: self.latency_ms(),
+                latency_source: LatencySource::Histogram,
+                malformed: c.malformed,
+            },
+            ErrorCounts {
+                failed_connects: c.connect_errors,
+                abnormal_closes: c.abnormal_closes,
+                script_errors: c.ws_errors,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report holding `samples` (µs), as the extension would write it.
+    fn report(samples: &[u64], received: u64) -> NativeReport {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for &s in samples {
+            h.record(s).unwrap();
+        }
+        let buckets = h
+            .iter_recorded()
+            .map(|v| {
+                [
+                    h.highest_equivalent(v.value_iterated_to()),
+                    v.count_at_value(),
+                ]
+            })
+            .collect();
+        NativeReport {
+            format: FORMAT.into(),
+            instance: "test".into(),
+            process_cpu_ns: 1_000,
+            counters: NativeCounters {
+                chat_received: received,
+                ..NativeCounters::default()
+            },
+            latency_us: LatencyBuckets {
+                lowest_trackable_us: 1,
+                highest_trackable_us: 60_000_000,
+                significant_figures: 3,
+                buckets,
+            },
+        }
+    }
+
+    #[test]
+    fn merging_two_instances_equals_one_histogram_of_all_samples() {
+        // A deterministic spread from 50 µs to ~2 s, split unevenly over two instances.
+        let samples: Vec<u64> = (0..20_000u64)
+            .map(|i| 50 + (i * i * 7919) % 2_000_000)
+            .collect();
+        let (a, b) = samples.split_at(6_000);
+        let merged = merge(&[report(a, 6), report(b, 14)]).unwrap();
+        let whole = merge(&[report(&samples, 20)]).unwrap();
+        assert_eq!(merged.latency, whole.latency);
+        assert_eq!(merged.latency_ms(), whole.latency_ms());
+        assert_eq!(merged.counters.chat_received, 20);
+        assert_eq!(merged.process_cpu_ns, 2_000);
+        assert_eq!(merged.latency_ms().count, Some(20_000));
+    }
+
+    #[test]
+    fn percentiles_come_from_the_histogram_within_its_precision() {
+        let samples: Vec<u64> = (1..=1000).map(|i| i * 1000).collect(); // 1..1000 ms
+        let latency = merge(&[report(&samples, 0)]).unwrap().latency_ms();
+        assert!((latency.p50_ms - 500.0).abs() <= 0.5, "{}", latency.p50_ms);
+        assert!((latency.p99_ms - 990.0).abs() <= 1.0, "{}", latency.p99_ms);
+        assert!((latency.max_ms - 1000.0).abs() <= 1.0, "{}", latency.max_ms);
+        assert_eq!(latency.curve.first().unwrap()[0], 0.0);
+        assert_eq!(latency.curve.last().unwrap()[0], 100.0);
+    }
+
+    #[test]
+    fn reports_of_another_format_or_settings_are_refused() {
+        let mut other = report(&[10], 0);
+        other.latency_us.significant_figures = 2;
+        assert!(matches!(
+            merge(&[report(&[10], 0), other]),
+            Err(NativeError::Settings)
+        ));
+        assert!(matches!(
+            NativeReport::from_json(
+                r#"{"format":"x","counters":{},"latency_us":{"lowest_trackable_us":1,"highest_trackable_us":2,"significant_figures":3}}"#
+            ),
+            Err(NativeError::Format { .. })
+        ));
+    }
+}

@@ -1,0 +1,158 @@
+//! Figures derived from a point's counters and per-second samples: resource use of each
+//! container, rates, CPU-seconds and efficiency, and the inputs of the load-generator verdict.
+
+use wscbench_results::{Derived, RunResult, Sample, ServerStats, Usage};
+
+use super::Plan;
+use crate::verdict::{self, Ceilings, Counters};
+
+/// Fills `result.derived`, `loadgen_bound` and `loadgen_bound_reasons` from its counters and
+/// series. `loadgen_oom` is set when the k6 container was killed for its memory limit.
+pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
+    let seconds = (result.duration_ms as f64 / 1000.0).max(0.001);
+    let cores = plan.conditions.machine_cores.max(1);
+    let server_ceiling = cpuset_cores(plan.limits.cpuset_server.as_deref())
+        .unwrap_or(cores as f64)
+        .min(plan.limits.cpus)
+        * 100.0;
+    let loadgen_ceiling =
+        cpuset_cores(plan.limits.cpuset_loadgen.as_deref()).unwrap_or(cores as f64) * 100.0;
+    let server = usage(
+        &result.series,
+        |s| s.server_cpu_percent,
+        |s| s.server_mem_bytes,
+        server_ceiling,
+    );
+    let loadgen = usage(
+        &result.series,
+        |s| s.loadgen_cpu_percent,
+        |s| s.loadgen_mem_bytes,
+        loadgen_ceiling,
+    );
+    let stats = result.server_stats.clone().unwrap_or_default();
+    let received = result.k6.as_ref().map(|k| k.chat_received);
+    result.derived = Derived {
+        throughput_msgs_per_s: stats.chat_accepted as f64 / seconds,
+        deliveries_per_s: stats.deliveries as f64 / seconds,
+        drop_rate_ratio: ratio(stats.dropped_ratelimit, stats.chat_in).unwrap_or(0.0),
+        received_ratio: received.and_then(|r| ratio(r, stats.deliveries)),
+        deliveries_per_server_cpu_s: (server.cpu_seconds > 0.0 && stats.deliveries > 0)
+            .then(|| stats.deliveries as f64 / server.cpu_seconds),
+        server,
+        loadgen,
+    };
+    let counters = Counters {
+        delivered: stats.deliveries,
+        received,
+        sessions: result.k6.as_ref().map_or(0, |k| k.sessions),
+        sessions_closed: result.k6.as_ref().map_or(0, |k| k.sessions_closed),
+        dropped_slow: stats.dropped_slow,
+        loadgen_oom_limit_bytes: loadgen_oom
+            .then_some(plan.limits.loadgen_memory_bytes.unwrap_or(0)),
+    };
+    let ceilings = Ceilings {
+        loadgen_percent: loadgen_ceiling,
+        cores,
+    };
+    result.loadgen_bound_reasons = verdict::verdict(&result.series, &counters, &ceilings);
+    result.loadgen_bound = !result.loadgen_bound_reasons.is_empty();
+}
+
+fn ratio(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+/// Peak and mean CPU, peak memory and CPU-seconds of one container over the series.
+fn usage(
+    series: &[Sample],
+    cpu: impl Fn(&Sample) -> f64,
+    mem: impl Fn(&Sample) -> u64,
+    ceiling: f64,
+) -> Usage {
+    // Docker's first stats sample has no previous CPU reading; leave it out of the mean.
+    let measured = &series[series.len().min(1)..];
+    Usage {
+        peak_cpu_percent: series.iter().map(&cpu).fold(0.0, f64::max),
+        mean_cpu_percent: if measured.is_empty() {
+            0.0
+        } else {
+            measured.iter().map(&cpu).sum::<f64>() / measured.len() as f64
+        },
+        peak_mem_bytes: series.iter().map(&mem).max().unwrap_or(0),
+        cpu_limit_percent: ceiling,
+        cpu_seconds: series
+            .windows(2)
+            .map(|w| cpu(&w[1]) / 100.0 * w[1].t_ms.saturating_sub(w[0].t_ms) as f64 / 1000.0)
+            .sum(),
+    }
+}
+
+/// Counters over the load window: end minus start; uptime and current connections as at the end.
+pub fn window(start: &ServerStats, end: &ServerStats) -> ServerStats {
+    ServerStats {
+        server: end.server.clone(),
+        uptime_ms: end.uptime_ms,
+        connections_current: end.connections_current,
+        connections_total: end
+            .connections_total
+            .saturating_sub(start.connections_total),
+        joins: end.joins.saturating_sub(start.joins),
+        frames_in: end.frames_in.saturating_sub(start.frames_in),
+        chat_in: end.chat_in.saturating_sub(start.chat_in),
+        chat_accepted: end.chat_accepted.saturating_sub(start.chat_accepted),
+        deliveries: end.deliveries.saturating_sub(start.deliveries),
+        dropped_ratelimit: end
+            .dropped_ratelimit
+            .saturating_sub(start.dropped_ratelimit),
+        dropped_slow: end.dropped_slow.saturating_sub(start.dropped_slow),
+        malformed: end.malformed.saturating_sub(start.malformed),
+    }
+}
+
+/// Number of cores in a cpuset such as `0-1,3`.
+pub fn cpuset_cores(cpuset: Option<&str>) -> Option<f64> {
+    let mut count = 0u32;
+    for part in cpuset?.split(',').filter(|p| !p.trim().is_empty()) {
+        match part.trim().split_once('-') {
+            Some((a, b)) => {
+                count += b.parse::<u32>().ok()?.checked_sub(a.parse::<u32>().ok()?)? + 1
+            }
+            None => {
+                part.trim().parse::<u32>().ok()?;
+                count += 1;
+            }
+        }
+    }
+    (count > 0).then_some(count as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpusets_count_their_cores() {
+        assert_eq!(cpuset_cores(Some("0")), Some(1.0));
+        assert_eq!(cpuset_cores(Some("0-1")), Some(2.0));
+        assert_eq!(cpuset_cores(Some("0-1,3")), Some(3.0));
+        assert_eq!(cpuset_cores(Some("x")), None);
+        assert_eq!(cpuset_cores(None), None);
+    }
+
+    #[test]
+    fn cpu_seconds_integrate_the_per_second_percentages() {
+        let series: Vec<Sample> = [(0, 999.0), (1000, 50.0), (2000, 150.0), (2500, 200.0)]
+            .iter()
+            .map(|&(t_ms, cpu)| Sample {
+                t_ms,
+                server_cpu_percent: cpu,
+                ..Sample::default()
+            })
+            .collect();
+        let u = usage(&series, |s| s.server_cpu_percent, |_| 0, 200.0);
+        // 0.5 + 1.5 + 1.0 (half a second at two cores); the first sample has no interval.
+        assert!((u.cpu_seconds - 3.0).abs() < 1e-9, "{}", u.cpu_seconds);
+        assert!((u.mean_cpu_percent - 400.0 / 3.0).abs() < 1e-9);
+        assert_eq!(u.peak_cpu_percent, 999.0);
+    }
+}

@@ -1,0 +1,590 @@
+//! One point's phases: start the server under the limits → ready (health, verification,
+//! baseline counters) → load (k6, one sample a second) → collect (the server's counters over
+//! the window, k6's summary and the native report, the outcome). A failed phase maps to one
+//! recorded outcome; whatever happened, [`Session::teardown`] stops and removes every
+//! container of the point.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use futures_util::StreamExt;
+use tokio::sync::watch;
+use wscbench_results::{
+    ErrorCounts, LoadPath, Outcome, RunResult, SCHEMA_VERSION, Sample, ServerIdentity,
+};
+
+use super::derive::{derive, window};
+use super::{Plan, Point, Progress, VerifyLevel};
+use crate::docker::{RUN_LABEL, nano_cpus};
+use crate::engine::{ContainerSpec, ContainerState, Engine, Usage};
+use crate::native::{self, NativeReport};
+use crate::verify::{self, Target};
+use crate::{k6, local, scenarios};
+
+/// How long k6 may run past its scenario before it is stopped and the point fails.
+const K6_OVERRUN: Duration = Duration::from_secs(90);
+/// The k6 summary and the native report, inside the k6 container.
+const SUMMARY_FILE: &str = "summary.json";
+const NATIVE_FILE: &str = "native.json";
+
+/// A phase that failed: the outcome it is recorded as, and why.
+struct Failure {
+    outcome: Outcome,
+    detail: String,
+}
+
+impl Failure {
+    fn new(outcome: Outcome, detail: impl Into<String>) -> Self {
+        Failure {
+            outcome,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// How the load phase ended.
+enum LoadEnd {
+    K6Exited(ContainerState),
+    ServerDied(ContainerState),
+    Cancelled,
+    TimedOut,
+}
+
+/// What stopping the point's containers revealed.
+#[derive(Default)]
+struct Teardown {
+    /// The server's state just before it was stopped: a server that died after the last
+    /// sample is still a dead server.
+    server_before_stop: Option<ContainerState>,
+    /// The last lines k6 printed.
+    k6_logs: String,
+    /// k6 was killed for its memory limit.
+    loadgen_oom: bool,
+}
+
+/// The containers of one point.
+struct Session<'a, E: Engine> {
+    engine: &'a E,
+    plan: &'a Plan,
+    point: Point<'a>,
+    server: Option<String>,
+    k6: Option<String>,
+}
+
+/// Runs one point through every phase and returns its result (not yet written).
+pub(super) async fn run_point<E: Engine>(
+    engine: &E,
+    plan: &Plan,
+    point: Point<'_>,
+    mut cancel: watch::Receiver<bool>,
+    on: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> RunResult {
+    let clock = Instant::now();
+    let mut result = empty_result(plan, point, SystemTime::now());
+    let mut session = Session {
+        engine,
+        plan,
+        point,
+        server: None,
+        k6: None,
+    };
+    let ended = session.drive(&mut result, &mut cancel, on).await;
+    on(Progress::Phase("stopping"));
+    let teardown = session.teardown().await;
+    let (outcome, detail) = match ended {
+        Err(failure) => (failure.outcome, Some(failure.detail)),
+        Ok(end) => collect(&mut result, plan, point, end, &teardown),
+    };
+    derive(&mut result, plan, teardown.loadgen_oom);
+    result.outcome = outcome;
+    result.outcome_detail = detail;
+    result.overhead_ms = (clock.elapsed().as_millis() as u64).saturating_sub(result.duration_ms);
+    result
+}
+
+impl<E: Engine> Session<'_, E> {
+    /// start → ready → load, and the server's counters over the load window.
+    async fn drive(
+        &mut self,
+        result: &mut RunResult,
+        cancel: &mut watch::Receiver<bool>,
+        on: &mut (dyn FnMut(Progress<'_>) + Send),
+    ) -> Result<LoadEnd, Failure> {
+        on(Progress::Phase("starting server"));
+        let target = self.start_server().await?;
+        self.ready(&target, cancel, on).await?;
+        let baseline = verify::read_stats_quiet(&target).await;
+        on(Progress::Phase("load"));
+        let load_started = Instant::now();
+        self.start_loadgen(&target).await?;
+        let end = self.sample(result, &target, load_started, cancel, on).await;
+        result.duration_ms = load_started.elapsed().as_millis() as u64;
+        if let (Some(end), Some(base)) = (verify::read_stats_quiet(&target).await, &baseline) {
+            result.server_stats = Some(window(base, &end));
+        }
+        Ok(end)
+    }
+
+    fn labels(&self, role: &str) -> HashMap<String, String> {
+        HashMap::from([
+            (RUN_LABEL.to_string(), self.plan.run_id.clone()),
+            ("wscbench.role".to_string(), role.to_string()),
+            ("wscbench.server".to_string(), self.point.server.label()),
+            (
+                "wscbench.scenario".to_string(),
+                self.point.scenario.to_string(),
+            ),
+        ])
+    }
+
+    fn container_name(&self, suffix: &str) -> String {
+        let server = self.point.server;
+        let variant = server
+            .variant
+            .as_ref()
+            .map(|v| format!("-{}", v.name))
+            .unwrap_or_default();
+        format!(
+            "wscbench-{}-{}{variant}-{}-r{}{suffix}",
+            self.plan.run_id, server.server.tag, self.point.scenario, self.point.repetition.index
+        )
+    }
+
+    /// Phase 1: the server container, under the limits.
+    async fn start_server(&mut self) -> Result<Target, Failure> {
+        let port =
+            local::free_port().map_err(|e| Failure::new(Outcome::ServerCrashed, e.to_string()))?;
+        let planned = self.point.server;
+        let variant = planned.variant.clone().unwrap_or_else(|| super::Variant {
+            name: String::new(),
+            args: Vec::new(),
+            env: Vec::new(),
+        });
+        let spec = ContainerSpec {
+            name: self.container_name(""),
+            image: planned.image.tag.clone(),
+            cmd: ["--host", "127.0.0.1", "--port", &port.to_string()]
+                .map(String::from)
+                .into_iter()
+                .chain(variant.args)
+                .collect(),
+            env: variant.env,
+            labels: self.labels("server"),
+            nano_cpus: Some(nano_cpus(self.plan.limits.cpus)),
+            memory_bytes: Some(self.plan.limits.memory_bytes as i64),
+            cpuset: self.plan.limits.cpuset_server.clone(),
+            ..Default::default()
+        };
+        let id =
+            self.engine.start(&spec).await.map_err(|e| {
+                Failure::new(Outcome::ServerCrashed, format!("could not start: {e}"))
+            })?;
+        self.server = Some(id);
+        Ok(Target::loopback(port))
+    }
+
+    /// Phase 2: `/health`, then the protocol checks of the plan's verify level.
+    async fn ready(
+        &self,
+        target: &Target,
+        cancel: &mut watch::Receiver<bool>,
+        on: &mut (dyn FnMut(Progress<'_>) + Send),
+    ) -> Result<(), Failure> {
+        let id = self.server.as_deref().expect("the server started");
+        let gone = async || {
+            if *cancel.borrow() {
+                return Some(Failure::new(
+                    Outcome::Interrupted,
+                    "interrupted by the user",
+                ));
+            }
+            let state = self.engine.state(id).await.ok().filter(|s| !s.running)?;
+            let logs = self.engine.logs(id, 5).await.unwrap_or_default();
+            Some(Failure::new(
+                died(state),
+                format!(
+                    "exited with {:?} before answering /health: {}",
+                    state.exit_code,
+                    last_lines(&logs, 3)
+                ),
+            ))
+        };
+        crate::http::wait_healthy(&target.addr, Duration::from_secs(10), gone)
+            .await
+            .map_err(|not| match not {
+                crate::http::NotHealthy::Gone(failure) => failure,
+                crate::http::NotHealthy::TimedOut => Failure::new(
+                    Outcome::VerifyFailed,
+                    "health: /health did not answer 200 within 10 s",
+                ),
+            })?;
+        if self.plan.verify == VerifyLevel::Off {
+            return Ok(());
+        }
+        on(Progress::Phase("verifying"));
+        let only: Vec<String> = match self.plan.verify {
+            VerifyLevel::Quick => verify::QUICK_CHECKS.iter().map(|s| s.to_string()).collect(),
+            _ => Vec::new(),
+        };
+        let report = verify::verify(target, &only, |_| {}).await;
+        if report.passed() {
+            return Ok(());
+        }
+        let detail = report
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Err(Failure::new(Outcome::VerifyFailed, detail))
+    }
+
+    /// Phase 3a: the k6 container, with the scenario and its raw output folder.
+    async fn start_loadgen(&mut self, target: &Target) -> Result<(), Failure> {
+        let out_dir = self.point.raw_dir(&self.plan.results_dir);
+        prepare_out_dir(&out_dir).map_err(|e| {
+            Failure::new(
+                Outcome::LoadgenFailed,
+                format!("preparing {}: {e}", out_dir.display()),
+            )
+        })?;
+        let spec = ContainerSpec {
+            name: self.container_name("-k6"),
+            image: self.plan.k6_image.clone(),
+            // --no-usage-report: k6 otherwise reports usage to the internet after every run, and
+            // every byte of a benchmark stays on loopback.
+            cmd: ["run", "--quiet", "--no-color", "--no-usage-report"]
+                .map(String::from)
+                .into_iter()
+                .chain([format!("/scenarios/{}.js", self.point.scenario)])
+                .collect(),
+            env: vec![
+                "K6_NO_USAGE_REPORT=true".into(),
+                // Never look an extension up on the network: ours is compiled in.
+                "K6_AUTO_EXTENSION_RESOLUTION=false".into(),
+                format!("WS_URL={}", target.ws_url),
+                format!("MODE={}", self.plan.mode),
+                format!("LOADGEN={}", self.plan.load_path),
+                format!("SUMMARY_PATH=/out/{SUMMARY_FILE}"),
+                format!("NATIVE_PATH=/out/{NATIVE_FILE}"),
+            ],
+            binds: vec![
+                format!("{}:/scenarios:ro", self.plan.scenarios_dir.display()),
+                format!("{}:/out", absolute(&out_dir).display()),
+            ],
+            labels: self.labels("loadgen"),
+            memory_bytes: self.plan.limits.loadgen_memory_bytes.map(|b| b as i64),
+            cpuset: self.plan.limits.cpuset_loadgen.clone(),
+            ..Default::default()
+        };
+        let id = self.engine.start(&spec).await.map_err(|e| {
+            Failure::new(Outcome::LoadgenFailed, format!("could not start k6: {e}"))
+        })?;
+        self.k6 = Some(id);
+        Ok(())
+    }
+
+    /// Phase 3b: one sample of both containers and of the server's counters every second,
+    /// until k6 ends, the server dies, the user cancels or k6 overruns.
+    async fn sample(
+        &self,
+        result: &mut RunResult,
+        target: &Target,
+        load_started: Instant,
+        cancel: &mut watch::Receiver<bool>,
+        on: &mut (dyn FnMut(Progress<'_>) + Send),
+    ) -> LoadEnd {
+        let server_id = self.server.as_deref().expect("the server started");
+        let k6_id = self.k6.as_deref().expect("k6 started");
+        let expected = Duration::from_secs(scenarios::seconds(self.point.scenario, self.plan.mode));
+        let (server_usage, _server_task) = latest(self.engine.usage(server_id));
+        let (loadgen_usage, _loadgen_task) = latest(self.engine.usage(k6_id));
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        let mut last_deliveries: Option<(u64, Instant)> = None;
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                // A dropped sender disables this branch rather than spinning the loop.
+                Ok(()) = cancel.changed() => {}
+            }
+            if *cancel.borrow() {
+                return LoadEnd::Cancelled;
+            }
+            let stats = verify::read_stats_quiet(target).await;
+            let (s, l) = (*server_usage.borrow(), *loadgen_usage.borrow());
+            let sample = Sample {
+                t_ms: load_started.elapsed().as_millis() as u64,
+                server_cpu_percent: s.cpu_percent,
+                server_mem_bytes: s.mem_bytes,
+                loadgen_cpu_percent: l.cpu_percent,
+                loadgen_mem_bytes: l.mem_bytes,
+                connections: stats.as_ref().map(|s| s.connections_current),
+                deliveries: stats.as_ref().map(|s| s.deliveries),
+            };
+            let now = Instant::now();
+            let rate = match (stats.as_ref(), last_deliveries) {
+                (Some(st), Some((prev, at))) => Some(
+                    st.deliveries.saturating_sub(prev) as f64
+                        / now.duration_since(at).as_secs_f64(),
+                ),
+                _ => None,
+            };
+            if let Some(st) = &stats {
+                last_deliveries = Some((st.deliveries, now));
+            }
+            on(Progress::Tick {
+                elapsed: load_started.elapsed(),
+                expected,
+                sample: &sample,
+                deliveries_per_s: rate,
+            });
+            result.series.push(sample);
+
+            if let Ok(state) = self.engine.state(server_id).await
+                && !state.running
+            {
+                return LoadEnd::ServerDied(state);
+            }
+            if let Ok(state) = self.engine.state(k6_id).await
+                && !state.running
+            {
+                return LoadEnd::K6Exited(state);
+            }
+            if load_started.elapsed() > expected + K6_OVERRUN {
+                return LoadEnd::TimedOut;
+            }
+        }
+    }
+
+    /// The one cleanup path: stop k6 and the server (SIGTERM, then SIGKILL), keep what they
+    /// said, and remove both.
+    async fn teardown(&mut self) -> Teardown {
+        let mut teardown = Teardown::default();
+        if let Some(k6) = &self.k6 {
+            let _ = self.engine.stop(k6, Duration::from_secs(1)).await;
+            teardown.k6_logs = self.engine.logs(k6, 15).await.unwrap_or_default();
+            teardown.loadgen_oom = self
+                .engine
+                .state(k6)
+                .await
+                .is_ok_and(|state| state.oom_killed);
+        }
+        if let Some(server) = &self.server {
+            teardown.server_before_stop = self.engine.state(server).await.ok();
+            let _ = self.engine.stop(server, Duration::from_secs(2)).await;
+        }
+        for id in [self.k6.take(), self.server.take()].into_iter().flatten() {
+            let _ = self.engine.remove(&id).await;
+        }
+        teardown
+    }
+}
+
+/// Phase 4: k6's summary (and the native report) into the result, and the outcome.
+fn collect(
+    result: &mut RunResult,
+    plan: &Plan,
+    point: Point<'_>,
+    end: LoadEnd,
+    teardown: &Teardown,
+) -> (Outcome, Option<String>) {
+    let out_dir = point.raw_dir(&plan.results_dir);
+    let summary = std::fs::read_to_string(out_dir.join(SUMMARY_FILE))
+        .ok()
+        .map(|text| k6::parse_summary(&text));
+    if let Some(Ok(summary)) = &summary {
+        result.k6 = Some(summary.metrics.clone());
+        result.errors = summary.errors.clone();
+    }
+    let native = match plan.load_path {
+        LoadPath::Native => Some(read_native(&out_dir)),
+        LoadPath::Js => None,
+    };
+    if let (Some(Ok(merged)), Some(Ok(summary))) = (&native, &summary) {
+        // The native report counts every message exactly; k6's summary only has what the
+        // extension pushed before the test ended. Latency comes from the full histogram.
+        let (metrics, errors) = merged.k6_metrics(summary.metrics.connect_p95_ms);
+        result.k6 = Some(metrics);
+        result.errors = errors;
+    }
+    let (outcome, detail) = match end {
+        LoadEnd::Cancelled => (
+            Outcome::Interrupted,
+            Some("interrupted by the user".to_string()),
+        ),
+        LoadEnd::ServerDied(state) => (
+            died(state),
+            Some(match died(state) {
+                Outcome::OomKilled => {
+                    "the server was killed for exceeding its memory limit".to_string()
+                }
+                _ => format!(
+                    "the server exited with {:?} during the load",
+                    state.exit_code
+                ),
+            }),
+        ),
+        LoadEnd::TimedOut => (
+            Outcome::LoadgenFailed,
+            Some(format!(
+                "k6 did not finish within {} s of its scenario's end",
+                K6_OVERRUN.as_secs()
+            )),
+        ),
+        LoadEnd::K6Exited(state) if state.oom_killed || teardown.loadgen_oom => (
+            Outcome::LoadgenFailed,
+            Some(format!(
+                "k6 was killed at its memory limit ({} MiB; --loadgen-memory)",
+                plan.limits.loadgen_memory_bytes.unwrap_or(0) >> 20
+            )),
+        ),
+        LoadEnd::K6Exited(state) => {
+            k6_outcome(result, state.exit_code, &summary, &native, teardown)
+        }
+    };
+    // A server that died after k6's last sample is still a dead server.
+    let outcome = match (outcome, teardown.server_before_stop) {
+        (Outcome::Ok, Some(state)) if !state.running => died(state),
+        (outcome, _) => outcome,
+    };
+    (outcome, detail)
+}
+
+/// The outcome of a k6 that exited on its own.
+fn k6_outcome(
+    result: &mut RunResult,
+    code: Option<i64>,
+    summary: &Option<Result<k6::Summary, k6::SummaryError>>,
+    native: &Option<Result<native::Merged, native::NativeError>>,
+    teardown: &Teardown,
+) -> (Outcome, Option<String>) {
+    match (summary, code) {
+        (Some(Ok(_)), _) if matches!(native, Some(Err(_))) => {
+            let Some(Err(e)) = native else { unreachable!() };
+            (Outcome::LoadgenFailed, Some(e.to_string()))
+        }
+        (Some(Ok(_)), Some(0) | Some(k6::THRESHOLDS_CROSSED)) => (Outcome::Ok, None),
+        (Some(Ok(_)), code) => {
+            result.errors.script_errors += 1;
+            (
+                Outcome::LoadgenFailed,
+                Some(format!(
+                    "k6 exited with {code:?}: {}",
+                    last_lines(&teardown.k6_logs, 3)
+                )),
+            )
+        }
+        (Some(Err(e)), _) => (Outcome::LoadgenFailed, Some(e.to_string())),
+        (None, code) => (
+            Outcome::LoadgenFailed,
+            Some(format!(
+                "k6 exited with {code:?} and wrote no summary: {}",
+                last_lines(&teardown.k6_logs, 3)
+            )),
+        ),
+    }
+}
+
+fn read_native(out_dir: &Path) -> Result<native::Merged, native::NativeError> {
+    let path = out_dir.join(NATIVE_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        native::NativeError::Malformed(serde_json::Error::io(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", path.display()),
+        )))
+    })?;
+    native::merge(&[NativeReport::from_json(&text)?])
+}
+
+/// A fresh raw output folder that k6 can write to whatever user it runs as.
+fn prepare_out_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))
+}
+
+fn died(state: ContainerState) -> Outcome {
+    if state.oom_killed {
+        Outcome::OomKilled
+    } else {
+        Outcome::ServerCrashed
+    }
+}
+
+/// Follows a usage stream, keeping only its latest sample.
+fn latest(mut stream: crate::engine::UsageStream) -> (watch::Receiver<Usage>, AbortOnDrop) {
+    let (tx, rx) = watch::channel(Usage::default());
+    let task = tokio::spawn(async move {
+        while let Some(usage) = stream.next().await {
+            if tx.send(usage).is_err() {
+                break;
+            }
+        }
+    });
+    (rx, AbortOnDrop(task))
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunResult {
+    let planned = point.server;
+    let server = &planned.server;
+    let mut conditions = plan.conditions.clone();
+    if let Some(variant) = &planned.variant {
+        conditions.variant_args = variant.args.clone();
+        conditions.variant_env = variant.env.clone();
+    }
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        run_id: plan.run_id.clone(),
+        server: ServerIdentity {
+            id: server.id.clone(),
+            image: server.tag.clone(),
+            language: server.language.clone(),
+            profile: server.profile.clone(),
+            framework: server.framework.clone(),
+            source_hash: planned.image.source_hash.clone(),
+            binary_size_bytes: Some(planned.image.binary_size_bytes).filter(|n| *n > 0),
+            image_size_bytes: Some(planned.image.image_size_bytes).filter(|n| *n > 0),
+        },
+        variant: planned.variant.as_ref().map(|v| v.name.clone()),
+        scenario: point.scenario,
+        load_params: point.load_params(),
+        repetition: point.repetition,
+        mode: plan.mode,
+        load_path: plan.load_path,
+        conditions,
+        started_at: humantime::format_rfc3339_millis(started_at).to_string(),
+        duration_ms: 0,
+        overhead_ms: 0,
+        outcome: Outcome::Ok,
+        outcome_detail: None,
+        server_stats: None,
+        k6: None,
+        errors: ErrorCounts::default(),
+        derived: Default::default(),
+        loadgen_bound: false,
+        loadgen_bound_reasons: Vec::new(),
+        series: Vec::new(),
+    }
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}

@@ -1,0 +1,91 @@
+//! The scenario set as the runner plans it: how long each shape runs in each mode. The
+//! numbers are those of `scenarios/lib/modes.js` (a test reads that file and checks them).
+
+use wscbench_results::{Mode, Scenario};
+
+/// How long a scenario's k6 executor runs, in seconds, before k6's graceful stop: used for
+/// progress and for the time-out after which k6 is stopped. Soak lengthens only the shapes
+/// whose length changes what is measured.
+pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
+    match (scenario, mode) {
+        (Scenario::Steady, Mode::Smoke) => 8,
+        (Scenario::Steady, Mode::Quick) => 60,
+        (Scenario::Steady, Mode::Soak) => 300,
+        (Scenario::Burst, Mode::Smoke) => 8,
+        (Scenario::Burst, _) => 20,
+        (Scenario::Churn, Mode::Smoke) => 7,
+        (Scenario::Churn, Mode::Quick) => 60,
+        (Scenario::Churn, Mode::Soak) => 180,
+        (Scenario::Saturation, Mode::Smoke) => 8,
+        (Scenario::Saturation, _) => 100,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+    use std::path::Path;
+    use std::process::Command;
+
+    /// The shapes of every scenario in `mode`, as `scenarios/lib/modes.js` computes them
+    /// (run under node with k6's `__ENV` stubbed).
+    fn shapes(mode: Mode) -> Value {
+        let modes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/lib/modes.js");
+        let script = format!(
+            "globalThis.__ENV = {{ WS_URL: 'ws://127.0.0.1:1/ws', MODE: '{mode}' }};\n\
+             const m = await import('file://{}');\n\
+             console.log(JSON.stringify(Object.fromEntries(\
+               ['steady', 'burst', 'churn', 'saturation'].map((n) => [n, m.shapeOf(n)]))));",
+            modes.canonicalize().unwrap().display()
+        );
+        let out = Command::new("node")
+            .args(["--input-type=module", "-e", &script])
+            .output()
+            .expect("this test needs node (installed on every machine of this project's kind)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn sum(v: &Value) -> u64 {
+        match v {
+            Value::Array(items) => items.iter().map(sum).sum(),
+            other => other.as_u64().unwrap(),
+        }
+    }
+
+    #[test]
+    fn planned_durations_match_the_shapes_in_modes_js() {
+        for &mode in Mode::ALL {
+            let s = shapes(mode);
+            let from_js = |scenario: Scenario| {
+                let shape = &s[scenario.as_str()];
+                match scenario {
+                    Scenario::Steady => sum(&shape["holdSeconds"]),
+                    Scenario::Burst => {
+                        sum(&shape["rampUpSeconds"])
+                            + sum(&shape["holdSeconds"])
+                            + sum(&shape["rampDownSeconds"])
+                    }
+                    Scenario::Churn => sum(&shape["durationSeconds"]),
+                    Scenario::Saturation => {
+                        shape["steps"].as_array().unwrap().len() as u64 * sum(&shape["rampSeconds"])
+                            + sum(&shape["holdSeconds"])
+                            + sum(&shape["rampDownSeconds"])
+                    }
+                }
+            };
+            for &scenario in Scenario::ALL {
+                assert_eq!(
+                    seconds(scenario, mode),
+                    from_js(scenario),
+                    "{scenario} in {mode}"
+                );
+            }
+        }
+    }
+}

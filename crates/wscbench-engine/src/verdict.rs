@@ -1,0 +1,262 @@
+//! The load-generator verdict: a pure function from a result's per-second series and
+//! counters to the reasons (data) why the load generator, not the server, was the limit.
+//! The rule is documented in docs/methodology.md; each reason has a test below.
+
+use wscbench_results::{BoundReason, Sample};
+
+/// Share of a CPU ceiling above which it counts as saturated.
+pub const SATURATED: f64 = 0.9;
+/// The load generator must receive at least this share of what the server delivered.
+pub const RECEIVED_SHARE: f64 = 0.98;
+/// Slow-consumer drops count once they reach this share of deliveries.
+pub const SLOW_DROP_SHARE: f64 = 0.01;
+/// A condition must hold for at least this share of the measured seconds (and 2 s).
+pub const BUSY_SHARE: f64 = 0.2;
+/// When the machine is saturated, the load generator competed with the server when it took
+/// at least this share of the CPU used in those seconds.
+pub const LOADGEN_SHARE: f64 = 0.5;
+
+/// The counters the verdict reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Counters {
+    /// Deliveries the server wrote in the load window.
+    pub delivered: u64,
+    /// Chats the load generator received (absent: it left no summary).
+    pub received: Option<u64>,
+    /// Sessions the load generator started and closed.
+    pub sessions: u64,
+    /// Sessions that ended on their own.
+    pub sessions_closed: u64,
+    /// Messages the server dropped for slow consumers.
+    pub dropped_slow: u64,
+    /// The load generator was killed for its memory limit, which was this many bytes.
+    pub loadgen_oom_limit_bytes: Option<u64>,
+}
+
+/// The CPU ceilings the series is judged against, in percent of one core.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ceilings {
+    /// The load generator's ceiling (its cpuset, or all cores).
+    pub loadgen_percent: f64,
+    /// The machine's cores.
+    pub cores: u32,
+}
+
+/// Every reason that applies, in a fixed order; empty when the server was the limit.
+pub fn verdict(series: &[Sample], counters: &Counters, ceilings: &Ceilings) -> Vec<BoundReason> {
+    let mut reasons = Vec::new();
+    if let Some(limit_bytes) = counters.loadgen_oom_limit_bytes {
+        reasons.push(BoundReason::LoadgenOutOfMemory { limit_bytes });
+    }
+    if let Some(received) = counters.received
+        && counters.delivered >= 100
+        && (received as f64) < RECEIVED_SHARE * counters.delivered as f64
+    {
+        reasons.push(BoundReason::ReceivedShort {
+            received,
+            delivered: counters.delivered,
+        });
+    }
+    let cut_off = counters.sessions.saturating_sub(counters.sessions_closed);
+    if cut_off > 0 {
+        reasons.push(BoundReason::SessionsCutOff {
+            cut_off,
+            sessions: counters.sessions,
+        });
+    }
+    // Docker's first sample has no previous CPU reading.
+    let measured: Vec<&Sample> = series.iter().skip(1).collect();
+    let measured_s = measured.len() as u64;
+    let holds = |seconds: u64| seconds >= 2 && seconds as f64 >= BUSY_SHARE * measured_s as f64;
+    let loadgen_busy = measured
+        .iter()
+        .filter(|s| s.loadgen_cpu_percent >= SATURATED * ceilings.loadgen_percent)
+        .count() as u64;
+    let machine = SATURATED * ceilings.cores as f64 * 100.0;
+    let saturated: Vec<&&Sample> = measured
+        .iter()
+        .filter(|s| s.loadgen_cpu_percent + s.server_cpu_percent >= machine)
+        .collect();
+    let loadgen_in_saturated: f64 = saturated.iter().map(|s| s.loadgen_cpu_percent).sum();
+    let all_in_saturated: f64 = saturated
+        .iter()
+        .map(|s| s.loadgen_cpu_percent + s.server_cpu_percent)
+        .sum();
+    let share = if all_in_saturated > 0.0 {
+        loadgen_in_saturated / all_in_saturated
+    } else {
+        0.0
+    };
+    let competed = holds(saturated.len() as u64) && share >= LOADGEN_SHARE;
+    if holds(loadgen_busy) {
+        reasons.push(BoundReason::LoadgenCpuSaturated {
+            busy_s: loadgen_busy,
+            measured_s,
+            ceiling_percent: ceilings.loadgen_percent,
+        });
+    } else if competed {
+        reasons.push(BoundReason::MachineSaturated {
+            busy_s: saturated.len() as u64,
+            measured_s,
+            cores: ceilings.cores,
+            loadgen_share_ratio: share,
+        });
+    }
+    // Slow-consumer drops mean a client did not read in time; every client is the load
+    // generator, so they are its fault only while it was short of CPU.
+    let loadgen_short_of_cpu = holds(loadgen_busy) || competed;
+    if loadgen_short_of_cpu
+        && counters.dropped_slow > 0
+        && counters.dropped_slow as f64 >= SLOW_DROP_SHARE * counters.delivered.max(1) as f64
+    {
+        reasons.push(BoundReason::SlowConsumerDrops {
+            dropped: counters.dropped_slow,
+            delivered: counters.delivered,
+        });
+    }
+    reasons
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CEILINGS: Ceilings = Ceilings {
+        loadgen_percent: 200.0,
+        cores: 2,
+    };
+
+    fn series(seconds: usize, server: f64, loadgen: f64) -> Vec<Sample> {
+        (0..=seconds)
+            .map(|i| Sample {
+                t_ms: i as u64 * 1000,
+                server_cpu_percent: server,
+                loadgen_cpu_percent: loadgen,
+                ..Sample::default()
+            })
+            .collect()
+    }
+
+    fn all_received(delivered: u64) -> Counters {
+        Counters {
+            delivered,
+            received: Some(delivered),
+            sessions: 100,
+            sessions_closed: 100,
+            ..Counters::default()
+        }
+    }
+
+    #[test]
+    fn a_quiet_run_that_received_everything_is_not_bound() {
+        assert!(verdict(&series(10, 30.0, 20.0), &all_received(10_000), &CEILINGS).is_empty());
+    }
+
+    #[test]
+    fn receiving_less_than_98_percent_of_deliveries_is_a_reason() {
+        let counters = Counters {
+            received: Some(9_700),
+            ..all_received(10_000)
+        };
+        assert_eq!(
+            verdict(&series(10, 30.0, 20.0), &counters, &CEILINGS),
+            [BoundReason::ReceivedShort {
+                received: 9_700,
+                delivered: 10_000
+            }]
+        );
+        let counters = Counters {
+            received: Some(9_850),
+            ..all_received(10_000)
+        };
+        assert!(verdict(&series(10, 30.0, 20.0), &counters, &CEILINGS).is_empty());
+    }
+
+    #[test]
+    fn sessions_cut_off_by_k6_are_a_reason() {
+        let counters = Counters {
+            sessions_closed: 97,
+            ..all_received(10_000)
+        };
+        assert_eq!(
+            verdict(&series(10, 30.0, 20.0), &counters, &CEILINGS),
+            [BoundReason::SessionsCutOff {
+                cut_off: 3,
+                sessions: 100
+            }]
+        );
+    }
+
+    #[test]
+    fn a_load_generator_at_its_ceiling_is_a_reason() {
+        let ceilings = Ceilings {
+            loadgen_percent: 100.0,
+            cores: 2,
+        };
+        assert_eq!(
+            verdict(&series(10, 50.0, 95.0), &all_received(10_000), &ceilings),
+            [BoundReason::LoadgenCpuSaturated {
+                busy_s: 10,
+                measured_s: 10,
+                ceiling_percent: 100.0
+            }]
+        );
+    }
+
+    #[test]
+    fn a_saturated_machine_counts_only_when_the_load_generator_took_half_of_it() {
+        // k6 took 120 of 190: it competed with the server.
+        let reasons = verdict(&series(10, 70.0, 120.0), &all_received(10_000), &CEILINGS);
+        assert!(
+            matches!(
+                reasons[..],
+                [BoundReason::MachineSaturated { busy_s: 10, measured_s: 10, cores: 2, loadgen_share_ratio }]
+                    if (loadgen_share_ratio - 120.0 / 190.0).abs() < 1e-9
+            ),
+            "{reasons:?}"
+        );
+        // A cheap load generator on a machine the server saturates: the server was the limit.
+        assert!(verdict(&series(10, 160.0, 30.0), &all_received(10_000), &CEILINGS).is_empty());
+    }
+
+    #[test]
+    fn slow_consumer_drops_count_only_while_the_load_generator_was_short_of_cpu() {
+        let counters = Counters {
+            dropped_slow: 500,
+            ..all_received(10_000)
+        };
+        assert!(
+            verdict(&series(10, 160.0, 30.0), &counters, &CEILINGS).is_empty(),
+            "the server's own writers fell behind"
+        );
+        assert_eq!(
+            verdict(&series(10, 70.0, 120.0), &counters, &CEILINGS)[1],
+            BoundReason::SlowConsumerDrops {
+                dropped: 500,
+                delivered: 10_000
+            }
+        );
+    }
+
+    #[test]
+    fn a_load_generator_killed_for_memory_is_a_reason() {
+        let counters = Counters {
+            loadgen_oom_limit_bytes: Some(1 << 30),
+            received: None,
+            ..all_received(10_000)
+        };
+        assert_eq!(
+            verdict(&series(10, 30.0, 20.0), &counters, &CEILINGS),
+            [BoundReason::LoadgenOutOfMemory {
+                limit_bytes: 1 << 30
+            }]
+        );
+    }
+
+    #[test]
+    fn one_busy_second_is_not_enough() {
+        let mut s = series(10, 30.0, 20.0);
+        s[3].loadgen_cpu_percent = 199.0;
+        assert!(verdict(&s, &all_received(10_000), &CEILINGS).is_empty());
+    }
+}
