@@ -17,6 +17,8 @@ use crate::local;
 pub const HASH_LABEL: &str = "wscbench.source-hash";
 /// The tag of the load-generator image.
 pub const K6_TAG: &str = "wscbench-k6";
+/// The tag of the blaster image (`scenarios/k6-chat/cmd/blaster`), for `loadgen-capacity`.
+pub const BLASTER_TAG: &str = "wscbench-blaster";
 const K6_VERSION_LABEL: &str = "wscbench.k6-version";
 const BINARY_SIZE_LABEL: &str = "wscbench.binary-size";
 
@@ -37,6 +39,8 @@ pub enum ImageError {
     },
     #[error("k6 not found at {}: run scripts/setup (it builds k6 v1.8.1) or set WSCBENCH_K6", path.display())]
     NoK6 { path: std::path::PathBuf },
+    #[error("the blaster is not at {}: run scripts/setup (it builds it beside k6)", path.display())]
+    NoBlaster { path: std::path::PathBuf },
 }
 
 /// A built (or reused) image.
@@ -126,6 +130,36 @@ pub async fn build_k6_image(
             tag: K6_TAG.into(),
             message: "the build finished but the image is not there".into(),
         })?;
+    image.rebuilt = true;
+    Ok(image)
+}
+
+/// Builds the blaster image from the host's blaster binary unless the same binary is packed.
+pub async fn build_blaster_image(
+    engine: &DockerEngine,
+    blaster: &Path,
+    force: bool,
+) -> Result<Image, ImageError> {
+    let binary = std::fs::read(blaster).map_err(|_| ImageError::NoBlaster {
+        path: blaster.to_owned(),
+    })?;
+    let hash = hex::encode(&Sha256::digest(&binary)[..12]);
+    if !force && let Some(image) = existing(engine, BLASTER_TAG, &hash).await? {
+        return Ok(image);
+    }
+    let labels = HashMap::from([
+        (LABEL.to_string(), "1".to_string()),
+        (HASH_LABEL.to_string(), hash.clone()),
+        (BINARY_SIZE_LABEL.to_string(), binary.len().to_string()),
+    ]);
+    build_scratch_image(engine, BLASTER_TAG, "blaster", &binary, &labels).await?;
+    let mut image =
+        existing(engine, BLASTER_TAG, &hash)
+            .await?
+            .ok_or_else(|| EngineError::Build {
+                tag: BLASTER_TAG.into(),
+                message: "the build finished but the image is not there".into(),
+            })?;
     image.rebuilt = true;
     Ok(image)
 }

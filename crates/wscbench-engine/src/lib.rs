@@ -7,6 +7,7 @@ pub mod engine;
 pub mod http;
 pub mod images;
 pub mod k6;
+pub mod loadgen_capacity;
 pub mod local;
 pub mod memory;
 pub mod native;

@@ -58,6 +58,13 @@ pub enum Command {
     Run(RunArgs),
     /// Render the comparison tables from stored results alone (no Docker needed).
     Report(ReportArgs),
+    /// Measure the load generator's own limit: chats k6 receives per CPU-second on each load
+    /// path (native and js), from the blaster on another core.
+    ///
+    /// The blaster (scenarios/k6-chat/cmd/blaster) sends prepared chat frames to every client;
+    /// k6 runs scenarios/loadgen-capacity.js pinned to one core. The figure divides the chats
+    /// received by the CPU time of the k6 process, so the sender need not saturate k6.
+    LoadgenCapacity(LoadgenCapacityArgs),
     /// Check the Docker engine, its API version, the toolchains and k6.
     Doctor,
     /// Remove every container and image labelled by wscbench.
@@ -130,6 +137,35 @@ where
 {
     PossibleValuesParser::new(all.iter().map(move |v| name(*v)))
         .map(|s| s.parse::<T>().expect("one of the possible values"))
+}
+
+#[derive(Debug, Args)]
+pub struct LoadgenCapacityArgs {
+    /// Connections k6 holds
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=5000))]
+    pub clients: u32,
+    /// Seconds k6 receives on each path
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=600))]
+    pub seconds: u32,
+    /// The blaster's total frames/s against the native path (0 = as fast as it can)
+    #[arg(long, default_value_t = 0.0)]
+    pub native_rate: f64,
+    /// The blaster's total frames/s against the js path (0 = as fast as it can); bounded by
+    /// default because k6's js path queues what it cannot handle without bound
+    #[arg(long, default_value_t = 40_000.0)]
+    pub js_rate: f64,
+    /// Cores for the blaster
+    #[arg(long, default_value = "1", value_name = "CPUS")]
+    pub cpuset_blaster: String,
+    /// Cores for k6
+    #[arg(long, default_value = "0", value_name = "CPUS")]
+    pub cpuset_loadgen: String,
+    /// Memory limit of the k6 container
+    #[arg(long, default_value = "4g", value_parser = parse_bytes)]
+    pub loadgen_memory: u64,
+    /// Print JSON instead of the table
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -278,6 +314,7 @@ where
             Command::Build(args) => commands::build::run(&root, args).await,
             Command::Run(args) => commands::run::run(&root, args).await,
             Command::Report(args) => commands::report::run(&root, args),
+            Command::LoadgenCapacity(args) => commands::loadgen_capacity::run(&root, args).await,
             Command::Doctor => commands::doctor::run(&root).await,
             Command::Clean(args) => commands::clean::run(args).await,
         }

@@ -11,7 +11,7 @@ mod common;
 
 use common::wscbench;
 use serde_json::Value;
-use wscbench_results::{Outcome, RunResult};
+use wscbench_results::{LatencySource, LoadPath, Outcome, RunResult};
 
 fn docker_containers(filter: &str) -> Vec<String> {
     let out = Command::new("docker")
@@ -34,6 +34,45 @@ fn server_ids() -> Vec<String> {
         .collect()
 }
 
+/// The one run directory under `results`.
+fn only_run(results: &std::path::Path) -> std::path::PathBuf {
+    std::fs::read_dir(results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+}
+
+/// Reads `<run>/<server>/<scenario>.json` and checks what every ok result of `path` has.
+fn ok_result(run_dir: &std::path::Path, server: &str, scenario: &str, path: LoadPath) -> RunResult {
+    let file = run_dir.join(server).join(format!("{scenario}.json"));
+    let result = RunResult::from_json(
+        &std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display())),
+    )
+    .unwrap();
+    assert_eq!(
+        result.outcome,
+        Outcome::Ok,
+        "{server} {scenario} ({path}): {:?}",
+        result.outcome_detail
+    );
+    assert_eq!(result.load_path, path);
+    let k6 = result.k6.as_ref().expect("k6 metrics");
+    assert_eq!(
+        k6.latency_source,
+        match path {
+            LoadPath::Native => LatencySource::Histogram,
+            LoadPath::Js => LatencySource::K6Trend,
+        }
+    );
+    assert!(
+        k6.chat_received > 0,
+        "{server} {scenario} ({path}): nothing received"
+    );
+    result
+}
+
 #[test]
 #[ignore = "needs Docker, k6 and every toolchain: run by scripts/test"]
 fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers() {
@@ -48,27 +87,18 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
         "wscbench run --mode smoke exited with {status}"
     );
 
-    let run_dir = std::fs::read_dir(results.path())
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run_dir = only_run(results.path());
     let servers = server_ids();
     assert!(servers.len() >= 2, "{servers:?}");
     for server in &servers {
         for scenario in ["steady", "burst", "churn", "saturation"] {
-            let path = run_dir.join(server).join(format!("{scenario}.json"));
-            let result = RunResult::from_json(
-                &std::fs::read_to_string(&path)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-            )
-            .unwrap();
-            assert_eq!(
-                result.outcome,
-                Outcome::Ok,
-                "{server} {scenario}: {:?}",
-                result.outcome_detail
+            let result = ok_result(&run_dir, server, scenario, LoadPath::Native);
+            // The native client reads everything the server writes, whatever the shape.
+            let received = result.derived.received_ratio.expect("the server delivered");
+            assert!(
+                received >= 0.99,
+                "{server} {scenario}: the native load path received {:.1}% of deliveries",
+                100.0 * received
             );
             assert!(
                 !result.series.is_empty(),
@@ -122,7 +152,49 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
 
 #[test]
 #[ignore = "needs Docker, k6 and the Go toolchain: run by scripts/test"]
+fn the_js_load_path_still_runs_every_scenario_with_the_same_result_fields() {
+    let results = tempfile::tempdir().unwrap();
+    let status = wscbench()
+        .args([
+            "run",
+            "--server",
+            "profile-b/go",
+            "--mode",
+            "smoke",
+            "--loadgen",
+            "js",
+            "--results",
+        ])
+        .arg(results.path())
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "wscbench run --loadgen js exited with {status}"
+    );
+    let run_dir = only_run(results.path());
+    for scenario in ["steady", "burst", "churn", "saturation"] {
+        ok_result(&run_dir, "profile-b/go", scenario, LoadPath::Js);
+    }
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(manifest["load_path"], "js");
+    assert_eq!(manifest["status"], "completed");
+}
+
+#[test]
+#[ignore = "needs Docker, k6 and the Go toolchain: run by scripts/test"]
 fn sigint_mid_run_removes_every_container_keeps_results_and_exits_130() {
+    interrupt_mid_run("-INT", 130);
+}
+
+#[test]
+#[ignore = "needs Docker, k6 and the Go toolchain: run by scripts/test"]
+fn sigterm_mid_run_removes_every_container_keeps_results_and_exits_143() {
+    interrupt_mid_run("-TERM", 143);
+}
+
+fn interrupt_mid_run(signal: &str, code: i32) {
     let results = tempfile::tempdir().unwrap();
     let mut child = wscbench()
         .args([
@@ -150,10 +222,10 @@ fn sigint_mid_run_removes_every_container_keeps_results_and_exits_130() {
         std::thread::sleep(Duration::from_millis(200));
     }
     std::thread::sleep(Duration::from_secs(2));
-    // `kill -INT` sends what Ctrl-C sends.
+    // `kill -INT` sends what Ctrl-C sends; `kill -TERM` what a CI cancel sends.
     assert!(
         Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
+            .args([signal, &child.id().to_string()])
             .status()
             .unwrap()
             .success()
@@ -165,11 +237,11 @@ fn sigint_mid_run_removes_every_container_keeps_results_and_exits_130() {
         }
         assert!(
             started.elapsed() < Duration::from_secs(30),
-            "wscbench did not stop after SIGINT"
+            "wscbench did not stop after {signal}"
         );
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(status.code(), Some(code));
     assert!(
         docker_containers("label=wscbench.run").is_empty(),
         "containers left behind"

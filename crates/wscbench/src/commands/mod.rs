@@ -5,6 +5,7 @@ pub mod clean;
 pub mod doctor;
 pub mod idle_memory;
 pub mod list;
+pub mod loadgen_capacity;
 pub mod report;
 pub mod run;
 pub mod verify;
@@ -25,6 +26,17 @@ pub fn discover(root: &Path) -> Result<Vec<Server>> {
 /// Connects to the engine; the error names the remedy.
 pub async fn connect() -> Result<DockerEngine> {
     Ok(DockerEngine::connect().await?)
+}
+
+/// A tool that `scripts/setup` builds into its cache (`~/.cache/wscbench/bin/NAME`).
+pub fn cached_tool(name: &str) -> PathBuf {
+    std::env::var_os("WSCBENCH_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("wscbench")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wscbench")))
+        .unwrap_or_else(|| PathBuf::from(".cache/wscbench"))
+        .join("bin")
+        .join(name)
 }
 
 /// Where k6 is: `WSCBENCH_K6`, the set-up's cache, or `k6` on the PATH.

@@ -1,0 +1,284 @@
+//! The load generator's own limit: k6 on one pinned core receiving from the blaster (a
+//! server that only sends prepared chat frames) on another, for one load path at a time.
+//! The figure is chats received per CPU-second of the k6 process, so the sender need not
+//! saturate k6 for the number to mean something.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use wscbench_results::LoadPath;
+
+use crate::docker::{RUN_LABEL, nano_cpus};
+use crate::engine::{ContainerSpec, Engine, EngineError};
+use crate::native::NativeReport;
+use crate::{k6, local};
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct CapacitySpec {
+    /// An id for this measurement's containers and output folder.
+    pub run_id: String,
+    /// The k6 image (with the chat extension).
+    pub k6_image: String,
+    /// The blaster image.
+    pub blaster_image: String,
+    /// Host folder of the k6 scripts.
+    pub scenarios_dir: PathBuf,
+    /// Where each path's raw k6 output goes (`<out_dir>/<path>/`).
+    pub out_dir: PathBuf,
+    /// Connections k6 holds.
+    pub clients: u32,
+    /// How long k6 receives, in seconds.
+    pub seconds: u32,
+    /// The blaster's total frame rate against the native path (0 = as fast as it can).
+    pub native_rate_per_s: f64,
+    /// The blaster's total frame rate against the js path (0 = as fast as it can), bounded so
+    /// that k6's unbounded inbound queue stays small.
+    pub js_rate_per_s: f64,
+    /// Cores for the blaster.
+    pub cpuset_blaster: String,
+    /// Cores for k6.
+    pub cpuset_loadgen: String,
+    /// Memory limit of k6.
+    pub loadgen_memory_bytes: u64,
+}
+
+/// What one load path received, and what it cost.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PathCapacity {
+    /// The load path.
+    pub load_path: LoadPath,
+    /// Connections held.
+    pub clients: u32,
+    /// The blaster's rate limit (0 = none).
+    pub sender_rate_limit_per_s: f64,
+    /// Frames the blaster wrote, per second of its run (from its exit line).
+    pub sender_frames_per_s: Option<f64>,
+    /// Chats k6 counted as received.
+    pub received: u64,
+    /// Received per second of k6's run.
+    pub received_per_s: f64,
+    /// CPU time of the k6 process (getrusage, from the native report), in seconds.
+    pub loadgen_cpu_s: f64,
+    /// The same from docker stats (per-second percentages integrated), in seconds.
+    pub loadgen_cpu_docker_s: f64,
+    /// The figure: chats received per CPU-second of k6.
+    pub received_per_cpu_s: f64,
+    /// Peak memory of the k6 container, in bytes.
+    pub loadgen_peak_mem_bytes: u64,
+}
+
+/// Why a measurement failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CapacityError {
+    /// A container operation failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The blaster never answered /health.
+    #[error("the blaster did not answer /health within 10 s")]
+    BlasterNotHealthy,
+    /// k6 ran far past its time.
+    #[error("k6 did not finish within {0} s")]
+    TimedOut(u64),
+    /// k6 left no usable output.
+    #[error("k6 left no usable output in {}: {detail}", dir.display())]
+    Output {
+        /// The folder.
+        dir: PathBuf,
+        /// What was missing.
+        detail: String,
+    },
+}
+
+/// Measures one load path. Every container it starts is removed, whatever happens.
+pub async fn measure<E: Engine>(
+    engine: &E,
+    spec: &CapacitySpec,
+    path: LoadPath,
+) -> Result<PathCapacity, CapacityError> {
+    let mut started = Vec::new();
+    let result = measure_inner(engine, spec, path, &mut started).await;
+    for id in started {
+        let _ = engine.remove(&id).await;
+    }
+    result
+}
+
+async fn measure_inner<E: Engine>(
+    engine: &E,
+    spec: &CapacitySpec,
+    path: LoadPath,
+    started: &mut Vec<String>,
+) -> Result<PathCapacity, CapacityError> {
+    let port = local::free_port().map_err(|e| EngineError::Unreachable {
+        endpoint: "127.0.0.1".into(),
+        reason: e.to_string(),
+    })?;
+    let rate = match path {
+        LoadPath::Native => spec.native_rate_per_s,
+        LoadPath::Js => spec.js_rate_per_s,
+    };
+    let labels = |role: &str| {
+        HashMap::from([
+            (RUN_LABEL.to_string(), spec.run_id.clone()),
+            ("wscbench.role".to_string(), role.to_string()),
+        ])
+    };
+    let blaster = engine
+        .start(&ContainerSpec {
+            name: format!("wscbench-{}-blaster-{path}", spec.run_id),
+            image: spec.blaster_image.clone(),
+            cmd: vec![
+                "--host".into(),
+                "127.0.0.1".into(),
+                "--port".into(),
+                port.to_string(),
+                "--rate".into(),
+                rate.to_string(),
+            ],
+            labels: labels("blaster"),
+            nano_cpus: Some(nano_cpus(1.0)),
+            cpuset: Some(spec.cpuset_blaster.clone()),
+            ..Default::default()
+        })
+        .await?;
+    started.push(blaster.clone());
+    let addr = format!("127.0.0.1:{port}");
+    crate::http::wait_healthy(&addr, Duration::from_secs(10), async || None::<()>)
+        .await
+        .map_err(|_| CapacityError::BlasterNotHealthy)?;
+
+    let out_dir = spec.out_dir.join(path.as_str());
+    let _ = std::fs::remove_dir_all(&out_dir);
+    std::fs::create_dir_all(&out_dir).map_err(|e| CapacityError::Output {
+        dir: out_dir.clone(),
+        detail: e.to_string(),
+    })?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&out_dir, std::fs::Permissions::from_mode(0o777));
+    }
+    let k6 = engine
+        .start(&ContainerSpec {
+            name: format!("wscbench-{}-k6-{path}", spec.run_id),
+            image: spec.k6_image.clone(),
+            cmd: [
+                "run",
+                "--quiet",
+                "--no-color",
+                "--no-usage-report",
+                "/scenarios/loadgen-capacity.js",
+            ]
+            .map(String::from)
+            .to_vec(),
+            env: vec![
+                "K6_NO_USAGE_REPORT=true".into(),
+                "K6_AUTO_EXTENSION_RESOLUTION=false".into(),
+                format!("WS_URL=ws://{addr}/ws"),
+                format!("LOADGEN={path}"),
+                format!("CLIENTS={}", spec.clients),
+                format!("SECONDS={}", spec.seconds),
+                "SUMMARY_PATH=/out/summary.json".into(),
+                "NATIVE_PATH=/out/native.json".into(),
+            ],
+            binds: vec![
+                format!("{}:/scenarios:ro", spec.scenarios_dir.display()),
+                format!(
+                    "{}:/out",
+                    std::path::absolute(&out_dir)
+                        .unwrap_or(out_dir.clone())
+                        .display()
+                ),
+            ],
+            labels: labels("loadgen"),
+            memory_bytes: Some(spec.loadgen_memory_bytes as i64),
+            cpuset: Some(spec.cpuset_loadgen.clone()),
+            ..Default::default()
+        })
+        .await?;
+    started.push(k6.clone());
+
+    // Follow k6's usage until it exits, integrating CPU as the runner does.
+    let limit = Duration::from_secs(spec.seconds as u64 + 60);
+    let begun = Instant::now();
+    let mut usage = engine.usage(&k6);
+    let (mut cpu_s, mut peak_mem, mut last) = (0.0, 0u64, Instant::now());
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(2), usage.next()).await;
+        if let Ok(Some(sample)) = next {
+            cpu_s += sample.cpu_percent / 100.0 * last.elapsed().as_secs_f64();
+            peak_mem = peak_mem.max(sample.mem_bytes);
+        }
+        last = Instant::now();
+        if !engine.state(&k6).await?.running {
+            break;
+        }
+        if begun.elapsed() > limit {
+            return Err(CapacityError::TimedOut(limit.as_secs()));
+        }
+    }
+    let k6_seconds = begun.elapsed().as_secs_f64();
+    let _ = engine.stop(&blaster, Duration::from_secs(2)).await;
+    let blaster_logs = engine.logs(&blaster, 5).await.unwrap_or_default();
+
+    let output = |detail: String| CapacityError::Output {
+        dir: out_dir.clone(),
+        detail,
+    };
+    let summary = std::fs::read_to_string(out_dir.join("summary.json"))
+        .map_err(|e| output(format!("summary.json: {e}")))?;
+    let summary = k6::parse_summary(&summary).map_err(|e| output(e.to_string()))?;
+    let native = std::fs::read_to_string(out_dir.join("native.json"))
+        .map_err(|e| output(format!("native.json: {e}")))?;
+    let native = NativeReport::from_json(&native).map_err(|e| output(e.to_string()))?;
+    let received = match path {
+        LoadPath::Native => native.counters.chat_received,
+        LoadPath::Js => summary.metrics.chat_received,
+    };
+    let loadgen_cpu_s = native.process_cpu_ns as f64 / 1e9;
+    Ok(PathCapacity {
+        load_path: path,
+        clients: spec.clients,
+        sender_rate_limit_per_s: rate,
+        sender_frames_per_s: blaster_frames(&blaster_logs)
+            .map(|frames| frames as f64 / k6_seconds.max(0.001)),
+        received,
+        received_per_s: received as f64 / spec.seconds.max(1) as f64,
+        loadgen_cpu_s,
+        loadgen_cpu_docker_s: cpu_s,
+        received_per_cpu_s: if loadgen_cpu_s > 0.0 {
+            received as f64 / loadgen_cpu_s
+        } else {
+            0.0
+        },
+        loadgen_peak_mem_bytes: peak_mem,
+    })
+}
+
+/// The blaster's exit line: `blaster: N frames sent`.
+fn blaster_frames(logs: &str) -> Option<u64> {
+    logs.lines()
+        .rev()
+        .find_map(|line| {
+            line.trim()
+                .strip_prefix("blaster: ")?
+                .strip_suffix(" frames sent")
+        })
+        .and_then(|n| n.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_blasters_exit_line_gives_its_frame_count() {
+        assert_eq!(
+            blaster_frames("2026/11/23 blaster on 127.0.0.1:1\nblaster: 123456 frames sent\n"),
+            Some(123_456)
+        );
+        assert_eq!(blaster_frames("killed"), None);
+    }
+}

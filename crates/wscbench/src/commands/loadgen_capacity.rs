@@ -1,0 +1,95 @@
+//! `wscbench loadgen-capacity`: how many chats k6 itself receives per CPU-second on each load
+//! path, against the blaster on another core — the load generator's own limit, measured.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use wscbench_engine::engine::Engine;
+use wscbench_engine::images;
+use wscbench_engine::loadgen_capacity::{self, CapacitySpec, PathCapacity};
+use wscbench_results::LoadPath;
+
+use crate::cli::LoadgenCapacityArgs;
+
+pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<i32> {
+    let engine = super::connect().await?;
+    let k6_image = super::build_k6_image(&engine, false).await?;
+    let blaster = images::build_blaster_image(&engine, &super::cached_tool("blaster"), false)
+        .await
+        .context("building the blaster image")?;
+    let run_id = format!("capacity-{}", wscbench_engine::runner::new_run_id());
+    let out_dir = std::env::temp_dir().join(format!("wscbench-{run_id}"));
+    let spec = CapacitySpec {
+        run_id: run_id.clone(),
+        k6_image: k6_image.tag.clone(),
+        blaster_image: blaster.tag.clone(),
+        scenarios_dir: std::path::absolute(root.join("scenarios"))?,
+        out_dir: out_dir.clone(),
+        clients: args.clients,
+        seconds: args.seconds,
+        native_rate_per_s: args.native_rate,
+        js_rate_per_s: args.js_rate,
+        cpuset_blaster: args.cpuset_blaster.clone(),
+        cpuset_loadgen: args.cpuset_loadgen.clone(),
+        loadgen_memory_bytes: args.loadgen_memory,
+    };
+    let mut measured: Vec<PathCapacity> = Vec::new();
+    for path in [LoadPath::Native, LoadPath::Js] {
+        eprintln!(
+            "{path}: {} clients for {} s, k6 on core {}, blaster on core {}{} ...",
+            args.clients,
+            args.seconds,
+            args.cpuset_loadgen,
+            args.cpuset_blaster,
+            match if path == LoadPath::Js {
+                args.js_rate
+            } else {
+                args.native_rate
+            } {
+                0.0 => " (unbounded)".to_string(),
+                r => format!(" at {r:.0} frames/s"),
+            }
+        );
+        let result = loadgen_capacity::measure(&engine, &spec, path).await;
+        let _ = engine.remove_run(&run_id).await;
+        measured.push(result.with_context(|| format!("measuring the {path} load path"))?);
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&measured)?);
+    } else {
+        print!("{}", render(&measured));
+    }
+    Ok(0)
+}
+
+fn render(measured: &[PathCapacity]) -> String {
+    let mut out = String::from(
+        "| Load path | Clients | Sender frames/s | Received | Received/s | k6 CPU-s (getrusage) | k6 CPU-s (docker) | Received per k6 CPU-second | k6 peak memory |\n\
+         | :-- | --: | --: | --: | --: | --: | --: | --: | --: |\n",
+    );
+    for m in measured {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {:.0} | {:.2} | {:.2} | **{:.0}** | {:.1} MiB |\n",
+            m.load_path,
+            m.clients,
+            m.sender_frames_per_s
+                .map_or("?".into(), |r| format!("{r:.0}")),
+            m.received,
+            m.received_per_s,
+            m.loadgen_cpu_s,
+            m.loadgen_cpu_docker_s,
+            m.received_per_cpu_s,
+            m.loadgen_peak_mem_bytes as f64 / 1048576.0,
+        ));
+    }
+    if let [native, js] = measured
+        && js.received_per_cpu_s > 0.0
+    {
+        out.push_str(&format!(
+            "\nnative receives {:.1}× as many chats per CPU-second as js\n",
+            native.received_per_cpu_s / js.received_per_cpu_s
+        ));
+    }
+    out
+}
