@@ -57,8 +57,9 @@ func buildServer(t *testing.T) string {
 }
 
 type chatServer struct {
-	cmd  *exec.Cmd
-	port int
+	cmd      *exec.Cmd
+	port     int
+	killOnce sync.Once
 }
 
 func freePort(t *testing.T) int {
@@ -99,10 +100,10 @@ func startServer(t *testing.T) *chatServer {
 }
 
 func (s *chatServer) kill() {
-	if s.cmd.ProcessState == nil {
+	s.killOnce.Do(func() {
 		_ = s.cmd.Process.Kill()
 		_ = s.cmd.Wait()
-	}
+	})
 }
 
 func (s *chatServer) url() string { return fmt.Sprintf("ws://127.0.0.1:%d/ws", s.port) }
