@@ -38,9 +38,9 @@ const (
 	// cutOffWait is how long a client cut off by the VU context (gracefulStop,
 	// Ctrl-C) waits for the server's answer to its close: the run is ending.
 	cutOffWait = 250 * time.Millisecond
-	// joinWait: a server that has not echoed the join by then is treated as
-	// if the leave time had come, so a stalled server cannot hold a session
-	// that has no leaveAt forever.
+	// joinWait: without a leaveAt, a server that has not echoed the join by
+	// then is treated as if the leave time had come, so a stalled server
+	// cannot hold a session forever.
 	joinWait = 10 * time.Second
 	// retryPause: after a failed connect or an abnormal close the client
 	// lingers this long, so a dead server sees a trickle, not a spin
@@ -87,7 +87,7 @@ type clientOptions struct {
 	// stopChatAt, leaveAt: zero means none.
 	stopChatAt time.Time
 	leaveAt    time.Time
-	// stay > 0 or stayZero: leave this long after the join.
+	// hasStay: leave stay after the join comes back.
 	stay    time.Duration
 	hasStay bool
 }
@@ -193,7 +193,11 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 		leaveC = time.After(time.Until(o.leaveAt))
 		s.setEndBy(o.leaveAt.Add(closeWait + closeReplyWait))
 	}
-	joinTimeoutC = time.After(joinWait)
+	if o.leaveAt.IsZero() {
+		// With a leave time the session's end is known anyway; a server that
+		// never echoes the join (the blaster) is then still read to the end.
+		joinTimeoutC = time.After(joinWait)
+	}
 	joined := s.joined
 	var firstChat <-chan time.Time
 	var chatPeriod time.Duration
