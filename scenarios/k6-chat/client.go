@@ -35,6 +35,9 @@ const (
 	// closeReplyWait is how long a client that closed first waits for the
 	// server to answer its close frame.
 	closeReplyWait = 1 * time.Second
+	// maxDrain bounds how long a client that is still receiving frames keeps
+	// reading toward the server's close frame (see finish).
+	maxDrain = 10 * time.Second
 	// cutOffWait is how long a client cut off by the VU context (gracefulStop,
 	// Ctrl-C) waits for the server's answer to its close: the run is ending.
 	cutOffWait = 250 * time.Millisecond
@@ -108,7 +111,12 @@ type session struct {
 	// endBy is the unix nanosecond by which the session will have ended, or
 	// 0 while unknown; the reader's deadlines follow it.
 	endBy atomic.Int64
+	// progress is the reader's frame count, updated every progressEvery
+	// frames: how the controller tells a draining reader from a stalled one.
+	progress atomic.Int64
 }
+
+const progressEvery = 16
 
 // runClient runs one whole session and records it in t. It returns when the
 // session ended: the server closed, the client left and closed, or ctx ended.
@@ -177,7 +185,7 @@ const (
 // reader has ended (or been ended by closing the connection).
 func (s *session) control(ctx context.Context, o clientOptions, ended <-chan readEnd) outcome {
 	if !s.write(append(append([]byte(`{"type":"join","room":"public","user":`), s.ownJoin...), '}')) {
-		return s.finish(ended, closeReplyWait)
+		return s.finish(ended)
 	}
 
 	// Each timer is a channel that stays nil until the timer is armed.
@@ -232,8 +240,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 	for {
 		select {
 		case <-ctx.Done():
-			s.closeNormal()
-			s.finish(ended, cutOffWait)
+			s.cutOff(ended)
 			return outcomeCutOff
 		case e := <-ended:
 			return classify(e.err)
@@ -249,7 +256,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 			}
 			for i := 0; i < o.chats; i++ {
 				if !sendChat() {
-					return s.finish(ended, closeReplyWait)
+					return s.finish(ended)
 				}
 			}
 			if o.chatsPerSecond > 0 {
@@ -259,7 +266,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 		case <-firstChat:
 			firstChat = nil
 			if !sendChat() {
-				return s.finish(ended, closeReplyWait)
+				return s.finish(ended)
 			}
 			if !leaving && (o.stopChatAt.IsZero() || time.Now().Before(o.stopChatAt)) {
 				chatTicker = time.NewTicker(chatPeriod)
@@ -267,38 +274,67 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 			}
 		case <-chatC:
 			if !sendChat() {
-				return s.finish(ended, closeReplyWait)
+				return s.finish(ended)
 			}
 		case <-joinTimeoutC:
 			joinTimeoutC = nil
 			if !leaving && !leave() {
-				return s.finish(ended, closeReplyWait)
+				return s.finish(ended)
 			}
 		case <-leaveC:
 			if !leaving && !leave() {
-				return s.finish(ended, closeReplyWait)
+				return s.finish(ended)
 			}
 		case <-closeByC:
 			// The server did not close after our leave: close with 1000
 			// ourselves. Clean only if it answers with a close frame.
 			s.closeNormal()
-			return s.finish(ended, closeReplyWait)
+			return s.finish(ended)
 		}
 	}
 }
 
-// finish waits up to wait for the reader to end, ending it by closing the
-// connection if it has not, and classifies how it ended.
-func (s *session) finish(ended <-chan readEnd, wait time.Duration) outcome {
-	timer := time.NewTimer(wait)
+// finish waits for the reader to end, after a close was sent or the
+// connection broke, and classifies how it ended. The server's close frame
+// queues behind every frame already in flight, and against a fast sender
+// that can be megabytes of socket buffers per connection, so the wait goes
+// on in steps of closeReplyWait while the reader is still getting frames,
+// up to maxDrain; it ends the reader by closing the connection when frames
+// stop coming or maxDrain passes.
+func (s *session) finish(ended <-chan readEnd) outcome {
+	giveUp := time.Now().Add(maxDrain)
+	for {
+		seen := s.progress.Load()
+		s.setEndBy(time.Now().Add(closeReplyWait + closeReplyWait/2))
+		if e, ok := waitEnded(ended, closeReplyWait); ok {
+			return classify(e.err)
+		}
+		if s.progress.Load() == seen || time.Now().After(giveUp) {
+			_ = s.conn.Close()
+			<-ended
+			return outcomeAbnormal // no close frame at all
+		}
+	}
+}
+
+// cutOff ends a session the VU context ended: a close with 1000, a short
+// wait for the answer, then the connection is closed whatever came.
+func (s *session) cutOff(ended <-chan readEnd) {
+	s.closeNormal()
+	if _, ok := waitEnded(ended, cutOffWait); !ok {
+		_ = s.conn.Close()
+		<-ended
+	}
+}
+
+func waitEnded(ended <-chan readEnd, d time.Duration) (readEnd, bool) {
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case e := <-ended:
-		return classify(e.err)
+		return e, true
 	case <-timer.C:
-		_ = s.conn.Close()
-		<-ended
-		return outcomeAbnormal // no close frame at all
+		return readEnd{}, false
 	}
 }
 
@@ -352,6 +388,7 @@ func (s *session) read() readEnd {
 	var endBySet int64
 	buf := make([]byte, 0, 4096)
 	joined := false
+	var frames int64
 	for {
 		now := time.Now()
 		if endBy := s.endBy.Load(); endBy != endBySet || now.Sub(deadlineSet) >= deadlineRefresh {
@@ -372,6 +409,9 @@ func (s *session) read() readEnd {
 		}
 		now = time.Now()
 		b.msgs++
+		if frames++; frames%progressEvery == 0 {
+			s.progress.Store(frames)
+		}
 		if mt != websocket.TextMessage || !jsonish(buf) {
 			b.malformed++
 		} else if bytes.Contains(buf, chatMarker) {

@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -166,6 +167,10 @@ func (b *blaster) write(c net.Conn, stop <-chan struct{}) {
 				return
 			}
 			b.sent.Add(framesPerWrite)
+			// A write that does not block is no scheduling point: without
+			// this, writers that never park starve the readers (which answer
+			// closes) for seconds.
+			runtime.Gosched()
 		}
 	}
 	ticker := time.NewTicker(tick)
