@@ -6,6 +6,7 @@
 // iteration alive until the socket has closed and every timer is cleared.
 import { WebSocket } from 'k6/websockets';
 import { Counter, Trend } from 'k6/metrics';
+import chat from 'k6/x/chat';
 import { config } from './config.js';
 import { clockNow } from './clock.js';
 
@@ -57,6 +58,34 @@ const CLOSE_SENT = 'websocket: close sent';
 const OPEN = 1;
 
 /**
+ * One client session on the load path LOADGEN names (see config.js): natively
+ * in Go (the default), or in JavaScript. Both take the same options, record
+ * the same metrics and end the same way.
+ */
+export function runSession(setupData, opts) {
+  if (config.loadgen === 'native') {
+    runNativeSession(opts);
+  } else {
+    runJsSession(setupData, opts);
+  }
+}
+
+/**
+ * The session in Go (k6/x/chat): the call blocks until the session has ended
+ * and counts without a k6 sample per frame. It stamps `ts` on its own clock,
+ * so setupData's clockBaseMs is not needed.
+ */
+function runNativeSession({ chats, chatsPerSecond, stopChatAt, leaveAt, stayMs }) {
+  const opts = { url: config.wsUrl, user: `k6-${__VU}-${__ITER}` };
+  if (chats !== undefined) opts.chats = chats;
+  if (chatsPerSecond !== undefined) opts.chatsPerSecond = chatsPerSecond;
+  if (stopChatAt !== undefined && Number.isFinite(stopChatAt)) opts.stopChatAt = stopChatAt;
+  if (leaveAt !== undefined) opts.leaveAt = leaveAt;
+  if (stayMs !== undefined) opts.stayMs = stayMs;
+  chat.session(opts);
+}
+
+/**
  * One client session, named `k6-<VU>-<iteration>` (unique per VU and
  * iteration, 1-64 characters as the protocol wants). `setupData` is what
  * setup() returned: its clockBaseMs stamps chats (see clock.js).
@@ -76,7 +105,7 @@ const OPEN = 1;
  * still open CLOSE_WAIT_MS after its leave closes with 1000, after which k6
  * drops its queued frames unread instead of handing each to JS.
  */
-export function runSession(setupData, { chats = 0, chatsPerSecond = 0, stopChatAt = Infinity, leaveAt, stayMs }) {
+function runJsSession(setupData, { chats = 0, chatsPerSecond = 0, stopChatAt = Infinity, leaveAt, stayMs }) {
   const user = `k6-${__VU}-${__ITER}`;
   const clockBase = setupData.clockBaseMs;
   const ws = new WebSocket(config.wsUrl);

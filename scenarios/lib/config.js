@@ -1,4 +1,5 @@
-// Owns the environment interface every scenario shares: WS_URL, MODE, SUMMARY_PATH.
+// Owns the environment interface every scenario shares: WS_URL, MODE, LOADGEN,
+// SUMMARY_PATH, NATIVE_PATH.
 //
 // Read once in the init context, so a missing or malformed setting stops k6
 // before a single VU starts, with a message that says what to set.
@@ -24,8 +25,24 @@ function readMode() {
   return mode;
 }
 
+/**
+ * The load paths: `native` runs each client in Go inside k6 (the k6/x/chat
+ * extension, scenarios/k6-chat), `js` through k6/websockets and JavaScript.
+ */
+export const LOADGENS = ['native', 'js'];
+
+function readLoadgen() {
+  const loadgen = __ENV.LOADGEN || 'native';
+  if (!LOADGENS.includes(loadgen)) {
+    throw new Error(`LOADGEN must be one of ${LOADGENS.join(', ')}, got "${loadgen}"`);
+  }
+  return loadgen;
+}
+
 export const config = {
   wsUrl: readWsUrl(),
   mode: readMode(),
+  loadgen: readLoadgen(),
   summaryPath: __ENV.SUMMARY_PATH || 'summary.json',
+  nativePath: __ENV.NATIVE_PATH || 'native.json',
 };

@@ -1,6 +1,9 @@
 // Owns what k6 writes at the end of a run: the full summary `data` as JSON at
-// SUMMARY_PATH for the orchestrator, and one short paragraph on stdout for a
-// person watching.
+// SUMMARY_PATH and the native report (k6/x/chat's report(): exact counts, the
+// latency histogram, k6's CPU time) at NATIVE_PATH for the orchestrator, and
+// one short paragraph on stdout for a person watching. The native report is
+// written on both load paths: its process_cpu_ns is the js path's cost too.
+import chat from 'k6/x/chat';
 import { config } from './config.js';
 
 function count(data, name) {
@@ -23,27 +26,39 @@ function failedThresholds(data) {
   return failed;
 }
 
-function paragraph(scenario, data) {
+// Frames k6 received per second of its CPU time, from ws_msgs_received, which
+// both load paths record.
+function perCpuSecond(data, report) {
+  const cpuSeconds = report.process_cpu_ns / 1e9;
+  return cpuSeconds > 0 ? Math.round(count(data, 'ws_msgs_received') / cpuSeconds) : 0;
+}
+
+function paragraph(scenario, data, report) {
   const seconds = data.state.testRunDurationMs / 1000;
   const received = count(data, 'chat_received');
   const cutOff = count(data, 'ws_sessions') - count(data, 'sessions_closed');
   const failed = failedThresholds(data);
   return (
-    `${scenario} (${config.mode}) against ${config.wsUrl} in ${seconds.toFixed(1)} s: ` +
+    `${scenario} (${config.mode}, ${config.loadgen} load path) against ${config.wsUrl} in ${seconds.toFixed(1)} s: ` +
     `${count(data, 'ws_sessions')} sessions, ${count(data, 'chat_sent')} chats sent, ` +
     `${received} received (${Math.round(received / seconds)}/s); ` +
     `chat latency p50 ${ms(data, 'p(50)')}, p95 ${ms(data, 'p(95)')}, p99 ${ms(data, 'p(99)')}, max ${ms(data, 'max')}; ` +
     `${count(data, 'connect_errors')} connect errors, ${count(data, 'abnormal_closes')} abnormal closes, ` +
     `${count(data, 'ws_errors')} ws errors, ${cutOff} sessions cut off by k6; ` +
+    `k6 used ${(report.process_cpu_ns / 1e9).toFixed(2)} CPU-s, ${perCpuSecond(data, report)} frames received per CPU-s; ` +
     `thresholds ${failed.length === 0 ? 'ok' : `failed: ${failed.join(', ')}`}. ` +
-    `Summary JSON: ${config.summaryPath}\n`
+    `Summary JSON: ${config.summaryPath}, native report: ${config.nativePath}\n`
   );
 }
 
 /** The handleSummary export of the script that runs scenario `scenario`. */
 export function summaryFor(scenario) {
-  return (data) => ({
-    [config.summaryPath]: JSON.stringify(data),
-    stdout: paragraph(scenario, data),
-  });
+  return (data) => {
+    const report = chat.report();
+    return {
+      [config.summaryPath]: JSON.stringify(data),
+      [config.nativePath]: JSON.stringify(report),
+      stdout: paragraph(scenario, data, report),
+    };
+  };
 }

@@ -1,0 +1,485 @@
+package chat
+
+// client.go owns one chat client: the session runSession in
+// scenarios/lib/chat.js runs in JavaScript, run natively. One controller
+// goroutine (runClient itself) is the connection's only writer: join, chats,
+// leave and close. One reader goroutine reads every frame, counts it and takes
+// the latency of chats without decoding them. gorilla/websocket allows exactly
+// this: one concurrent reader, one concurrent writer, and WriteControl (the
+// pongs and close replies its default handlers send while reading) from any
+// goroutine.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/gorilla/websocket"
+)
+
+// Timing of a session, the same as chat.js where chat.js has one.
+const (
+	// handshakeTimeout bounds the TCP connect and the upgrade (k6/websockets uses 60 s).
+	handshakeTimeout = 60 * time.Second
+	// closeWait is how long a client waits for the server's close after it
+	// sent leave, before it closes with 1000 itself (CLOSE_WAIT_MS in chat.js).
+	closeWait = 2 * time.Second
+	// closeReplyWait is how long a client that closed first waits for the
+	// server to answer its close frame.
+	closeReplyWait = 1 * time.Second
+	// maxDrain bounds how long a client that is still receiving frames keeps
+	// reading toward the server's close frame (see finish).
+	maxDrain = 10 * time.Second
+	// cutOffWait is how long a client cut off by the VU context (gracefulStop,
+	// Ctrl-C) waits for the server's answer to its close: the run is ending.
+	cutOffWait = 250 * time.Millisecond
+	// joinWait: without a leaveAt, a server that has not echoed the join by
+	// then is treated as if the leave time had come, so a stalled server
+	// cannot hold a session forever.
+	joinWait = 10 * time.Second
+	// retryPause: after a failed connect or an abnormal close the client
+	// lingers this long, so a dead server sees a trickle, not a spin
+	// (RETRY_PAUSE_MS in chat.js).
+	retryPause = 1 * time.Second
+	// writeWait bounds every write.
+	writeWait = 10 * time.Second
+	// idleWait bounds a read when the session's end is not known yet: twice
+	// the servers' 30 s ping period.
+	idleWait = 60 * time.Second
+	// deadlineRefresh: the reader moves its read deadline at most this often.
+	deadlineRefresh = 1 * time.Second
+	// maxFrameBytes: a frame above this ends the session (gorilla answers 1009).
+	maxFrameBytes = 1 << 20
+	// readBufferBytes: one read syscall takes many small frames.
+	readBufferBytes = 64 << 10
+	// batchValues and batchAge bound how many counts and latencies a reader
+	// keeps to itself before it hands them to the VU's tally.
+	batchValues = 512
+	batchAge    = 100 * time.Millisecond
+)
+
+const chatText = "hello from k6"
+
+var (
+	// The byte patterns a reader scans for. See the exactness argument in
+	// scenarios/lib/chat.js: every user name and text in the room is ours and
+	// contains neither "chat" nor "ts", and quotes inside JSON strings are
+	// escaped, so '"chat"' occurs only as a chat's type and '"ts":' only as
+	// its key.
+	chatMarker = []byte(`"chat"`)
+	tsKey      = []byte(`"ts":`)
+	leaveFrame = []byte(`{"type":"leave"}`)
+)
+
+// clientOptions is one session, as session(opts) describes it (see module.go).
+type clientOptions struct {
+	url  string
+	user string
+	// chats are sent at once when the join comes back.
+	chats int
+	// chatsPerSecond > 0 chats at this rate from the join until stopChatAt.
+	chatsPerSecond float64
+	// stopChatAt, leaveAt: zero means none.
+	stopChatAt time.Time
+	leaveAt    time.Time
+	// hasStay: leave stay after the join comes back.
+	stay    time.Duration
+	hasStay bool
+}
+
+// readEnd is how the reader goroutine stopped.
+type readEnd struct {
+	err error
+}
+
+// session is one connection's state shared by its controller and reader.
+type session struct {
+	conn  *websocket.Conn
+	tally *tally
+	user  string
+	// ownJoin is the quoted user name as it appears in the join echo.
+	ownJoin []byte
+	joined  chan struct{}
+	// endBy is the unix nanosecond by which the session will have ended, or
+	// 0 while unknown; the reader's deadlines follow it.
+	endBy atomic.Int64
+	// progress is the reader's frame count, updated every progressEvery
+	// frames: how the controller tells a draining reader from a stalled one.
+	progress atomic.Int64
+}
+
+const progressEvery = 16
+
+// runClient runs one whole session and records it in t. It returns when the
+// session ended: the server closed, the client left and closed, or ctx ended.
+// After a failed connect or an abnormal close it lingers retryPause first.
+func runClient(ctx context.Context, o clientOptions, t *tally) {
+	t.add(cSessions, 1)
+	dialer := websocket.Dialer{
+		NetDialContext:   (&net.Dialer{}).DialContext,
+		HandshakeTimeout: handshakeTimeout,
+		ReadBufferSize:   readBufferBytes,
+		WriteBufferSize:  4 << 10,
+	}
+	start := time.Now()
+	conn, resp, err := dialer.DialContext(ctx, o.url, nil)
+	t.sessionStarted(start, time.Since(start))
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return // cut off while connecting: not the server's failure
+		}
+		t.add(cConnectErrors, 1)
+		t.add(cWsErrors, 1)
+		pause(ctx, retryPause)
+		return
+	}
+	userJSON, _ := json.Marshal(o.user)
+	s := &session{
+		conn:    conn,
+		tally:   t,
+		user:    o.user,
+		ownJoin: userJSON,
+		joined:  make(chan struct{}),
+	}
+	conn.SetReadLimit(maxFrameBytes)
+	ended := make(chan readEnd, 1)
+	go func() { ended <- s.read() }()
+
+	outcome := s.control(ctx, o, ended)
+	_ = conn.Close()
+	t.sessionEnded(start)
+	switch outcome {
+	case outcomeClean:
+		t.add(cSessionsClosed, 1)
+	case outcomeAbnormal:
+		t.add(cSessionsClosed, 1)
+		t.add(cAbnormalCloses, 1)
+		t.add(cWsErrors, 1)
+		pause(ctx, retryPause)
+	case outcomeCutOff:
+		// Like a session k6/websockets cuts off: neither closed nor abnormal,
+		// so ws_sessions - sessions_closed counts it.
+	}
+}
+
+type outcome int
+
+const (
+	outcomeClean outcome = iota
+	outcomeAbnormal
+	outcomeCutOff
+)
+
+// control is the writer side: join, chats, leave, close. It returns once the
+// reader has ended (or been ended by closing the connection).
+func (s *session) control(ctx context.Context, o clientOptions, ended <-chan readEnd) outcome {
+	if !s.write(append(append([]byte(`{"type":"join","room":"public","user":`), s.ownJoin...), '}')) {
+		return s.finish(ended)
+	}
+
+	// Each timer is a channel that stays nil until the timer is armed.
+	var leaveC, joinTimeoutC, chatC, closeByC <-chan time.Time
+	leaving := false
+	var chatTicker *time.Ticker
+	defer func() {
+		if chatTicker != nil {
+			chatTicker.Stop()
+		}
+	}()
+	if !o.leaveAt.IsZero() {
+		leaveC = time.After(time.Until(o.leaveAt))
+		s.setEndBy(o.leaveAt.Add(closeWait + closeReplyWait))
+	}
+	if o.leaveAt.IsZero() {
+		// With a leave time the session's end is known anyway; a server that
+		// never echoes the join (the blaster) is then still read to the end.
+		joinTimeoutC = time.After(joinWait)
+	}
+	joined := s.joined
+	var firstChat <-chan time.Time
+	var chatPeriod time.Duration
+
+	leave := func() bool {
+		leaving = true
+		chatC, firstChat, joinTimeoutC, leaveC = nil, nil, nil, nil
+		if chatTicker != nil {
+			chatTicker.Stop()
+			chatTicker = nil
+		}
+		s.setEndBy(time.Now().Add(closeWait + closeReplyWait))
+		closeByC = time.After(closeWait)
+		return s.write(leaveFrame)
+	}
+	sendChat := func() bool {
+		if (!o.stopChatAt.IsZero() && !time.Now().Before(o.stopChatAt)) || leaving {
+			chatC, firstChat = nil, nil
+			if chatTicker != nil {
+				chatTicker.Stop()
+				chatTicker = nil
+			}
+			return true
+		}
+		if !s.write(chatFrame(time.Now())) {
+			return false
+		}
+		s.tally.add(cChatSent, 1)
+		return true
+	}
+
+	for {
+		select {
+		case <-ctx.Done():
+			s.cutOff(ended)
+			return outcomeCutOff
+		case e := <-ended:
+			return classify(e.err)
+		case <-joined:
+			joined = nil
+			joinTimeoutC = nil
+			if leaving {
+				continue
+			}
+			if o.hasStay {
+				leaveC = time.After(o.stay)
+				s.setEndBy(time.Now().Add(o.stay + closeWait + closeReplyWait))
+			}
+			for i := 0; i < o.chats; i++ {
+				if !sendChat() {
+					return s.finish(ended)
+				}
+			}
+			if o.chatsPerSecond > 0 {
+				chatPeriod = time.Duration(float64(time.Second) / o.chatsPerSecond)
+				firstChat = time.After(time.Duration(rand.Float64() * float64(chatPeriod)))
+			}
+		case <-firstChat:
+			firstChat = nil
+			if !sendChat() {
+				return s.finish(ended)
+			}
+			if !leaving && (o.stopChatAt.IsZero() || time.Now().Before(o.stopChatAt)) {
+				chatTicker = time.NewTicker(chatPeriod)
+				chatC = chatTicker.C
+			}
+		case <-chatC:
+			if !sendChat() {
+				return s.finish(ended)
+			}
+		case <-joinTimeoutC:
+			joinTimeoutC = nil
+			if !leaving && !leave() {
+				return s.finish(ended)
+			}
+		case <-leaveC:
+			if !leaving && !leave() {
+				return s.finish(ended)
+			}
+		case <-closeByC:
+			// The server did not close after our leave: close with 1000
+			// ourselves. Clean only if it answers with a close frame.
+			s.closeNormal()
+			return s.finish(ended)
+		}
+	}
+}
+
+// finish waits for the reader to end, after a close was sent or the
+// connection broke, and classifies how it ended. The server's close frame
+// queues behind every frame already in flight, and against a fast sender
+// that can be megabytes of socket buffers per connection, so the wait goes
+// on in steps of closeReplyWait while the reader is still getting frames,
+// up to maxDrain; it ends the reader by closing the connection when frames
+// stop coming or maxDrain passes.
+func (s *session) finish(ended <-chan readEnd) outcome {
+	giveUp := time.Now().Add(maxDrain)
+	for {
+		seen := s.progress.Load()
+		s.setEndBy(time.Now().Add(closeReplyWait + closeReplyWait/2))
+		if e, ok := waitEnded(ended, closeReplyWait); ok {
+			return classify(e.err)
+		}
+		if s.progress.Load() == seen || time.Now().After(giveUp) {
+			_ = s.conn.Close()
+			<-ended
+			return outcomeAbnormal // no close frame at all
+		}
+	}
+}
+
+// cutOff ends a session the VU context ended: a close with 1000, a short
+// wait for the answer, then the connection is closed whatever came.
+func (s *session) cutOff(ended <-chan readEnd) {
+	s.closeNormal()
+	if _, ok := waitEnded(ended, cutOffWait); !ok {
+		_ = s.conn.Close()
+		<-ended
+	}
+}
+
+func waitEnded(ended <-chan readEnd, d time.Duration) (readEnd, bool) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case e := <-ended:
+		return e, true
+	case <-timer.C:
+		return readEnd{}, false
+	}
+}
+
+// classify: a close frame with 1000 or 1001 is clean; any other code, and no
+// close frame at all (EOF, reset, timeout, a closed connection), is abnormal.
+func classify(err error) outcome {
+	var ce *websocket.CloseError
+	if errors.As(err, &ce) && (ce.Code == websocket.CloseNormalClosure || ce.Code == websocket.CloseGoingAway) {
+		return outcomeClean
+	}
+	return outcomeAbnormal
+}
+
+func (s *session) write(frame []byte) bool {
+	_ = s.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	if err := s.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+		return false
+	}
+	s.tally.add(cMsgsSent, 1)
+	return true
+}
+
+// closeNormal sends a close frame with 1000; the reader sees the server's answer.
+func (s *session) closeNormal() {
+	_ = s.conn.WriteControl(websocket.CloseMessage,
+		websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(writeWait))
+}
+
+func (s *session) setEndBy(t time.Time) {
+	s.endBy.Store(t.UnixNano())
+}
+
+// chatFrame is a chat stamped with now: epoch ms to the microsecond.
+func chatFrame(now time.Time) []byte {
+	us := now.UnixMicro()
+	b := make([]byte, 0, 96)
+	b = append(b, `{"type":"chat","room":"public","text":"`+chatText+`","ts":`...)
+	b = strconv.AppendInt(b, us/1000, 10)
+	frac := us % 1000
+	b = append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10), '}')
+	return b
+}
+
+// read is the reader goroutine: every frame until the connection ends. It
+// returns the error that ended it (a *websocket.CloseError for a close frame).
+func (s *session) read() readEnd {
+	t := s.tally
+	b := newReadBatch(t)
+	defer b.flush()
+	var deadlineSet time.Time
+	var endBySet int64
+	buf := make([]byte, 0, 4096)
+	joined := false
+	var frames int64
+	for {
+		now := time.Now()
+		if endBy := s.endBy.Load(); endBy != endBySet || now.Sub(deadlineSet) >= deadlineRefresh {
+			deadline := now.Add(idleWait)
+			if endBy != 0 && time.Unix(0, endBy).Before(deadline) {
+				deadline = time.Unix(0, endBy)
+			}
+			_ = s.conn.SetReadDeadline(deadline)
+			deadlineSet, endBySet = now, endBy
+		}
+		mt, r, err := s.conn.NextReader()
+		if err != nil {
+			return readEnd{err: err}
+		}
+		buf, err = readAll(r, buf[:0])
+		if err != nil {
+			return readEnd{err: err}
+		}
+		now = time.Now()
+		b.msgs++
+		if frames++; frames%progressEvery == 0 {
+			s.progress.Store(frames)
+		}
+		if mt != websocket.TextMessage || !jsonish(buf) {
+			b.malformed++
+		} else if bytes.Contains(buf, chatMarker) {
+			b.chats++
+			if at := bytes.Index(buf, tsKey); at >= 0 {
+				if ts, ok := parseNumber(buf[at+len(tsKey):]); ok {
+					b.latency(float64(now.UnixNano())/1e3 - ts*1e3)
+				}
+			}
+		} else if !joined && bytes.Contains(buf, s.ownJoin) {
+			var msg struct{ Type, User string }
+			if json.Unmarshal(buf, &msg) == nil && msg.Type == "join" && msg.User == s.user {
+				joined = true
+				close(s.joined)
+			}
+		}
+		b.maybeFlush(now)
+	}
+}
+
+// readAll appends the rest of the frame in r to buf.
+func readAll(r io.Reader, buf []byte) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// jsonish: an object's braces around anything. Enough to tell a chat frame
+// from garbage without decoding it.
+func jsonish(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}'
+}
+
+// parseNumber parses the JSON number at the start of b (after optional spaces).
+func parseNumber(b []byte) (float64, bool) {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	j := i
+	for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '.' || b[j] == '-' || b[j] == '+' || b[j] == 'e' || b[j] == 'E') {
+		j++
+	}
+	if j == i {
+		return 0, false
+	}
+	// The string does not outlive the call, so it may share buf's bytes.
+	v, err := strconv.ParseFloat(unsafe.String(&b[i], j-i), 64)
+	return v, err == nil
+}
+
+// pause sleeps d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

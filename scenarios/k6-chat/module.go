@@ -1,0 +1,360 @@
+// Package chat is the k6 extension k6/x/chat: the wscbench chat client run
+// natively in Go inside k6, so that k6 can receive chats far faster than its
+// JavaScript WebSocket path (which costs ~50 µs of CPU per frame and queues
+// frames without bound).
+//
+//	import chat from 'k6/x/chat';
+//	chat.session({ url, user, chats, chatsPerSecond, stopChatAt, leaveAt, stayMs, clients });
+//	chat.report(); // in handleSummary: this process's totals and latency histogram
+//
+// This file is the thin k6 glue: the module, the options, and the flush of
+// counts into k6 samples. The session itself is client.go; the counting is
+// tally.go; report()'s document is report.go.
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/grafana/sobek"
+
+	"go.k6.io/k6/js/common"
+	"go.k6.io/k6/js/modules"
+	"go.k6.io/k6/lib"
+	"go.k6.io/k6/metrics"
+)
+
+func init() {
+	modules.Register("k6/x/chat", New())
+}
+
+// flushPeriod: each VU pushes its counts to k6 at most this often, as one
+// aggregated sample per metric, never one per message.
+const flushPeriod = 500 * time.Millisecond
+
+// maxClients bounds clients per session() call.
+const maxClients = 100_000
+
+type (
+	// RootModule is shared by every VU of the k6 process; it keeps the
+	// process-wide totals that report() returns.
+	RootModule struct {
+		totals *totals
+	}
+
+	// ModuleInstance is one VU's k6/x/chat.
+	ModuleInstance struct {
+		vu      modules.VU
+		root    *RootModule
+		metrics *chatMetrics
+		tally   *tally
+	}
+
+	// chatMetrics are the metrics the JS path records, by the same names, so
+	// thresholds and the summary read the same either way.
+	chatMetrics struct {
+		counters          [numCounters]*metrics.Metric // nil: report only
+		chatLatency       *metrics.Metric
+		wsConnecting      *metrics.Metric
+		wsSessionDuration *metrics.Metric
+	}
+)
+
+var (
+	_ modules.Module   = &RootModule{}
+	_ modules.Instance = &ModuleInstance{}
+)
+
+// New returns the root module, with empty totals.
+func New() *RootModule {
+	return &RootModule{totals: newTotals()}
+}
+
+// NewModuleInstance registers (or finds) the metrics once for this VU.
+func (r *RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
+	m, err := registerMetrics(vu.InitEnv().Registry, vu.InitEnv().BuiltinMetrics)
+	if err != nil {
+		common.Throw(vu.Runtime(), fmt.Errorf("k6/x/chat: failed to register metrics: %w", err))
+	}
+	return &ModuleInstance{vu: vu, root: r, metrics: m, tally: newTally(r.totals)}
+}
+
+func registerMetrics(registry *metrics.Registry, builtin *metrics.BuiltinMetrics) (*chatMetrics, error) {
+	m := &chatMetrics{
+		wsConnecting:      builtin.WSConnecting,
+		wsSessionDuration: builtin.WSSessionDuration,
+	}
+	m.counters[cSessions] = builtin.WSSessions
+	m.counters[cMsgsSent] = builtin.WSMessagesSent
+	m.counters[cMsgsReceived] = builtin.WSMessagesReceived
+	for _, c := range []counter{cSessionsClosed, cConnectErrors, cAbnormalCloses, cWsErrors, cChatSent, cChatReceived} {
+		metric, err := registry.NewMetric(counterNames[c], metrics.Counter)
+		if err != nil {
+			return nil, err
+		}
+		m.counters[c] = metric
+	}
+	var err error
+	m.chatLatency, err = registry.NewMetric("chat_latency", metrics.Trend, metrics.Time)
+	return m, err
+}
+
+// Exports: session and report, as the default export and by name.
+func (mi *ModuleInstance) Exports() modules.Exports {
+	api := map[string]any{
+		"session": mi.session,
+		"report":  mi.report,
+	}
+	return modules.Exports{Default: api, Named: api}
+}
+
+// session runs one chat session (or `clients` of them at once) to its end,
+// blocking the VU meanwhile. See parseOptions for the options.
+func (mi *ModuleInstance) session(v sobek.Value) {
+	rt := mi.vu.Runtime()
+	state := mi.vu.State()
+	if state == nil {
+		common.Throw(rt, errors.New("chat.session() runs sessions: call it from a VU's function, not the init context"))
+	}
+	o, clients, err := parseOptions(rt, v)
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	ctx := mi.vu.Context()
+	tags := state.Tags.GetCurrentValues()
+
+	stop := make(chan struct{})
+	flusherDone := make(chan struct{})
+	go func() {
+		defer close(flusherDone)
+		ticker := time.NewTicker(flushPeriod)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ticker.C:
+				mi.flush(state, tags)
+			}
+		}
+	}()
+
+	if clients == 1 {
+		runClient(ctx, o, mi.tally)
+	} else {
+		var wg sync.WaitGroup
+		for i := 1; i <= clients; i++ {
+			oi := o
+			oi.user = o.user + "-" + strconv.Itoa(i)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runClient(ctx, oi, mi.tally)
+			}()
+		}
+		wg.Wait()
+	}
+	close(stop)
+	<-flusherDone
+	mi.flush(state, tags)
+}
+
+// flush hands everything counted since the last flush to the totals and to
+// k6: one sample per counter, at most reservoirSize latencies, one connect
+// time and one duration per session.
+func (mi *ModuleInstance) flush(state *lib.State, tags metrics.TagsAndMeta) {
+	d := mi.tally.drain()
+	now := time.Now()
+	samples := make([]metrics.Sample, 0, int(numCounters)+len(d.latencyUs)+len(d.connecting)+len(d.durations))
+	sample := func(m *metrics.Metric, at time.Time, value float64) {
+		samples = append(samples, metrics.Sample{
+			TimeSeries: metrics.TimeSeries{Metric: m, Tags: tags.Tags},
+			Time:       at,
+			Metadata:   tags.Metadata,
+			Value:      value,
+		})
+	}
+	for c, n := range d.counts {
+		if m := mi.metrics.counters[c]; m != nil && n != 0 {
+			sample(m, now, float64(n))
+		}
+	}
+	for _, us := range d.latencyUs {
+		sample(mi.metrics.chatLatency, now, float64(us)/1000)
+	}
+	for _, s := range d.connecting {
+		sample(mi.metrics.wsConnecting, s.at, metrics.D(s.duration))
+	}
+	for _, s := range d.durations {
+		sample(mi.metrics.wsSessionDuration, s.at, metrics.D(s.duration))
+	}
+	if len(samples) == 0 {
+		return
+	}
+	metrics.PushIfNotDone(mi.vu.Context(), state.Samples, metrics.ConnectedSamples{
+		Samples: samples, Tags: tags.Tags, Time: now,
+	})
+}
+
+// report returns this k6 process's totals (see Report); call it from
+// handleSummary, when every VU has flushed.
+func (mi *ModuleInstance) report() map[string]any {
+	return mi.root.totals.report().jsValue()
+}
+
+// The options session() takes.
+var optionNames = []string{"url", "user", "chats", "chatsPerSecond", "stopChatAt", "leaveAt", "stayMs", "clients"}
+
+// parseOptions reads session()'s options object:
+//   - url (required): ws:// or wss:// URL of the chat server's /ws;
+//   - user (required): 1-64 characters, no quotes, backslashes or control
+//     characters (with clients > 1 the users are user-1 ... user-N);
+//   - chats: chats to send at once when the join comes back (default 0);
+//   - chatsPerSecond: chat at this rate from the join until stopChatAt, the
+//     first after a random part of a period (default 0);
+//   - stopChatAt: epoch ms after which no chat is sent (default: none);
+//   - leaveAt: epoch ms at which to leave, or
+//   - stayMs: ms to stay after the join comes back, then leave;
+//   - clients: run this many clients at once in this call (default 1).
+func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, error) {
+	var o clientOptions
+	if common.IsNullish(v) {
+		return o, 0, errors.New("chat.session(opts): opts is required, with at least url and user")
+	}
+	obj := v.ToObject(rt)
+	for _, k := range obj.Keys() {
+		if !contains(optionNames, k) {
+			return o, 0, fmt.Errorf("chat.session: unknown option %q (known: %s)", k, strings.Join(optionNames, ", "))
+		}
+	}
+	get := func(name string) (sobek.Value, bool) {
+		val := obj.Get(name)
+		return val, !common.IsNullish(val)
+	}
+	number := func(name string) (float64, bool, error) {
+		val, ok := get(name)
+		if !ok {
+			return 0, false, nil
+		}
+		switch x := val.Export().(type) {
+		case int64:
+			return float64(x), true, nil
+		case float64:
+			if math.IsNaN(x) {
+				return 0, false, fmt.Errorf("chat.session: %s is NaN", name)
+			}
+			return x, true, nil
+		default:
+			return 0, false, fmt.Errorf("chat.session: %s must be a number, got %q", name, val.String())
+		}
+	}
+	epoch := func(name string) (time.Time, error) {
+		ms, ok, err := number(name)
+		if err != nil || !ok || math.IsInf(ms, 1) {
+			return time.Time{}, err
+		}
+		if ms < 0 || math.IsInf(ms, -1) {
+			return time.Time{}, fmt.Errorf("chat.session: %s must be epoch milliseconds, got %v", name, ms)
+		}
+		return time.UnixMicro(int64(ms * 1000)), nil
+	}
+
+	u, ok := get("url")
+	if !ok {
+		return o, 0, errors.New("chat.session: url is required, e.g. ws://127.0.0.1:18080/ws")
+	}
+	o.url = u.String()
+	if parsed, err := url.Parse(o.url); err != nil || (parsed.Scheme != "ws" && parsed.Scheme != "wss") {
+		return o, 0, fmt.Errorf("chat.session: url must be a ws:// or wss:// URL, got %q", o.url)
+	}
+
+	clients := 1
+	if n, ok, err := number("clients"); err != nil {
+		return o, 0, err
+	} else if ok {
+		if n != math.Trunc(n) || n < 1 || n > maxClients {
+			return o, 0, fmt.Errorf("chat.session: clients must be an integer from 1 to %d, got %v", maxClients, n)
+		}
+		clients = int(n)
+	}
+
+	user, ok := get("user")
+	if !ok {
+		return o, 0, errors.New("chat.session: user is required (1-64 characters)")
+	}
+	o.user = user.String()
+	longest := o.user
+	if clients > 1 {
+		longest += "-" + strconv.Itoa(clients)
+	}
+	if err := checkUser(longest); err != nil {
+		return o, 0, err
+	}
+
+	if n, ok, err := number("chats"); err != nil {
+		return o, 0, err
+	} else if ok {
+		if n != math.Trunc(n) || n < 0 || n > 1_000_000 {
+			return o, 0, fmt.Errorf("chat.session: chats must be an integer from 0 to 1000000, got %v", n)
+		}
+		o.chats = int(n)
+	}
+	if n, ok, err := number("chatsPerSecond"); err != nil {
+		return o, 0, err
+	} else if ok {
+		if n < 0 || math.IsInf(n, 0) {
+			return o, 0, fmt.Errorf("chat.session: chatsPerSecond must be a finite number >= 0, got %v", n)
+		}
+		o.chatsPerSecond = n
+	}
+	var err error
+	if o.stopChatAt, err = epoch("stopChatAt"); err != nil {
+		return o, 0, err
+	}
+	if o.leaveAt, err = epoch("leaveAt"); err != nil {
+		return o, 0, err
+	}
+	if n, ok, err := number("stayMs"); err != nil {
+		return o, 0, err
+	} else if ok {
+		if n < 0 || math.IsInf(n, 0) {
+			return o, 0, fmt.Errorf("chat.session: stayMs must be a finite number >= 0, got %v", n)
+		}
+		o.stay, o.hasStay = time.Duration(n*float64(time.Millisecond)), true
+	}
+	if o.hasStay && !o.leaveAt.IsZero() {
+		return o, 0, errors.New("chat.session: give leaveAt or stayMs, not both")
+	}
+	return o, clients, nil
+}
+
+// checkUser: the protocol's 1-64 characters, and nothing that would need
+// escaping in JSON or break the byte scan of chats (a user named exactly
+// "chat" would look like a chat's type).
+func checkUser(user string) error {
+	n := utf8.RuneCountInString(user)
+	if n < 1 || n > 64 || !utf8.ValidString(user) {
+		return fmt.Errorf("chat.session: user must be 1-64 characters (with clients > 1, including the -N suffix), got %q", user)
+	}
+	if user == "chat" || strings.ContainsAny(user, `"\`) || strings.IndexFunc(user, unicode.IsControl) >= 0 {
+		return fmt.Errorf("chat.session: user %q may not be \"chat\" or contain quotes, backslashes or control characters", user)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

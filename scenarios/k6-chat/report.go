@@ -1,0 +1,99 @@
+package chat
+
+// report.go owns report()'s document: this k6 process's totals in a form
+// that merges exactly across processes. Counts add; the latency histogram is
+// every non-empty HDR bucket as [highest equivalent value, count], so
+// recording each bucket's value count times into a histogram with the same
+// settings rebuilds it bucket for bucket, and the histograms of several k6
+// instances merge without averaging percentiles.
+
+import (
+	"encoding/json"
+	"os"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// reportFormat names the document's layout; bump it when a field changes meaning.
+const reportFormat = "wscbench-native/1"
+
+// Report is report()'s document.
+type Report struct {
+	Format string `json:"format"`
+	// Instance is the host name of the machine (container) k6 ran on.
+	Instance string `json:"instance"`
+	// ProcessCPUNs is the user+system CPU time this k6 process used so far.
+	ProcessCPUNs int64            `json:"process_cpu_ns"`
+	Counters     map[string]int64 `json:"counters"`
+	LatencyUs    LatencyHistogram `json:"latency_us"`
+}
+
+// LatencyHistogram is an HDR histogram of chat latencies in microseconds.
+type LatencyHistogram struct {
+	LowestTrackableUs  int64 `json:"lowest_trackable_us"`
+	HighestTrackableUs int64 `json:"highest_trackable_us"`
+	SignificantFigures int   `json:"significant_figures"`
+	TotalCount         int64 `json:"total_count"`
+	// Buckets are [highest equivalent value µs, count], non-empty buckets only, ascending.
+	Buckets [][2]int64 `json:"buckets"`
+}
+
+func (t *totals) report() Report {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := Report{
+		Format:       reportFormat,
+		ProcessCPUNs: processCPUNs(),
+		Counters:     make(map[string]int64, numCounters),
+		LatencyUs:    histogramReport(t.hist),
+	}
+	r.Instance, _ = os.Hostname()
+	for i, n := range t.counts {
+		r.Counters[counterNames[i]] = n
+	}
+	return r
+}
+
+func histogramReport(h *hdrhistogram.Histogram) LatencyHistogram {
+	l := LatencyHistogram{
+		LowestTrackableUs:  lowestTrackableUs,
+		HighestTrackableUs: highestTrackableUs,
+		SignificantFigures: significantFigures,
+		TotalCount:         h.TotalCount(),
+		Buckets:            [][2]int64{},
+	}
+	for _, bar := range h.Distribution() {
+		if bar.Count > 0 {
+			l.Buckets = append(l.Buckets, [2]int64{bar.To, bar.Count})
+		}
+	}
+	return l
+}
+
+// Histogram rebuilds the histogram the report was taken from.
+func (l LatencyHistogram) Histogram() *hdrhistogram.Histogram {
+	h := hdrhistogram.New(l.LowestTrackableUs, l.HighestTrackableUs, l.SignificantFigures)
+	l.AddTo(h)
+	return h
+}
+
+// AddTo records the report's buckets into h (the merge of several reports).
+func (l LatencyHistogram) AddTo(h *hdrhistogram.Histogram) {
+	for _, b := range l.Buckets {
+		_ = h.RecordValues(b[0], b[1])
+	}
+}
+
+// jsValue is the report as plain maps, slices and float64s, which k6 hands to
+// JavaScript as an ordinary object (JSON.stringify works on it).
+func (r Report) jsValue() map[string]any {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		panic(err) // only plain fields: cannot fail
+	}
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		panic(err)
+	}
+	return v
+}
