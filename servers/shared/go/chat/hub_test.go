@@ -242,3 +242,17 @@ func TestShutdownClosesEveryConnectionAndRefusesNewOnes(t *testing.T) {
 		t.Error("a connection was registered after shutdown")
 	}
 }
+
+func TestEchoChatToSenderAlsoDeliversToTheSender(t *testing.T) {
+	// The fault switch of profile-b/go's fault_echo test build; never set in a real build.
+	h := NewHub(NewStats("test"))
+	h.EchoChatToSender = true
+	m := members(t, h, "alice", "bob")
+	alice, bob := m[0], m[1]
+	alice.Handle([]byte(`{"type":"chat","room":"public","text":"hi"}`))
+	for _, c := range []*Member{alice, bob} {
+		if got := queued(t, c); len(got) != 1 || got[0]["type"] != "chat" || got[0]["user"] != "alice" {
+			t.Errorf("%s got %v, want alice's chat", c.user, got)
+		}
+	}
+}
