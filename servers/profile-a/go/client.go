@@ -1,6 +1,7 @@
-// client.go owns one WebSocket connection: readPump applies the protocol's
-// rules to what the peer sends, writePump drains the connection's queue and is
-// the only code that writes messages to the socket.
+// client.go owns one WebSocket connection: readPump hands what the peer sends
+// to the connection's chat.Member, which applies the protocol's rules;
+// writePump drains the member's queue and is the only code that writes
+// messages to the socket.
 package main
 
 import (
