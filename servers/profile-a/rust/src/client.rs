@@ -2,8 +2,9 @@
 //! `readPump`/`writePump` and axum's chat example).
 //!
 //! The socket is split. The reader runs in the connection's task: it applies
-//! the size limit (set on the upgrade), the read deadline and the
-//! protocol's rules, and talks to the hub. The writer is a task of its own and
+//! the size limit (set on the upgrade) and the read deadline, and hands each
+//! text frame to its `Member` (chat-core), which applies the protocol's rules
+//! and talks to the hub. The writer is a task of its own and
 //! the only code that writes to the socket: it drains the client's bounded
 //! queue, sends pings, and sends the close frame when the server closes.
 //! Whichever of the two ends first decides how the connection closes.
