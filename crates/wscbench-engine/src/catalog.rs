@@ -58,6 +58,11 @@ pub struct Server {
     /// Build outputs, left out of the source hash.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Directories of code this server shares with its twin (e.g.
+    /// `../../shared/go/chat`), relative to [`Server::dir`]. Their files are part
+    /// of the source hash, so changing a shared core rebuilds both servers' images.
+    #[serde(default)]
+    pub shared: Vec<PathBuf>,
     /// The server's directory (not part of the manifest).
     #[serde(skip)]
     pub dir: PathBuf,
@@ -69,17 +74,31 @@ impl Server {
         self.dir.join(&self.binary)
     }
 
-    /// A stable hash of every source file of this server (build outputs excluded),
-    /// so that an image built from the same sources can be reused.
+    /// A stable hash of every source file of this server and of the shared code it
+    /// builds from (build outputs excluded), so that an image built from the same
+    /// sources can be reused.
     pub fn source_hash(&self) -> Result<String, CatalogError> {
+        // (the name hashed, the file read): a shared file is named by its path as
+        // the manifest gives it, so it can never collide with one of the server's own.
         let mut files = Vec::new();
-        collect_files(&self.dir, &self.dir, &self.exclude, &mut files)?;
+        let mut own = Vec::new();
+        collect_files(&self.dir, &self.dir, &self.exclude, &mut own)?;
+        files.extend(own.into_iter().map(|rel| (rel.clone(), self.dir.join(rel))));
+        for shared in &self.shared {
+            let root = self.dir.join(shared);
+            let mut found = Vec::new();
+            collect_files(&root, &root, SHARED_BUILD_OUTPUTS, &mut found)?;
+            files.extend(
+                found
+                    .into_iter()
+                    .map(|rel| (shared.join(&rel), root.join(rel))),
+            );
+        }
         files.sort();
         let mut hasher = Sha256::new();
-        for rel in files {
-            let path = self.dir.join(&rel);
+        for (name, path) in files {
             let bytes = fs::read(&path).map_err(|source| CatalogError::Io { path, source })?;
-            hasher.update(rel.to_string_lossy().as_bytes());
+            hasher.update(name.to_string_lossy().as_bytes());
             hasher.update([0]);
             hasher.update((bytes.len() as u64).to_le_bytes());
             hasher.update(&bytes);
@@ -88,10 +107,15 @@ impl Server {
     }
 }
 
+/// What building or testing a shared core can leave in its directory (cargo's
+/// `target`, a stray `go build`'s `bin`, zig's `zig-out`): never sources. Its
+/// `Cargo.lock` is not a source either: each server's own lock file decides.
+const SHARED_BUILD_OUTPUTS: &[&str] = &["target", "bin", "zig-out", "Cargo.lock"];
+
 fn collect_files(
     root: &Path,
     dir: &Path,
-    exclude: &[String],
+    exclude: &[impl AsRef<Path>],
     out: &mut Vec<PathBuf>,
 ) -> Result<(), CatalogError> {
     let entries = fs::read_dir(dir).map_err(|source| CatalogError::Io {
@@ -108,7 +132,7 @@ fn collect_files(
         let name = entry.file_name();
         let name = name.to_string_lossy();
         // Hidden entries are caches (.zig-cache) or editor state, never sources.
-        if name.starts_with('.') || exclude.iter().any(|e| rel == Path::new(e)) {
+        if name.starts_with('.') || exclude.iter().any(|e| rel == e.as_ref()) {
             continue;
         }
         let kind = entry.file_type().map_err(|source| CatalogError::Io {
@@ -411,5 +435,49 @@ mod tests {
         assert_eq!(server.source_hash().unwrap(), before);
         fs::write(server.dir.join("main.go"), "package main // changed").unwrap();
         assert_ne!(server.source_hash().unwrap(), before);
+    }
+
+    #[test]
+    fn changing_a_shared_file_changes_the_hash_of_both_twins() {
+        let root = tempfile::tempdir().unwrap();
+        let core = root.path().join("shared/go/chat");
+        fs::create_dir_all(&core).unwrap();
+        fs::write(core.join("hub.go"), "package chat").unwrap();
+        for (id, tag) in [("profile-a/go", "wsca-go"), ("profile-b/go", "wsc-go")] {
+            write_manifest(root.path(), id, tag);
+            let manifest = root.path().join(id).join("server.toml");
+            let mut text = fs::read_to_string(&manifest).unwrap();
+            text.push_str("shared = [\"../../shared/go/chat\"]\n");
+            fs::write(&manifest, text).unwrap();
+            fs::write(root.path().join(id).join("main.go"), "package main").unwrap();
+        }
+        let twins = discover(root.path()).unwrap();
+        assert_eq!(twins[0].shared, [PathBuf::from("../../shared/go/chat")]);
+        let hashes = || -> Vec<String> { twins.iter().map(|s| s.source_hash().unwrap()).collect() };
+        let before = hashes();
+
+        // Build outputs and hidden files in the shared core are not sources.
+        fs::create_dir_all(core.join("target/debug")).unwrap();
+        fs::write(core.join("target/debug/libchat.rlib"), "built").unwrap();
+        fs::write(core.join(".hub.go.swp"), "editor").unwrap();
+        assert_eq!(hashes(), before);
+
+        fs::write(core.join("hub.go"), "package chat // changed").unwrap();
+        let after = hashes();
+        assert_ne!(after[0], before[0], "profile-a/go");
+        assert_ne!(after[1], before[1], "profile-b/go");
+
+        // A new shared file counts too.
+        fs::write(core.join("member.go"), "package chat").unwrap();
+        assert_ne!(hashes(), after);
+    }
+
+    #[test]
+    fn a_missing_shared_directory_is_an_error() {
+        let root = tempfile::tempdir().unwrap();
+        write_manifest(root.path(), "profile-b/go", "wsc-go");
+        let mut server = discover(root.path()).unwrap().remove(0);
+        server.shared = vec!["../../shared/nowhere".into()];
+        assert!(matches!(server.source_hash(), Err(CatalogError::Io { .. })));
     }
 }

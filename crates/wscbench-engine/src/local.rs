@@ -273,6 +273,7 @@ mod tests {
             binary: "bin/server".into(),
             test: "true".into(),
             exclude: vec![],
+            shared: vec![],
             dir: dir.path().to_owned(),
         };
         (dir, server)

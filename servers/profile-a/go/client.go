@@ -1,11 +1,14 @@
-// client.go owns one WebSocket connection: readPump applies the protocol's
-// rules to what the peer sends, writePump drains the connection's queue and is
-// the only code that writes messages to the socket.
+// client.go owns one WebSocket connection: readPump hands what the peer sends
+// to the connection's chat.Member, which applies the protocol's rules;
+// writePump drains the member's queue and is the only code that writes
+// messages to the socket.
 package main
 
 import (
 	"sync"
 	"time"
+
+	"wscbench/chat"
 
 	"github.com/gofiber/contrib/websocket"
 )
@@ -23,20 +26,8 @@ const (
 	// Maximum message size allowed from the peer; larger closes with 1009.
 	maxMessageSize = 4096
 
-	// Messages queued for one connection before further ones are dropped.
-	sendQueueSize = 256
-
 	// Time a closing connection waits for the peer's answering close frame.
 	closeGrace = 500 * time.Millisecond
-)
-
-// memberState is where a connection stands in the room.
-type memberState int
-
-const (
-	stateFresh  memberState = iota // connected, not joined
-	stateJoined                    // a member: receives broadcasts
-	stateLeft                      // sent leave; its connection is closing
 )
 
 var wsConfig = websocket.Config{
@@ -56,101 +47,24 @@ var wsConfig = websocket.Config{
 // (the pong and close answers that readPump's handlers send), which it allows
 // from any goroutine.
 type Client struct {
-	hub  *Hub
+	hub  *chat.Hub
 	conn *websocket.Conn
 
-	// send is the bounded queue of outbound messages; the hub and the reader
-	// offer to it without blocking, writePump drains it. It is never closed.
-	send chan *outbound
-
-	// close(code) closes closing once; writePump then sends a close frame
-	// with closeCode and ends the connection.
-	closeOnce sync.Once
-	closeCode int
-	closing   chan struct{}
+	// member is this connection in the room: its protocol state, its bounded
+	// queue (which writePump drains) and the request to close.
+	member *chat.Member
 
 	readDone  chan struct{} // closed when readPump returns
 	writeDone chan struct{} // closed when writePump returns
-
-	// Owned by readPump; the hub reads user during join and leave, which
-	// readPump calls.
-	state   memberState
-	user    string
-	limiter *limiter
 }
 
-func newClient(hub *Hub, conn *websocket.Conn) *Client {
+func newClient(hub *chat.Hub, conn *websocket.Conn) *Client {
 	return &Client{
 		hub:       hub,
 		conn:      conn,
-		send:      make(chan *outbound, sendQueueSize),
-		closing:   make(chan struct{}),
+		member:    chat.NewMember(hub),
 		readDone:  make(chan struct{}),
 		writeDone: make(chan struct{}),
-		limiter:   newLimiter(time.Now),
-	}
-}
-
-// offer queues m without blocking and reports false when the queue is full,
-// in which case m is dropped for this connection.
-func (c *Client) offer(m *outbound) bool {
-	select {
-	case c.send <- m:
-		return true
-	default:
-		return false
-	}
-}
-
-// close asks writePump to close the connection with code. Only the first
-// call counts.
-func (c *Client) close(code int) {
-	c.closeOnce.Do(func() {
-		c.closeCode = code
-		close(c.closing)
-	})
-}
-
-// handle applies one text frame from the peer.
-func (c *Client) handle(data []byte) {
-	stats := c.hub.stats
-	msg, err := parseInbound(data)
-	if err != nil {
-		stats.malformed.Add(1)
-		return
-	}
-	switch msg.kind {
-	case kindPing:
-		if !c.offer(&outbound{data: encodePong(msg.ts)}) {
-			stats.droppedSlow.Add(1)
-		}
-	case kindJoin:
-		// A second join is ignored, as is one on a connection that left.
-		if c.state == stateFresh {
-			c.user = msg.user
-			c.state = stateJoined
-			c.hub.join(c)
-		}
-	case kindChat:
-		if c.state != stateJoined {
-			stats.malformed.Add(1)
-			return
-		}
-		stats.chatIn.Add(1)
-		if !c.limiter.allow() {
-			stats.droppedRatelimit.Add(1)
-			return
-		}
-		stats.chatAccepted.Add(1)
-		c.hub.chat(c, msg.text, msg.ts)
-	case kindLeave:
-		if c.state != stateJoined {
-			stats.malformed.Add(1)
-			return
-		}
-		c.state = stateLeft
-		c.hub.leave(c)
-		c.close(websocket.CloseNormalClosure)
 	}
 }
 
@@ -158,8 +72,8 @@ func (c *Client) handle(data []byte) {
 // client out of the hub (announcing a leave if it was a member).
 func (c *Client) readPump() {
 	defer func() {
-		c.hub.unregister(c)
-		c.close(websocket.CloseNormalClosure)
+		c.hub.Unregister(c.member)
+		c.member.Close(websocket.CloseNormalClosure)
 		close(c.readDone)
 	}()
 	c.conn.SetReadLimit(maxMessageSize)
@@ -184,12 +98,12 @@ func (c *Client) readPump() {
 			return
 		}
 		extend()
-		c.hub.stats.framesIn.Add(1)
+		c.hub.Stats.FramesIn.Add(1)
 		if frameType != websocket.TextMessage {
-			c.hub.stats.malformed.Add(1)
+			c.hub.Stats.Malformed.Add(1)
 			continue
 		}
-		c.handle(data)
+		c.member.Handle(data)
 	}
 }
 
@@ -203,18 +117,19 @@ func (c *Client) writePump() {
 		c.conn.Close()
 		close(c.writeDone)
 	}()
+	send := c.member.Send()
 	for {
 		select {
-		case m := <-c.send:
+		case m := <-send:
 			// Batch: write everything queued so far under one deadline.
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			delivered, err := c.write(m)
-			for n := len(c.send); n > 0 && err == nil; n-- {
+			for n := len(send); n > 0 && err == nil; n-- {
 				var d int64
-				d, err = c.write(<-c.send)
+				d, err = c.write(<-send)
 				delivered += d
 			}
-			c.hub.stats.deliveries.Add(delivered)
+			c.hub.Stats.Deliveries.Add(delivered)
 			if err != nil {
 				return
 			}
@@ -223,8 +138,8 @@ func (c *Client) writePump() {
 			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
 				return
 			}
-		case <-c.closing:
-			msg := websocket.FormatCloseMessage(c.closeCode, "")
+		case <-c.member.Closing():
+			msg := websocket.FormatCloseMessage(c.member.CloseCode(), "")
 			// Fails with ErrCloseSent when readPump already answered the peer's close.
 			_ = c.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeGrace))
 			// Give the peer a moment to answer before the socket goes.
@@ -238,11 +153,11 @@ func (c *Client) writePump() {
 }
 
 // write sends one message and returns 1 for a delivered chat.
-func (c *Client) write(m *outbound) (int64, error) {
-	if err := c.conn.WriteMessage(websocket.TextMessage, m.data); err != nil {
+func (c *Client) write(m *chat.Outbound) (int64, error) {
+	if err := c.conn.WriteMessage(websocket.TextMessage, m.Data); err != nil {
 		return 0, err
 	}
-	if m.chat {
+	if m.Chat {
 		return 1, nil
 	}
 	return 0, nil
@@ -250,19 +165,19 @@ func (c *Client) write(m *outbound) (int64, error) {
 
 // serveWs runs an upgraded connection until both pumps end. It must not
 // return earlier: contrib/websocket recycles conn when it does.
-func serveWs(hub *Hub, conn *websocket.Conn) {
+func serveWs(hub *chat.Hub, conn *websocket.Conn) {
 	newClient(hub, conn).run()
 }
 
 // run is the life of a connection: registered with the hub, one writer
 // goroutine, the reader on this one, and done when both have ended.
 func (c *Client) run() {
-	stats := c.hub.stats
-	stats.connectionsTotal.Add(1)
-	stats.connectionsCurrent.Add(1)
-	defer stats.connectionsCurrent.Add(-1)
-	if !c.hub.register(c) {
-		c.close(websocket.CloseGoingAway)
+	stats := c.hub.Stats
+	stats.ConnectionsTotal.Add(1)
+	stats.ConnectionsCurrent.Add(1)
+	defer stats.ConnectionsCurrent.Add(-1)
+	if !c.hub.Register(c.member) {
+		c.member.Close(websocket.CloseGoingAway)
 	}
 	go c.writePump()
 	c.readPump()

@@ -5,6 +5,7 @@ go 1.24
 require (
 	github.com/gofiber/contrib/websocket v1.3.4
 	github.com/gofiber/fiber/v2 v2.52.15
+	wscbench/chat v0.0.0
 )
 
 require (
@@ -23,3 +24,5 @@ require (
 	golang.org/x/net v0.33.0 // indirect
 	golang.org/x/sys v0.28.0 // indirect
 )
+
+replace wscbench/chat => ../../shared/go/chat

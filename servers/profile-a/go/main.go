@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"wscbench/chat"
+
 	"github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
 )
@@ -34,8 +36,8 @@ func main() {
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
 
-	stats := newStats(serverTag)
-	hub := newHub(stats)
+	stats := chat.NewStats(serverTag)
+	hub := chat.NewHub(stats)
 
 	app := fiber.New(fiber.Config{DisableStartupMessage: true}) // unmatched paths answer 404
 	// By default fasthttp makes Close a no-op on a hijacked connection until
@@ -81,8 +83,8 @@ func main() {
 
 	// Stop accepting first; hijacked WebSocket connections are not waited for.
 	app.ShutdownWithTimeout(httpShutdownWait)
-	hub.shutdown(websocket.CloseGoingAway)
-	for deadline := time.Now().Add(connShutdownWait); stats.connectionsCurrent.Load() > 0 && time.Now().Before(deadline); {
+	hub.Shutdown(websocket.CloseGoingAway)
+	for deadline := time.Now().Add(connShutdownWait); stats.ConnectionsCurrent.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	os.Stdout.Write(append(stats.JSON(), '\n'))

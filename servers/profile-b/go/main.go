@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"wscbench/chat"
+
 	"github.com/gorilla/websocket"
 )
 
@@ -35,8 +37,9 @@ func main() {
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
 
-	stats := newStats(serverTag)
-	hub := newHub(stats)
+	stats := chat.NewStats(serverTag)
+	hub := chat.NewHub(stats)
+	hub.EchoChatToSender = echoChatToSender // false but in the fault_echo test build
 
 	mux := http.NewServeMux() // unmatched paths answer 404
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
@@ -80,8 +83,8 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
 	srv.Shutdown(ctx)
 	cancel()
-	hub.shutdown(websocket.CloseGoingAway)
-	for deadline := time.Now().Add(connShutdownWait); stats.connectionsCurrent.Load() > 0 && time.Now().Before(deadline); {
+	hub.Shutdown(websocket.CloseGoingAway)
+	for deadline := time.Now().Add(connShutdownWait); stats.ConnectionsCurrent.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	os.Stdout.Write(append(stats.JSON(), '\n'))

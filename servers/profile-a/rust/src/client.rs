@@ -2,8 +2,9 @@
 //! `readPump`/`writePump` and axum's chat example).
 //!
 //! The socket is split. The reader runs in the connection's task: it applies
-//! the size limit (set on the upgrade), the read deadline and the
-//! protocol's rules, and talks to the hub. The writer is a task of its own and
+//! the size limit (set on the upgrade) and the read deadline, and hands each
+//! text frame to its `Member` (chat-core), which applies the protocol's rules
+//! and talks to the hub. The writer is a task of its own and
 //! the only code that writes to the socket: it drains the client's bounded
 //! queue, sends pings, and sends the close frame when the server closes.
 //! Whichever of the two ends first decides how the connection closes.
@@ -11,7 +12,7 @@
 use std::error::Error as _;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::ws::{
@@ -22,10 +23,14 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{self, timeout};
 
-use crate::hub::{ClientId, Hub, Outbound, QUEUE_CAPACITY, Queue};
-use crate::limiter::TokenBucket;
-use crate::protocol::{self, Inbound};
-use crate::stats::{self, Stats};
+use chat_core::hub::{self, Handled, QUEUE_CAPACITY};
+use chat_core::stats::{self, Stats};
+
+/// The room, with this stack's shared text buffer: a broadcast's one
+/// `Utf8Bytes` goes to every recipient's writer without a copy.
+pub type Hub = hub::Hub<Utf8Bytes>;
+type Outbound = hub::Outbound<Utf8Bytes>;
+type Member = hub::Member<Utf8Bytes>;
 
 /// Largest message (and frame) payload accepted; a larger one closes with 1009.
 pub const MAX_MESSAGE_SIZE: usize = 4096;
@@ -75,12 +80,8 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>) {
         Arc::clone(&stats),
     ));
     let mut client = Client {
-        id: hub.next_id(),
-        hub,
-        queue,
+        member: Member::new(hub, queue),
         close: Some(close),
-        bucket: TokenBucket::new(Instant::now()),
-        user: None,
     };
 
     tokio::select! {
@@ -98,7 +99,7 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>) {
             let _ = timeout(CLOSE_WAIT, client.read_pump(&mut stream)).await;
         }
     }
-    client.leave();
+    client.member.leave();
     stats.connections_current.fetch_sub(1, Relaxed);
 }
 
@@ -127,15 +128,10 @@ impl ReadEnd {
 
 /// The reader's state.
 struct Client {
-    id: ClientId,
-    hub: Arc<Hub>,
-    /// This client's own queue, for pongs.
-    queue: Queue,
+    /// This connection in the room: join state, token bucket, its queue.
+    member: Member,
     /// Tells the writer to close, once.
     close: Option<oneshot::Sender<Option<CloseCode>>>,
-    bucket: TokenBucket,
-    /// The JSON-encoded user name, once joined.
-    user: Option<String>,
 }
 
 impl Client {
@@ -149,11 +145,13 @@ impl Client {
                 Ok(Some(Err(_))) => return ReadEnd::Failed,
                 Ok(Some(Ok(message))) => message,
             };
-            let stats = &self.hub.stats;
+            let stats = &self.member.hub().stats;
             match message {
                 Message::Text(text) => {
                     stats::add(&stats.frames_in, 1);
-                    self.on_text(&text);
+                    if self.member.on_text(&text) == Handled::Left {
+                        self.request_close(Some(close_code::NORMAL));
+                    }
                 }
                 Message::Binary(_) => {
                     stats::add(&stats.frames_in, 1);
@@ -163,51 +161,6 @@ impl Client {
                 // poll of this stream: so keep reading until the stream ends.
                 Message::Ping(_) | Message::Pong(_) | Message::Close(_) => {}
             }
-        }
-    }
-
-    fn on_text(&mut self, text: &str) {
-        let stats = &self.hub.stats;
-        let Some(inbound) = protocol::parse(text) else {
-            stats::add(&stats.malformed, 1);
-            return;
-        };
-        match (inbound, &self.user) {
-            (Inbound::Join { user }, None) => {
-                self.hub.join(self.id, &user, self.queue.clone());
-                self.user = Some(user);
-            }
-            (Inbound::Join { .. }, Some(_)) => {} // a second join is ignored
-            (Inbound::Chat { text, ts }, Some(user)) => {
-                stats::add(&stats.chat_in, 1);
-                if self.bucket.allow(Instant::now()) {
-                    stats::add(&stats.chat_accepted, 1);
-                    self.hub.chat(self.id, user, text, ts);
-                } else {
-                    stats::add(&stats.dropped_ratelimit, 1);
-                }
-            }
-            (Inbound::Ping { ts }, _) => {
-                let pong = Outbound {
-                    text: Utf8Bytes::from(protocol::pong(ts)),
-                    chat: false,
-                };
-                if let Err(mpsc::error::TrySendError::Full(_)) = self.queue.try_send(pong) {
-                    stats::add(&stats.dropped_slow, 1);
-                }
-            }
-            (Inbound::Leave, Some(_)) => {
-                self.leave();
-                self.request_close(Some(close_code::NORMAL));
-            }
-            (Inbound::Chat { .. } | Inbound::Leave, None) => stats::add(&stats.malformed, 1),
-        }
-    }
-
-    /// Leaves the room if in it; the hub tells the remaining members.
-    fn leave(&mut self) {
-        if let Some(user) = self.user.take() {
-            self.hub.leave(self.id, &user);
         }
     }
 
@@ -301,7 +254,7 @@ mod tests {
 
     /// The whole app on a loopback port of its own, as in production.
     async fn start() -> (Arc<Hub>, SocketAddr) {
-        let hub = Arc::new(Hub::new(Arc::new(Stats::new())));
+        let hub = Arc::new(Hub::new(Arc::new(Stats::new(crate::SERVER))));
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(axum::serve(listener, crate::app(Arc::clone(&hub))).into_future());

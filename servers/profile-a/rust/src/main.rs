@@ -4,10 +4,6 @@
 //! matches the other five servers.
 
 mod client;
-mod hub;
-mod limiter;
-mod protocol;
-mod stats;
 
 use std::future::{Future, IntoFuture};
 use std::process::ExitCode;
@@ -25,8 +21,12 @@ use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::{self, Instant};
 
-use crate::hub::Hub;
-use crate::stats::{SERVER, Stats};
+use chat_core::stats::Stats;
+
+use crate::client::Hub;
+
+/// The image tag, reported as `server` in /stats.
+pub const SERVER: &str = "wsca-rust";
 
 /// How long shutdown waits for clients to answer their 1001 close frames;
 /// the protocol wants the process gone within 2 s of the signal.
@@ -120,7 +120,7 @@ async fn run(args: Args) -> std::io::Result<()> {
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
-    let hub = Arc::new(Hub::new(Arc::new(Stats::new())));
+    let hub = Arc::new(Hub::new(Arc::new(Stats::new(SERVER))));
     let stop = stop_signal(args.duration_s)?;
 
     // Not `with_graceful_shutdown`: that waits for HTTP connections, but an
@@ -181,7 +181,7 @@ mod tests {
     async fn answers_health_stats_and_404() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let hub = Arc::new(Hub::new(Arc::new(Stats::new())));
+        let hub = Arc::new(Hub::new(Arc::new(Stats::new(SERVER))));
         tokio::spawn(axum::serve(listener, app(hub)).into_future());
 
         let health = get(addr, "/health").await;

@@ -131,3 +131,159 @@ pub const Hub = struct {
         }
     }
 };
+
+const testing = std.testing;
+
+/// A hub and connections without sockets: the hub only ever touches a
+/// client's outbox (and asks for a writable callback), so the tests read the
+/// outboxes directly.
+const TestRoom = struct {
+    stats: Stats = .{},
+    hub: Hub = undefined,
+    clients: [4]Client = undefined,
+
+    /// Call on a room at its final address: the hub and clients point into it.
+    fn init(r: *TestRoom) !void {
+        r.hub = try .init(testing.allocator, &r.stats, 0);
+        for (&r.clients) |*c| {
+            c.* = .{
+                .wsi = @ptrFromInt(0x1000),
+                .hub = &r.hub,
+                .limiter = .init(0),
+                .last_rx_us = 0,
+                .last_ping_us = 0,
+            };
+            try r.hub.connect(c);
+        }
+    }
+
+    fn deinit(r: *TestRoom) void {
+        for (&r.clients) |*c| c.outbox.clear(testing.allocator);
+        r.hub.deinit();
+    }
+
+    fn joined(r: *TestRoom, i: usize, name: []const u8) !*Client {
+        const c = &r.clients[i];
+        @memcpy(c.user[0..name.len], name);
+        c.user_len = name.len;
+        try r.hub.join(c);
+        return c;
+    }
+};
+
+/// Pops the oldest queued message and checks its payload.
+fn expectNext(c: *Client, expected: []const u8) !void {
+    const m = c.outbox.pop() orelse return error.TestExpectedMessage;
+    defer m.release(testing.allocator);
+    try testing.expectEqualStrings(expected, m.payload());
+}
+
+fn drain(c: *Client) usize {
+    var n: usize = 0;
+    while (c.outbox.pop()) |m| : (n += 1) m.release(testing.allocator);
+    return n;
+}
+
+test "a join reaches every member, the joiner included, with the online count" {
+    var r: TestRoom = .{};
+    try r.init();
+    defer r.deinit();
+    const alice = try r.joined(0, "alice");
+    const bob = try r.joined(1, "bob");
+    try expectNext(alice, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"alice\",\"online\":1}");
+    try expectNext(alice, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"bob\",\"online\":2}");
+    try expectNext(bob, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"bob\",\"online\":2}");
+    try testing.expect(r.clients[2].outbox.isEmpty()); // connected, never joined
+    try testing.expectEqual(@as(u64, 2), r.stats.joins.load(.monotonic));
+}
+
+test "a chat reaches every other member as one shared message, never the sender" {
+    var r: TestRoom = .{};
+    try r.init();
+    defer r.deinit();
+    const alice = try r.joined(0, "alice");
+    const bob = try r.joined(1, "bob");
+    const carol = try r.joined(2, "carol");
+    for ([_]*Client{ alice, bob, carol }) |c| _ = drain(c);
+    r.hub.chat(alice, "hi", "12.50");
+    try testing.expect(alice.outbox.isEmpty());
+    try testing.expect(r.clients[3].outbox.isEmpty());
+    const to_bob = bob.outbox.pop().?;
+    defer to_bob.release(testing.allocator);
+    const to_carol = carol.outbox.pop().?;
+    defer to_carol.release(testing.allocator);
+    try testing.expectEqual(to_bob, to_carol);
+    try testing.expectEqual(outbox.Kind.chat, to_bob.kind);
+    try testing.expectEqualStrings(
+        "{\"type\":\"chat\",\"room\":\"public\",\"user\":\"alice\",\"text\":\"hi\",\"ts\":12.50}",
+        to_bob.payload(),
+    );
+}
+
+test "a leave, or a member's disconnect, reaches the remaining members once" {
+    var r: TestRoom = .{};
+    try r.init();
+    defer r.deinit();
+    const alice = try r.joined(0, "alice");
+    const bob = try r.joined(1, "bob");
+    const carol = try r.joined(2, "carol");
+    for ([_]*Client{ alice, bob, carol }) |c| _ = drain(c);
+    r.hub.leave(alice);
+    try expectNext(bob, "{\"type\":\"leave\",\"room\":\"public\",\"user\":\"alice\",\"online\":2}");
+    try expectNext(carol, "{\"type\":\"leave\",\"room\":\"public\",\"user\":\"alice\",\"online\":2}");
+    try testing.expect(alice.outbox.isEmpty());
+    // Alice's connection ending after her leave announces nothing more.
+    r.hub.disconnect(alice);
+    try testing.expect(bob.outbox.isEmpty());
+    // Carol disconnects without leaving: the same broadcast.
+    r.hub.disconnect(carol);
+    try expectNext(bob, "{\"type\":\"leave\",\"room\":\"public\",\"user\":\"carol\",\"online\":1}");
+    // A connection that never joined goes quietly.
+    r.hub.disconnect(&r.clients[3]);
+    try testing.expect(bob.outbox.isEmpty());
+    try testing.expectEqual(@as(usize, 1), r.hub.conns.items.len);
+    try testing.expectEqual(@as(usize, 1), r.hub.members.items.len);
+}
+
+test "a pong goes to its sender only" {
+    var r: TestRoom = .{};
+    try r.init();
+    defer r.deinit();
+    const bob = try r.joined(1, "bob");
+    _ = drain(bob);
+    r.hub.pong(&r.clients[0], "1732233445566");
+    try expectNext(&r.clients[0], "{\"type\":\"pong\",\"ts\":1732233445566}");
+    try testing.expect(bob.outbox.isEmpty());
+}
+
+test "a full outbox drops and counts without holding up the others" {
+    var r: TestRoom = .{};
+    try r.init();
+    defer r.deinit();
+    const alice = try r.joined(0, "alice");
+    const slow = try r.joined(1, "slow");
+    const fast = try r.joined(2, "fast");
+    _ = drain(fast);
+    // slow holds its join and fast's: 2 of its 256 slots.
+    const chats = outbox.capacity + 50;
+    for (0..chats) |_| {
+        r.hub.chat(alice, "x", null);
+        try testing.expectEqual(@as(usize, 1), drain(fast));
+    }
+    try testing.expectEqual(@as(usize, outbox.capacity), drain(slow));
+    try testing.expectEqual(@as(u64, chats + 2 - outbox.capacity), r.stats.dropped_slow.load(.monotonic));
+}
+
+test "once shutdown starts, leaves are not broadcast" {
+    var r: TestRoom = .{};
+    try r.init();
+    defer r.deinit();
+    const alice = try r.joined(0, "alice");
+    const bob = try r.joined(1, "bob");
+    _ = drain(alice);
+    _ = drain(bob);
+    r.hub.shutting_down = true;
+    r.hub.disconnect(alice);
+    try testing.expect(bob.outbox.isEmpty());
+    try testing.expectEqual(@as(usize, 1), r.hub.members.items.len);
+}

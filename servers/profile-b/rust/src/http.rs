@@ -14,8 +14,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
-use crate::client;
-use crate::hub::Hub;
+use crate::client::{self, Hub};
 
 /// The longest request head read.
 const MAX_HEAD_BYTES: usize = 8 * 1024;

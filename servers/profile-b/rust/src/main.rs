@@ -5,10 +5,6 @@
 
 mod client;
 mod http;
-mod hub;
-mod limiter;
-mod protocol;
-mod stats;
 
 use std::future::Future;
 use std::process::ExitCode;
@@ -20,8 +16,12 @@ use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::{self, Instant};
 
-use crate::hub::Hub;
-use crate::stats::{SERVER, Stats};
+use chat_core::stats::Stats;
+
+use crate::client::Hub;
+
+/// The image tag, reported as `server` in /stats.
+pub const SERVER: &str = "wsc-rust";
 
 /// How long shutdown waits for clients to answer their 1001 close frames;
 /// the protocol wants the process gone within 2 s of the signal.
@@ -87,7 +87,7 @@ async fn main() -> ExitCode {
 async fn run(args: Args) -> std::io::Result<()> {
     let listener = TcpListener::bind((args.host.as_str(), args.port)).await?;
     eprintln!("{SERVER} listening on {}", listener.local_addr()?);
-    let hub = Arc::new(Hub::new(Arc::new(Stats::new())));
+    let hub = Arc::new(Hub::new(Arc::new(Stats::new(SERVER))));
     let stop = stop_signal(args.duration_s)?;
     tokio::pin!(stop);
     loop {

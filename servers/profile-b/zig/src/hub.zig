@@ -150,3 +150,157 @@ pub const Hub = struct {
         }
     }
 };
+
+const testing = std.testing;
+
+/// A hub and connections without sockets: the hub only ever touches a
+/// client's outbox, name and places in its lists, so the tests set those and
+/// read the outboxes directly.
+const TestRoom = struct {
+    stats: Stats = .{},
+    hub: Hub = undefined,
+    clients: [4]Client = undefined,
+
+    /// Call on a room at its final address: the hub and clients point into it.
+    fn init(r: *TestRoom) void {
+        r.hub = .init(testing.io, testing.allocator, &r.stats);
+        for (&r.clients) |*c| {
+            c.io = testing.io;
+            c.outbox = .{};
+            c.conn_node = .{};
+            c.joined = false;
+            c.user_len = 0;
+            c.member_index = 0;
+            r.hub.register(c);
+        }
+    }
+
+    fn deinit(r: *TestRoom) void {
+        for (&r.clients) |*c| c.outbox.close(testing.io, testing.allocator);
+        r.hub.members.deinit(testing.allocator);
+    }
+
+    fn joined(r: *TestRoom, i: usize, name: []const u8) *Client {
+        const c = &r.clients[i];
+        @memcpy(c.user_buf[0..name.len], name);
+        c.user_len = name.len;
+        r.hub.join(c);
+        return c;
+    }
+};
+
+/// Takes everything queued for `c`; the caller releases each message.
+fn take(c: *Client, out: *[client.outbox_capacity]*Message) []*Message {
+    return c.outbox.take(testing.io, null, out).messages;
+}
+
+/// Checks that `c` holds exactly `expected`, in order, and empties it.
+fn expectQueued(c: *Client, expected: []const []const u8) !void {
+    var out: [client.outbox_capacity]*Message = undefined;
+    const got = take(c, &out);
+    defer for (got) |m| m.release(testing.allocator, 1);
+    try testing.expectEqual(expected.len, got.len);
+    for (expected, got) |want, m| try testing.expectEqualStrings(want, m.bytes());
+}
+
+fn drain(c: *Client) usize {
+    var out: [client.outbox_capacity]*Message = undefined;
+    const got = take(c, &out);
+    for (got) |m| m.release(testing.allocator, 1);
+    return got.len;
+}
+
+test "a join reaches every member, the joiner included, with the online count" {
+    var r: TestRoom = .{};
+    r.init();
+    defer r.deinit();
+    const alice = r.joined(0, "alice");
+    const bob = r.joined(1, "bob");
+    const bob_join = "{\"type\":\"join\",\"room\":\"public\",\"user\":\"bob\",\"online\":2}";
+    try expectQueued(alice, &.{ "{\"type\":\"join\",\"room\":\"public\",\"user\":\"alice\",\"online\":1}", bob_join });
+    try expectQueued(bob, &.{bob_join});
+    try expectQueued(&r.clients[2], &.{}); // connected, never joined
+    try testing.expectEqual(@as(u64, 2), r.stats.get("joins"));
+}
+
+test "a chat reaches every other member as one shared message, never the sender" {
+    var r: TestRoom = .{};
+    r.init();
+    defer r.deinit();
+    const alice = r.joined(0, "alice");
+    const bob = r.joined(1, "bob");
+    const carol = r.joined(2, "carol");
+    for ([_]*Client{ alice, bob, carol }) |c| _ = drain(c);
+    r.hub.chat(alice, "hi", "12.50");
+    try expectQueued(alice, &.{});
+    var out_bob: [client.outbox_capacity]*Message = undefined;
+    var out_carol: [client.outbox_capacity]*Message = undefined;
+    const to_bob = take(bob, &out_bob);
+    const to_carol = take(carol, &out_carol);
+    defer for ([_][]*Message{ to_bob, to_carol }) |got| for (got) |m| m.release(testing.allocator, 1);
+    try testing.expectEqual(@as(usize, 1), to_bob.len);
+    try testing.expectEqual(@as(usize, 1), to_carol.len);
+    try testing.expectEqual(to_bob[0], to_carol[0]);
+    try testing.expect(to_bob[0].is_chat);
+    try testing.expectEqualStrings(
+        "{\"type\":\"chat\",\"room\":\"public\",\"user\":\"alice\",\"text\":\"hi\",\"ts\":12.50}",
+        to_bob[0].bytes(),
+    );
+}
+
+test "a leave reaches the remaining members, and the member list stays consistent" {
+    var r: TestRoom = .{};
+    r.init();
+    defer r.deinit();
+    const alice = r.joined(0, "alice");
+    const bob = r.joined(1, "bob");
+    const carol = r.joined(2, "carol");
+    for ([_]*Client{ alice, bob, carol }) |c| _ = drain(c);
+    r.hub.leave(alice); // the first member: carol moves into its slot
+    try testing.expect(!alice.joined);
+    try expectQueued(bob, &.{"{\"type\":\"leave\",\"room\":\"public\",\"user\":\"alice\",\"online\":2}"});
+    try expectQueued(carol, &.{"{\"type\":\"leave\",\"room\":\"public\",\"user\":\"alice\",\"online\":2}"});
+    try expectQueued(alice, &.{});
+    r.hub.leave(carol);
+    try expectQueued(bob, &.{"{\"type\":\"leave\",\"room\":\"public\",\"user\":\"carol\",\"online\":1}"});
+    try testing.expectEqual(@as(usize, 1), r.hub.members.items.len);
+    try testing.expectEqual(bob, r.hub.members.items[bob.member_index]);
+}
+
+test "a full outbox drops and counts without holding up the others" {
+    var r: TestRoom = .{};
+    r.init();
+    defer r.deinit();
+    const alice = r.joined(0, "alice");
+    const slow = r.joined(1, "slow");
+    const fast = r.joined(2, "fast");
+    _ = drain(fast);
+    // slow holds its join and fast's: 2 of its 256 slots.
+    const chats = client.outbox_capacity + 50;
+    for (0..chats) |_| {
+        r.hub.chat(alice, "x", null);
+        try testing.expectEqual(@as(usize, 1), drain(fast));
+    }
+    try testing.expectEqual(@as(usize, client.outbox_capacity), drain(slow));
+    try testing.expectEqual(@as(u64, chats + 2 - client.outbox_capacity), r.stats.get("dropped_slow"));
+}
+
+test "closeAll asks every connection to close with 1001, later ones too" {
+    var r: TestRoom = .{};
+    r.init();
+    defer r.deinit();
+    _ = r.joined(0, "alice");
+    r.hub.closeAll();
+    var out: [client.outbox_capacity]*Message = undefined;
+    for (r.clients[0..3]) |*c| {
+        const batch = c.outbox.take(testing.io, null, &out);
+        for (batch.messages) |m| m.release(testing.allocator, 1);
+        try testing.expectEqual(@as(?u16, 1001), batch.close_code);
+    }
+    // A connection that finishes its upgrade after shutdown began.
+    const late = &r.clients[3];
+    r.hub.unregister(late);
+    late.outbox = .{};
+    r.hub.register(late);
+    try testing.expectEqual(@as(?u16, 1001), late.outbox.take(testing.io, null, &out).close_code);
+}

@@ -1,6 +1,6 @@
 // protocol.go owns the wire format of docs/protocol.md: the messages a client
 // may send, how they are validated, and the broadcasts the hub serializes once.
-package main
+package chat
 
 import (
 	"bytes"

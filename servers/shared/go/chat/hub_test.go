@@ -1,31 +1,31 @@
-package main
+package chat
 
 import (
 	"encoding/json"
 	"testing"
 )
 
-// testClient is a connection without a socket: the hub only ever touches a
-// client's queue, so the tests read that queue directly.
-func testClient(h *Hub, user string) *Client {
-	c := newClient(h, nil)
+// testMember is a connection without a socket: the hub only ever touches a
+// member's queue, so the tests read that queue directly.
+func testMember(h *Hub, user string) *Member {
+	c := NewMember(h)
 	c.user = user
-	if !h.register(c) {
-		panic("hub refused a client")
+	if !h.Register(c) {
+		panic("hub refused a member")
 	}
 	return c
 }
 
-func joined(h *Hub, user string) *Client {
-	c := testClient(h, user)
-	c.handle([]byte(`{"type":"join","room":"public","user":"` + user + `"}`))
+func joined(h *Hub, user string) *Member {
+	c := testMember(h, user)
+	c.Handle([]byte(`{"type":"join","room":"public","user":"` + user + `"}`))
 	return c
 }
 
 // members joins users in order and empties their queues of the joins.
-func members(t *testing.T, h *Hub, users ...string) []*Client {
+func members(t *testing.T, h *Hub, users ...string) []*Member {
 	t.Helper()
-	var cs []*Client
+	var cs []*Member
 	for _, u := range users {
 		cs = append(cs, joined(h, u))
 	}
@@ -36,7 +36,7 @@ func members(t *testing.T, h *Hub, users ...string) []*Client {
 }
 
 // expectNothing fails if c's queue holds anything.
-func expectNothing(t *testing.T, c *Client, why string) {
+func expectNothing(t *testing.T, c *Member, why string) {
 	t.Helper()
 	if got := queued(t, c); len(got) != 0 {
 		t.Errorf("%s: %s got %v", why, c.user, got)
@@ -44,7 +44,7 @@ func expectNothing(t *testing.T, c *Client, why string) {
 }
 
 // expectLeave fails unless c's queue holds exactly user's leave with online.
-func expectLeave(t *testing.T, c *Client, user string, online int) {
+func expectLeave(t *testing.T, c *Member, user string, online int) {
 	t.Helper()
 	got := queued(t, c)
 	if len(got) != 1 || got[0]["type"] != "leave" || got[0]["user"] != user || got[0]["online"] != float64(online) {
@@ -53,7 +53,7 @@ func expectLeave(t *testing.T, c *Client, user string, online int) {
 }
 
 // expectClosing fails unless c was asked to close with code.
-func expectClosing(t *testing.T, c *Client, code int) {
+func expectClosing(t *testing.T, c *Member, code int) {
 	t.Helper()
 	select {
 	case <-c.closing:
@@ -66,15 +66,15 @@ func expectClosing(t *testing.T, c *Client, code int) {
 }
 
 // queued drains what c's queue holds, decoded.
-func queued(t *testing.T, c *Client) []map[string]any {
+func queued(t *testing.T, c *Member) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for {
 		select {
 		case m := <-c.send:
 			var v map[string]any
-			if err := json.Unmarshal(m.data, &v); err != nil {
-				t.Fatalf("queued invalid JSON %q: %v", m.data, err)
+			if err := json.Unmarshal(m.Data, &v); err != nil {
+				t.Fatalf("queued invalid JSON %q: %v", m.Data, err)
 			}
 			out = append(out, v)
 		default:
@@ -84,107 +84,107 @@ func queued(t *testing.T, c *Client) []map[string]any {
 }
 
 func TestJoinIsAnnouncedToEveryMemberIncludingTheJoiner(t *testing.T) {
-	h := newHub(newStats("test"))
+	h := NewHub(NewStats("test"))
 	alice := joined(h, "alice")
 	if got := queued(t, alice); len(got) != 1 || got[0]["type"] != "join" || got[0]["online"] != 1.0 {
 		t.Fatalf("alice's own join: %v", got)
 	}
 	bob := joined(h, "bob")
-	for _, c := range []*Client{alice, bob} {
+	for _, c := range []*Member{alice, bob} {
 		got := queued(t, c)
 		if len(got) != 1 || got[0]["type"] != "join" || got[0]["user"] != "bob" || got[0]["online"] != 2.0 {
 			t.Errorf("%s got %v, want bob's join with online 2", c.user, got)
 		}
 	}
-	if h.stats.joins.Load() != 2 {
-		t.Errorf("joins = %d, want 2", h.stats.joins.Load())
+	if h.Stats.Joins.Load() != 2 {
+		t.Errorf("joins = %d, want 2", h.Stats.Joins.Load())
 	}
 }
 
 func TestSecondJoinIsIgnored(t *testing.T) {
-	h := newHub(newStats("test"))
+	h := NewHub(NewStats("test"))
 	alice := members(t, h, "alice")[0]
-	alice.handle([]byte(`{"type":"join","room":"public","user":"alice2"}`))
+	alice.Handle([]byte(`{"type":"join","room":"public","user":"alice2"}`))
 	expectNothing(t, alice, "second join")
-	if h.stats.joins.Load() != 1 || h.stats.malformed.Load() != 0 {
-		t.Fatalf("joins = %d, malformed = %d, want 1 and 0", h.stats.joins.Load(), h.stats.malformed.Load())
+	if h.Stats.Joins.Load() != 1 || h.Stats.Malformed.Load() != 0 {
+		t.Fatalf("joins = %d, malformed = %d, want 1 and 0", h.Stats.Joins.Load(), h.Stats.Malformed.Load())
 	}
 }
 
 func TestChatReachesEveryOtherMemberButNotTheSender(t *testing.T) {
-	h := newHub(newStats("test"))
+	h := NewHub(NewStats("test"))
 	m := members(t, h, "alice", "bob", "carol")
 	alice := m[0]
-	lurker := testClient(h, "") // connected, never joined
-	alice.handle([]byte(`{"type":"chat","room":"public","text":"hi","ts":12.50}`))
+	lurker := testMember(h, "") // connected, never joined
+	alice.Handle([]byte(`{"type":"chat","room":"public","text":"hi","ts":12.50}`))
 	expectNothing(t, alice, "the sender")
 	expectNothing(t, lurker, "a connection that never joined")
 	for _, c := range m[1:] {
 		select {
 		case m := <-c.send:
 			want := `{"type":"chat","room":"public","user":"alice","text":"hi","ts":12.50}`
-			if string(m.data) != want || !m.chat {
-				t.Errorf("%s got %s (chat=%v), want %s", c.user, m.data, m.chat, want)
+			if string(m.Data) != want || !m.Chat {
+				t.Errorf("%s got %s (chat=%v), want %s", c.user, m.Data, m.Chat, want)
 			}
 		default:
 			t.Errorf("%s got nothing", c.user)
 		}
 	}
-	if h.stats.chatIn.Load() != 1 || h.stats.chatAccepted.Load() != 1 {
-		t.Errorf("chat_in = %d, chat_accepted = %d, want 1 and 1", h.stats.chatIn.Load(), h.stats.chatAccepted.Load())
+	if h.Stats.ChatIn.Load() != 1 || h.Stats.ChatAccepted.Load() != 1 {
+		t.Errorf("chat_in = %d, chat_accepted = %d, want 1 and 1", h.Stats.ChatIn.Load(), h.Stats.ChatAccepted.Load())
 	}
 }
 
 func TestBroadcastIsSerializedOnceAndShared(t *testing.T) {
-	h := newHub(newStats("test"))
+	h := NewHub(NewStats("test"))
 	m := members(t, h, "alice", "bob", "carol")
 	alice, bob, carol := m[0], m[1], m[2]
-	alice.handle([]byte(`{"type":"chat","room":"public","text":"hi"}`))
-	if a, b := <-bob.send, <-carol.send; a != b || &a.data[0] != &b.data[0] {
+	alice.Handle([]byte(`{"type":"chat","room":"public","text":"hi"}`))
+	if a, b := <-bob.send, <-carol.send; a != b || &a.Data[0] != &b.Data[0] {
 		t.Fatal("recipients got different copies of one broadcast")
 	}
 }
 
 func TestChatBeforeJoinIsMalformedAndNotBroadcast(t *testing.T) {
-	h := newHub(newStats("test"))
+	h := NewHub(NewStats("test"))
 	bob := members(t, h, "bob")[0]
-	stranger := testClient(h, "")
-	stranger.handle([]byte(`{"type":"chat","room":"public","text":"hi"}`))
-	stranger.handle([]byte(`{"type":"leave"}`))
+	stranger := testMember(h, "")
+	stranger.Handle([]byte(`{"type":"chat","room":"public","text":"hi"}`))
+	stranger.Handle([]byte(`{"type":"leave"}`))
 	expectNothing(t, bob, "a chat and a leave before join")
-	if h.stats.malformed.Load() != 2 || h.stats.chatIn.Load() != 0 {
-		t.Fatalf("malformed = %d, chat_in = %d, want 2 and 0", h.stats.malformed.Load(), h.stats.chatIn.Load())
+	if h.Stats.Malformed.Load() != 2 || h.Stats.ChatIn.Load() != 0 {
+		t.Fatalf("malformed = %d, chat_in = %d, want 2 and 0", h.Stats.Malformed.Load(), h.Stats.ChatIn.Load())
 	}
 }
 
 func TestRateLimitDropsChatsBeyondTheBucket(t *testing.T) {
-	h := newHub(newStats("test"))
+	h := NewHub(NewStats("test"))
 	m := members(t, h, "alice", "bob")
 	alice, bob := m[0], m[1]
 	clock := &fakeClock{}
 	alice.limiter = newLimiter(clock.now)
 	for range 30 {
-		alice.handle([]byte(`{"type":"chat","room":"public","text":"x"}`))
+		alice.Handle([]byte(`{"type":"chat","room":"public","text":"x"}`))
 	}
 	if got := len(queued(t, bob)); got != 10 {
 		t.Fatalf("bob got %d chats of a burst of 30, want 10", got)
 	}
-	s := h.stats
-	if s.chatIn.Load() != 30 || s.chatAccepted.Load() != 10 || s.droppedRatelimit.Load() != 20 {
+	s := h.Stats
+	if s.ChatIn.Load() != 30 || s.ChatAccepted.Load() != 10 || s.DroppedRatelimit.Load() != 20 {
 		t.Fatalf("chat_in %d, chat_accepted %d, dropped_ratelimit %d, want 30, 10, 20",
-			s.chatIn.Load(), s.chatAccepted.Load(), s.droppedRatelimit.Load())
+			s.ChatIn.Load(), s.ChatAccepted.Load(), s.DroppedRatelimit.Load())
 	}
 }
 
 func TestPingIsAnsweredToTheSenderOnlyEvenBeforeJoin(t *testing.T) {
-	h := newHub(newStats("test"))
+	h := NewHub(NewStats("test"))
 	bob := members(t, h, "bob")[0]
-	c := testClient(h, "")
-	c.handle([]byte(`{"type":"ping","ts":1732233445566}`))
+	c := testMember(h, "")
+	c.Handle([]byte(`{"type":"ping","ts":1732233445566}`))
 	select {
 	case m := <-c.send:
-		if string(m.data) != `{"type":"pong","ts":1732233445566}` || m.chat {
-			t.Fatalf("got %s", m.data)
+		if string(m.Data) != `{"type":"pong","ts":1732233445566}` || m.Chat {
+			t.Fatalf("got %s", m.Data)
 		}
 	default:
 		t.Fatal("no pong")
@@ -193,52 +193,66 @@ func TestPingIsAnsweredToTheSenderOnlyEvenBeforeJoin(t *testing.T) {
 }
 
 func TestLeaveIsAnnouncedToTheRemainingMembersAndClosesWith1000(t *testing.T) {
-	h := newHub(newStats("test"))
+	h := NewHub(NewStats("test"))
 	m := members(t, h, "alice", "bob")
 	alice, bob := m[0], m[1]
-	alice.handle([]byte(`{"type":"leave"}`))
+	alice.Handle([]byte(`{"type":"leave"}`))
 	expectLeave(t, bob, "alice", 1)
 	expectNothing(t, alice, "the leaver")
 	expectClosing(t, alice, 1000)
 	// The reader ending afterwards must not announce the leave twice.
-	h.unregister(alice)
+	h.Unregister(alice)
 	expectNothing(t, bob, "after the leaver's connection ended")
 }
 
 func TestDisconnectWithoutLeaveIsAnnouncedAsLeave(t *testing.T) {
-	h := newHub(newStats("test"))
+	h := NewHub(NewStats("test"))
 	m := members(t, h, "alice", "bob")
 	alice, bob := m[0], m[1]
-	h.unregister(alice)
+	h.Unregister(alice)
 	expectLeave(t, bob, "alice", 1)
 }
 
 func TestSlowConsumerIsDroppedAndCountedWithoutBlocking(t *testing.T) {
-	h := newHub(newStats("test"))
+	h := NewHub(NewStats("test"))
 	alice, bob, slow := joined(h, "alice"), joined(h, "bob"), joined(h, "slow")
 	queued(t, bob)
 	// slow never drains its queue, which already holds its own join: the
-	// first sendQueueSize-1 chats fit, the rest are dropped for slow only.
+	// first QueueSize-1 chats fit, the rest are dropped for slow only.
 	const chats = 1000
 	for range chats {
 		h.chat(alice, "x", nil) // straight to the hub: no rate limit here
 		queued(t, bob)          // bob keeps up
 	}
-	if got, want := h.stats.droppedSlow.Load(), int64(chats-(sendQueueSize-1)); got != want {
+	if got, want := h.Stats.DroppedSlow.Load(), int64(chats-(QueueSize-1)); got != want {
 		t.Fatalf("dropped_slow = %d, want %d", got, want)
 	}
-	if got := len(slow.send); got != sendQueueSize {
-		t.Fatalf("slow's queue holds %d, want %d", got, sendQueueSize)
+	if got := len(slow.send); got != QueueSize {
+		t.Fatalf("slow's queue holds %d, want %d", got, QueueSize)
 	}
 }
 
 func TestShutdownClosesEveryConnectionAndRefusesNewOnes(t *testing.T) {
-	h := newHub(newStats("test"))
-	member, stranger := joined(h, "alice"), testClient(h, "")
-	h.shutdown(1001)
+	h := NewHub(NewStats("test"))
+	member, stranger := joined(h, "alice"), testMember(h, "")
+	h.Shutdown(1001)
 	expectClosing(t, member, 1001)
 	expectClosing(t, stranger, 1001)
-	if h.register(newClient(h, nil)) {
+	if h.Register(NewMember(h)) {
 		t.Error("a connection was registered after shutdown")
+	}
+}
+
+func TestEchoChatToSenderAlsoDeliversToTheSender(t *testing.T) {
+	// The fault switch of profile-b/go's fault_echo test build; never set in a real build.
+	h := NewHub(NewStats("test"))
+	h.EchoChatToSender = true
+	m := members(t, h, "alice", "bob")
+	alice, bob := m[0], m[1]
+	alice.Handle([]byte(`{"type":"chat","room":"public","text":"hi"}`))
+	for _, c := range []*Member{alice, bob} {
+		if got := queued(t, c); len(got) != 1 || got[0]["type"] != "chat" || got[0]["user"] != "alice" {
+			t.Errorf("%s got %v, want alice's chat", c.user, got)
+		}
 	}
 }

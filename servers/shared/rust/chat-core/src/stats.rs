@@ -5,11 +5,10 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
-/// The image tag, reported as `server`.
-pub const SERVER: &str = "wsc-rust";
-
 #[derive(Debug)]
 pub struct Stats {
+    /// The image tag, reported as `server`.
+    server: &'static str,
     started: Instant,
     pub connections_current: AtomicU64,
     pub connections_total: AtomicU64,
@@ -31,8 +30,10 @@ pub fn add(counter: &AtomicU64, n: u64) {
 }
 
 impl Stats {
-    pub fn new() -> Self {
+    /// Counters at zero and the uptime clock started; `server` is the image tag.
+    pub fn new(server: &'static str) -> Self {
         Self {
+            server,
             started: Instant::now(),
             connections_current: AtomicU64::new(0),
             connections_total: AtomicU64::new(0),
@@ -57,7 +58,7 @@ impl Stats {
                 r#""joins":{},"frames_in":{},"chat_in":{},"chat_accepted":{},"deliveries":{},"#,
                 r#""dropped_ratelimit":{},"dropped_slow":{},"malformed":{}}}"#
             ),
-            SERVER,
+            self.server,
             uptime_ms,
             get(&self.connections_current),
             get(&self.connections_total),
@@ -79,12 +80,12 @@ mod tests {
 
     #[test]
     fn json_has_every_counter() {
-        let stats = Stats::new();
+        let stats = Stats::new("wsc-test");
         add(&stats.joins, 2);
         add(&stats.malformed, 1);
         let value: serde_json::Value = serde_json::from_str(&stats.to_json()).unwrap();
         let object = value.as_object().unwrap();
-        assert_eq!(object["server"], SERVER);
+        assert_eq!(object["server"], "wsc-test");
         assert_eq!(object["joins"], 2);
         assert_eq!(object["malformed"], 1);
         assert_eq!(object["deliveries"], 0);

@@ -1,6 +1,6 @@
 // stats.go owns the cumulative counters served at /stats and printed on exit.
 // Every counter is an atomic, updated outside the hub's lock.
-package main
+package chat
 
 import (
 	"encoding/json"
@@ -8,23 +8,27 @@ import (
 	"time"
 )
 
+// Stats is the server's counters. The hub and Member.Handle update most of
+// them; the server's client updates those only the socket knows about
+// (connections, frames in, binary frames, deliveries).
 type Stats struct {
 	server  string
 	started time.Time
 
-	connectionsCurrent atomic.Int64
-	connectionsTotal   atomic.Int64
-	joins              atomic.Int64
-	framesIn           atomic.Int64
-	chatIn             atomic.Int64
-	chatAccepted       atomic.Int64
-	deliveries         atomic.Int64
-	droppedRatelimit   atomic.Int64
-	droppedSlow        atomic.Int64
-	malformed          atomic.Int64
+	ConnectionsCurrent atomic.Int64
+	ConnectionsTotal   atomic.Int64
+	Joins              atomic.Int64
+	FramesIn           atomic.Int64
+	ChatIn             atomic.Int64
+	ChatAccepted       atomic.Int64
+	Deliveries         atomic.Int64
+	DroppedRatelimit   atomic.Int64
+	DroppedSlow        atomic.Int64
+	Malformed          atomic.Int64
 }
 
-func newStats(server string) *Stats {
+// NewStats starts the uptime clock; server is the image tag /stats reports.
+func NewStats(server string) *Stats {
 	return &Stats{server: server, started: time.Now()}
 }
 
@@ -50,16 +54,16 @@ func (s *Stats) JSON() []byte {
 	b, err := json.Marshal(statsJSON{
 		Server:             s.server,
 		UptimeMs:           time.Since(s.started).Milliseconds(),
-		ConnectionsCurrent: s.connectionsCurrent.Load(),
-		ConnectionsTotal:   s.connectionsTotal.Load(),
-		Joins:              s.joins.Load(),
-		FramesIn:           s.framesIn.Load(),
-		ChatIn:             s.chatIn.Load(),
-		ChatAccepted:       s.chatAccepted.Load(),
-		Deliveries:         s.deliveries.Load(),
-		DroppedRatelimit:   s.droppedRatelimit.Load(),
-		DroppedSlow:        s.droppedSlow.Load(),
-		Malformed:          s.malformed.Load(),
+		ConnectionsCurrent: s.ConnectionsCurrent.Load(),
+		ConnectionsTotal:   s.ConnectionsTotal.Load(),
+		Joins:              s.Joins.Load(),
+		FramesIn:           s.FramesIn.Load(),
+		ChatIn:             s.ChatIn.Load(),
+		ChatAccepted:       s.ChatAccepted.Load(),
+		Deliveries:         s.Deliveries.Load(),
+		DroppedRatelimit:   s.DroppedRatelimit.Load(),
+		DroppedSlow:        s.DroppedSlow.Load(),
+		Malformed:          s.Malformed.Load(),
 	})
 	if err != nil {
 		panic(err) // a struct of strings and integers always marshals

@@ -1,7 +1,7 @@
 // limiter.go owns the per-connection token bucket of docs/protocol.md:
 // capacity 10, full when the connection opens, refilled continuously at
 // 10 tokens/s. Only chat spends tokens.
-package main
+package chat
 
 import "time"
 

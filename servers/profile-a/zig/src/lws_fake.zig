@@ -1,0 +1,18 @@
+//! Test only: what `zig build test` gives `@import("lws")` in place of the
+//! translated libwebsockets.h. The hub reaches libwebsockets only through
+//! `Client.enqueue` asking for a writable callback, so this is all the hub's
+//! tests need, and they build and run without libwebsockets.
+
+/// libwebsockets' LWS_PRE on 64-bit targets (client.zig checks the headroom against it).
+pub const LWS_PRE = 16;
+
+pub const struct_lws = opaque {};
+
+/// How many writable callbacks have been asked for, so tests can see the wake-ups.
+pub var writable_requests: usize = 0;
+
+pub fn lws_callback_on_writable(wsi: ?*struct_lws) c_int {
+    _ = wsi;
+    writable_requests += 1;
+    return 0;
+}

@@ -1,0 +1,3 @@
+module wscbench/chat
+
+go 1.24
