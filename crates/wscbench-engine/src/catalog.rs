@@ -1,4 +1,4 @@
-//! The catalog: servers found through their `server.toml` manifests, and the scenarios.
+//! The catalog: servers found through their `server.toml` manifests (the scenarios are in [`crate::scenarios`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -280,61 +280,6 @@ impl Selection {
             "(all)".into()
         } else {
             parts.join(" ")
-        }
-    }
-}
-
-/// The four load shapes, in the order a run takes them.
-pub const SCENARIOS: [&str; 4] = ["steady", "burst", "churn", "saturation"];
-
-/// How long a scenario's k6 script runs, in seconds: the numbers of `scenarios/lib/modes.js`,
-/// used for progress and for the time-out after which k6 is stopped.
-pub fn scenario_seconds(scenario: &str, mode: Mode) -> u64 {
-    match (scenario, mode) {
-        (_, Mode::Smoke) => 10,
-        ("steady", Mode::Quick) => 60,
-        ("steady", Mode::Soak) => 300,
-        ("burst", _) => 20,
-        ("churn", Mode::Quick) => 60,
-        ("churn", Mode::Soak) => 180,
-        ("saturation", _) => 100,
-        _ => 60,
-    }
-}
-
-/// How long the scenarios run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// Every scenario in 10 s or less with a tenth of the clients: tests and CI.
-    Smoke,
-    /// The seed's timings (about 4 minutes per server).
-    #[default]
-    Quick,
-    /// Steady 300 s and churn 180 s.
-    Soak,
-}
-
-impl Mode {
-    /// The name k6 gets in `MODE`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Smoke => "smoke",
-            Mode::Quick => "quick",
-            Mode::Soak => "soak",
-        }
-    }
-}
-
-impl std::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "smoke" => Ok(Mode::Smoke),
-            "quick" => Ok(Mode::Quick),
-            "soak" => Ok(Mode::Soak),
-            other => Err(format!(
-                "unknown mode {other:?}; the modes are smoke, quick and soak"
-            )),
         }
     }
 }
