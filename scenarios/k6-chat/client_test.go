@@ -29,6 +29,15 @@ var (
 	serverErr  error
 )
 
+// TestMain removes the server binary buildServer made.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if serverBin != "" {
+		_ = os.RemoveAll(filepath.Dir(serverBin))
+	}
+	os.Exit(code)
+}
+
 // buildServer builds servers/profile-b/go once per test binary.
 func buildServer(t *testing.T) string {
 	t.Helper()
