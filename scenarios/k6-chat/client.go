@@ -32,12 +32,16 @@ const (
 	// closeWait is how long a client waits for the server's close after it
 	// sent leave, before it closes with 1000 itself (CLOSE_WAIT_MS in chat.js).
 	closeWait = 2 * time.Second
-	// closeReplyWait is how long a client that closed first waits for the
-	// server to answer its close frame.
+	// After a client closed first, it waits for the server's answering close
+	// at least closePatience, longer while frames still arrive (checked every
+	// closeReplyWait), at most maxDrain; see finish.
 	closeReplyWait = 1 * time.Second
-	// maxDrain bounds how long a client that is still receiving frames keeps
-	// reading toward the server's close frame (see finish).
-	maxDrain = 10 * time.Second
+	closePatience  = 5 * time.Second
+	maxDrain       = 10 * time.Second
+	// endSlack: a session's reads end at the latest this long after its
+	// leave, beyond every wait above, so the read deadline never ends a
+	// session the controller is still waiting for.
+	endSlack = closeWait + maxDrain + time.Second
 	// cutOffWait is how long a client cut off by the VU context (gracefulStop,
 	// Ctrl-C) waits for the server's answer to its close: the run is ending.
 	cutOffWait = 250 * time.Millisecond
@@ -199,7 +203,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 	}()
 	if !o.leaveAt.IsZero() {
 		leaveC = time.After(time.Until(o.leaveAt))
-		s.setEndBy(o.leaveAt.Add(closeWait + closeReplyWait))
+		s.setEndBy(o.leaveAt.Add(endSlack))
 	}
 	if o.leaveAt.IsZero() {
 		// With a leave time the session's end is known anyway; a server that
@@ -217,7 +221,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 			chatTicker.Stop()
 			chatTicker = nil
 		}
-		s.setEndBy(time.Now().Add(closeWait + closeReplyWait))
+		s.setEndBy(time.Now().Add(endSlack))
 		closeByC = time.After(closeWait)
 		return s.write(leaveFrame)
 	}
@@ -252,7 +256,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 			}
 			if o.hasStay {
 				leaveC = time.After(o.stay)
-				s.setEndBy(time.Now().Add(o.stay + closeWait + closeReplyWait))
+				s.setEndBy(time.Now().Add(o.stay + endSlack))
 			}
 			for i := 0; i < o.chats; i++ {
 				if !sendChat() {
@@ -296,23 +300,26 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 
 // finish waits for the reader to end, after a close was sent or the
 // connection broke, and classifies how it ended. The server's close frame
-// queues behind every frame already in flight, and against a fast sender
-// that can be megabytes of socket buffers per connection, so the wait goes
-// on in steps of closeReplyWait while the reader is still getting frames,
-// up to maxDrain; it ends the reader by closing the connection when frames
-// stop coming or maxDrain passes.
+// queues behind every frame already in flight (against a fast sender that can
+// be megabytes of socket buffers per connection) and an overloaded server may
+// take seconds to answer, so the wait lasts at least closePatience, goes on
+// while frames still arrive, and ends at maxDrain; then the connection is
+// closed and the session counts as abnormal (no close frame at all).
 func (s *session) finish(ended <-chan readEnd) outcome {
-	giveUp := time.Now().Add(maxDrain)
+	start := time.Now()
+	giveUp := start.Add(maxDrain)
+	s.setEndBy(giveUp.Add(time.Second))
 	for {
 		seen := s.progress.Load()
-		s.setEndBy(time.Now().Add(closeReplyWait + closeReplyWait/2))
 		if e, ok := waitEnded(ended, closeReplyWait); ok {
 			return classify(e.err)
 		}
-		if s.progress.Load() == seen || time.Now().After(giveUp) {
+		now := time.Now()
+		stalled := s.progress.Load() == seen && now.Sub(start) >= closePatience
+		if stalled || now.After(giveUp) {
 			_ = s.conn.Close()
 			<-ended
-			return outcomeAbnormal // no close frame at all
+			return outcomeAbnormal
 		}
 	}
 }
