@@ -22,6 +22,7 @@
 
 pub mod load;
 pub mod render;
+pub mod stats;
 pub mod tables;
 pub mod wording;
 mod units;
