@@ -20,13 +20,19 @@
 
 #![warn(missing_docs)]
 
+pub mod compare;
+pub mod history;
 pub mod load;
+pub mod metrics;
 pub mod render;
 pub mod stats;
 pub mod tables;
 pub mod wording;
+mod summary;
 mod units;
 
-pub use load::{LoadError, Loaded, load_results};
+pub use compare::{Change, CompareError, Comparison, Verdict, compare};
+pub use load::{Choice, LoadError, Loaded, Selection, load_results, select};
+pub use metrics::Metric;
 pub use render::{Format, Json, Markdown, Renderer, Terminal, UnknownFormat};
 pub use tables::{Better, Cell, Column, Report, Row, Table};

@@ -307,7 +307,7 @@ fn the_summary_line_names_the_run_and_counts_what_was_skipped() {
 }
 
 #[test]
-fn the_summary_line_of_several_runs_says_the_latest_of_each_was_kept() {
+fn a_newer_run_of_another_mode_does_not_supersede_an_older_one() {
     let dir = tempfile::tempdir().unwrap();
     let mut smoke = result(NEWER, "profile-b/go", "steady");
     smoke.mode = wscbench_results::Mode::Smoke;
@@ -325,8 +325,8 @@ fn the_summary_line_of_several_runs_says_the_latest_of_each_was_kept() {
     assert_eq!(
         loaded.summary_line(),
         format!(
-            "2 results from runs {OLDER} to {NEWER}, the latest of each server × scenario \
-             (1 older superseded; mixed modes: quick, smoke)"
+            "3 results from runs {OLDER} to {NEWER}, the latest run of each point \
+             (mixed modes: quick, smoke)"
         )
     );
 }

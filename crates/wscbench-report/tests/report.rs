@@ -54,6 +54,7 @@ fn tables_come_per_profile_in_scenario_order_then_binary_sizes() {
     assert_eq!(
         titles,
         [
+            "Summary",
             "Profile A (frameworks) — Steady",
             "Profile A (frameworks) — Burst",
             "Profile A (frameworks) — Churn",
@@ -132,7 +133,8 @@ fn a_failed_run_shows_its_outcome_in_every_figure_and_gets_a_footnote() {
     assert_eq!(
         steady.footnotes,
         [
-            "‡ Zig: the run ended `verify_failed` (broadcast did not reach the joiner); it has no comparable figures."
+            "‡ ended `verify_failed` (broadcast did not reach the joiner): Zig.",
+            "‡ the run did not end `ok`; a row without an `ok` repetition has no comparable figures."
         ]
     );
 }
@@ -145,14 +147,14 @@ fn a_loadgen_bound_run_marks_its_load_dependent_figures_and_explains_why() {
     let texts: Vec<&str> = rust.cells.iter().map(|cell| cell.text.as_str()).collect();
     assert_eq!(
         texts,
-        ["Rust", "25,000 †", "0.00% †", "5.7 MiB", "85.4%", "0"]
+        ["Rust", "25,000 †", "—", "0.00% †", "5.7 MiB", "85.4%", "0"]
     );
     assert_eq!(
         saturation.footnotes,
         [
-            "† Rust: load-generator bound (k6 CPU at ≥90% of its 200% ceiling for 80 of 99 s). \
-          The marked figures measure the load generator, not the server, \
-          and none of this run's figures compete for best."
+            "† k6's CPU sat at its ceiling: Rust.",
+            "† load-generator bound: the marked figures measure the load generator, not the server, \
+             and none of these rows' figures compete for best."
         ]
     );
 }
@@ -166,7 +168,7 @@ fn a_loadgen_bound_run_never_has_a_best_figure_even_unmarked_ones() {
     let cpu_best: Vec<bool> = saturation
         .rows
         .iter()
-        .map(|row| row.cells[4].best)
+        .map(|row| row.cells[5].best)
         .collect();
     assert_eq!(cpu_best, [false, false, true]);
 }
@@ -196,8 +198,14 @@ fn the_load_generator_table_shows_which_side_was_the_bottleneck() {
             "yes †"
         ]
     );
-    assert_eq!(loadgen.footnotes.len(), 1);
-    assert!(loadgen.footnotes[0].starts_with("† Rust (saturation): load-generator bound"));
+    assert_eq!(
+        loadgen.footnotes,
+        [
+            "† k6's CPU sat at its ceiling: Rust (saturation).",
+            "† load-generator bound: the marked figures measure the load generator, not the server, \
+             and none of these rows' figures compete for best."
+        ]
+    );
 }
 
 #[test]
@@ -217,6 +225,7 @@ fn a_missing_scenario_omits_the_row_and_a_table_without_rows_is_omitted() {
     assert_eq!(
         titles,
         [
+            "Summary",
             "Profile B (minimal / stdlib) — Steady",
             "Profile B (minimal / stdlib) — Load generator",
             "Binary sizes"
