@@ -90,7 +90,9 @@ impl Change {
         let Some((ratio, spread)) = self.ratio else {
             return "—".into();
         };
-        let (factor, spread, word) = if ratio >= 1.0 {
+        let (factor, spread, word) = if ratio == 1.0 {
+            (ratio, spread, "the same")
+        } else if ratio > 1.0 {
             (ratio, spread, "higher")
         } else {
             // 0.8× is "1.25× lower": the factor reads the same both ways.
@@ -303,6 +305,7 @@ impl Comparison {
                 };
                 let verdict = match (c.verdict, c.p_value) {
                     (Verdict::Untested, _) | (_, None) => c.verdict.text().to_string(),
+                    (v, Some(p)) if p < 0.001 => format!("{} (p < 0.001)", v.text()),
                     (v, Some(p)) => format!("{} (p = {p:.3})", v.text()),
                 };
                 Row {

@@ -354,3 +354,71 @@ fn an_unknown_format_is_an_error_listing_the_valid_ones() {
         "unknown format `html`; valid formats: terminal (or table), markdown (or md), json"
     );
 }
+
+#[test]
+fn repetitions_print_as_mean_and_deviation_and_overlapping_intervals_are_tied_not_best() {
+    let mut results = common::repetitions(RUN, "profile-b/go", "steady", &[1000.0, 1010.0, 990.0]);
+    results.extend(common::repetitions(RUN, "profile-b/rust", "steady", &[1005.0, 1015.0, 995.0]));
+    results.extend(common::repetitions(RUN, "profile-b/zig", "steady", &[500.0, 505.0, 495.0]));
+    let report = Report::from_results(&results);
+    let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
+    assert_eq!(
+        column(steady, "Throughput (msg/s)"),
+        ["1,000 ± 10.0 =", "1,005 ± 10.0 =", "500 ± 5.0"]
+    );
+    let cells: Vec<_> = steady.rows.iter().map(|r| &r.cells[1]).collect();
+    assert!(cells.iter().all(|c| !c.best));
+    assert_eq!((cells[0].n, cells[0].tied, cells[2].tied), (3, true, false));
+    assert!(cells[0].ci95.is_some() && cells[0].cv.is_some());
+    assert!(steady.footnotes.iter().any(|f| f.starts_with("= tied within noise")));
+    assert_eq!(column(steady, "% of best"), ["100%", "100%", "50%"]);
+}
+
+#[test]
+fn a_noisy_metric_is_flagged_with_the_hint_to_raise_runs() {
+    let results = common::repetitions(RUN, "profile-b/go", "steady", &[1000.0, 1300.0, 800.0]);
+    let report = Report::from_results(&results);
+    let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
+    assert!(steady.rows[0].cells[1].noisy);
+    assert!(steady.rows[0].cells[1].text.ends_with(" ~"));
+    assert!(steady.footnotes.iter().any(|f| f.contains("raise --runs")));
+}
+
+#[test]
+fn a_report_keeps_to_the_latest_runs_mode_and_names_what_it_left_out() {
+    let mut smoke = result("20261122-180000", "profile-b/go", "steady");
+    smoke.mode = wscbench_results::Mode::Smoke;
+    let report = Report::from_results(&[result(RUN, "profile-b/go", "steady"), result(RUN, "profile-b/rust", "steady"), smoke]);
+    assert_eq!(
+        report.notes,
+        ["left out: 2 results of mode quick; choose with --mode/--run"]
+    );
+    let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
+    assert_eq!(column(steady, "Language"), ["Go"]);
+}
+
+#[test]
+fn rows_from_an_earlier_run_than_the_tables_newest_are_marked() {
+    let report = Report::from_results(&[
+        result("20261120-090000", "profile-b/go", "steady"),
+        result(RUN, "profile-b/rust", "steady"),
+    ]);
+    let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
+    assert_eq!(column(steady, "Language"), ["Go °", "Rust"]);
+    assert!(steady.footnotes.contains(&"° from run 20261120-090000: Go.".to_string()));
+}
+
+#[test]
+fn the_summary_names_the_best_with_its_margin_and_never_a_loadgen_bound_result() {
+    let report = Report::from_results(&full_run());
+    let summary = table(&report, "Summary");
+    let saturation_b = summary
+        .rows
+        .iter()
+        .find(|r| r.cells[0].text.starts_with("Saturation") && r.cells[1].text.starts_with("Profile B"))
+        .unwrap();
+    // profile-b/rust had the most deliveries but was load-generator bound.
+    assert_eq!(saturation_b.cells[2].text, "profile-b/zig");
+    assert_eq!(saturation_b.cells[3].text, "1.19× profile-b/go");
+    assert!(saturation_b.cells[4].text.contains("1 load-generator bound left out"));
+}
