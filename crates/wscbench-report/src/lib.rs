@@ -32,7 +32,7 @@ mod summary;
 mod units;
 
 pub use compare::{Change, CompareError, Comparison, Verdict, compare};
-pub use load::{Choice, LoadError, Loaded, Selection, load_results, select};
+pub use load::{Choice, LoadError, Loaded, Selection, load_every_run, load_results, select};
 pub use metrics::Metric;
 pub use render::{Format, Json, Markdown, Renderer, Terminal, UnknownFormat};
 pub use tables::{Better, Cell, Column, Report, Row, Table};

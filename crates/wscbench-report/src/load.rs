@@ -79,6 +79,16 @@ pub enum LoadError {
 /// then run id), so a re-run of one server replaces only that server's numbers. With
 /// `run`, keeps only that run's results and fails if it has none.
 pub fn load_results(dir: &Path, run: Option<&str>) -> Result<Loaded, LoadError> {
+    load(dir, run, true)
+}
+
+/// Loads every readable result under `dir`, of every run, superseded or not: what a
+/// history needs.
+pub fn load_every_run(dir: &Path) -> Result<Loaded, LoadError> {
+    load(dir, None, false)
+}
+
+fn load(dir: &Path, run: Option<&str>, latest_only: bool) -> Result<Loaded, LoadError> {
     // Reading one run's directory, when it is there, spares parsing every other run
     // and keeps their warnings out of this report.
     let run_dir = run
@@ -126,7 +136,11 @@ pub fn load_results(dir: &Path, run: Option<&str>) -> Result<Loaded, LoadError> 
         }
     }
 
-    let (results, superseded) = latest_of_each(results);
+    let (results, superseded) = if latest_only {
+        latest_of_each(results)
+    } else {
+        (results, 0)
+    };
     Ok(Loaded {
         results,
         warnings,

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use wscbench_report::{Choice, Report, history::history, load_results, select};
+use wscbench_report::{Choice, Report, history::history, load_every_run, load_results, select};
 
 use crate::cli::ReportArgs;
 
@@ -18,8 +18,12 @@ pub fn resolve(root: &Path, dir: &Path) -> PathBuf {
 
 pub fn run(root: &Path, args: ReportArgs) -> Result<i32> {
     let dir = resolve(root, &args.dir);
-    let loaded = load_results(&dir, args.run.as_deref())
-        .with_context(|| format!("reading results from {}", dir.display()))?;
+    let loaded = if args.history {
+        load_every_run(&dir)
+    } else {
+        load_results(&dir, args.run.as_deref())
+    }
+    .with_context(|| format!("reading results from {}", dir.display()))?;
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
     }
