@@ -151,7 +151,10 @@ pub fn compare(
     level: f64,
 ) -> Result<Comparison, CompareError> {
     let (points_a, points_b) = (points(a), points(b));
-    let shared: Vec<&PointKey> = points_a.keys().filter(|k| points_b.contains_key(*k)).collect();
+    let shared: Vec<&PointKey> = points_a
+        .keys()
+        .filter(|k| points_b.contains_key(*k))
+        .collect();
     if shared.is_empty() {
         return Err(CompareError::NothingShared {
             a: a_name.into(),
@@ -165,8 +168,7 @@ pub fn compare(
             let values = |rs: &[&RunResult]| -> Vec<f64> {
                 rs.iter().filter_map(|r| (metric.value)(r)).collect()
             };
-            let (Some(sa), Some(sb)) = (Summary::of(&values(ra)), Summary::of(&values(rb)))
-            else {
+            let (Some(sa), Some(sb)) = (Summary::of(&values(ra)), Summary::of(&values(rb))) else {
                 continue;
             };
             let p_value = stats::welch(&sa, &sb).map(|w| w.p);
@@ -196,7 +198,10 @@ pub fn compare(
         level,
         differences: differences(a, b),
         only_in_a: points_a.len() - shared.len(),
-        only_in_b: points_b.keys().filter(|k| !points_a.contains_key(*k)).count(),
+        only_in_b: points_b
+            .keys()
+            .filter(|k| !points_a.contains_key(*k))
+            .count(),
         changes,
     })
 }
@@ -268,7 +273,9 @@ impl Comparison {
         if self.differences.is_empty() {
             notes.push("Conditions: the same in A and B.".into());
         } else {
-            notes.push("Conditions that differ (allowed, but read the changes with them in mind):".into());
+            notes.push(
+                "Conditions that differ (allowed, but read the changes with them in mind):".into(),
+            );
             notes.extend(self.differences.iter().map(|d| format!("  {d}")));
         }
         if self.only_in_a + self.only_in_b > 0 {

@@ -33,7 +33,9 @@ pub fn history(
     // Repetitions of one run start at different times: key each run by its first start.
     let mut by_run: BTreeMap<String, (String, Vec<&RunResult>)> = BTreeMap::new();
     for ((started, run), rs) in runs {
-        let entry = by_run.entry(run).or_insert_with(|| (started.clone(), Vec::new()));
+        let entry = by_run
+            .entry(run)
+            .or_insert_with(|| (started.clone(), Vec::new()));
         entry.0 = entry.0.clone().min(started);
         entry.1.extend(rs);
     }

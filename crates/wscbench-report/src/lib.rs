@@ -26,10 +26,10 @@ pub mod load;
 pub mod metrics;
 pub mod render;
 pub mod stats;
-pub mod tables;
-pub mod wording;
 mod summary;
+pub mod tables;
 mod units;
+pub mod wording;
 
 pub use compare::{Change, CompareError, Comparison, Verdict, compare};
 pub use load::{Choice, LoadError, Loaded, Selection, load_every_run, load_results, select};

@@ -262,8 +262,12 @@ pub(crate) fn latest_of_each<R: Borrow<RunResult>>(results: Vec<R>) -> (Vec<R>, 
         .collect();
     kept.sort_by(|a, b| {
         let (a, b) = (a.borrow(), b.borrow());
-        (a.point(), a.mode, a.load_path, a.repetition.index)
-            .cmp(&(b.point(), b.mode, b.load_path, b.repetition.index))
+        (a.point(), a.mode, a.load_path, a.repetition.index).cmp(&(
+            b.point(),
+            b.mode,
+            b.load_path,
+            b.repetition.index,
+        ))
     });
     let superseded = total - kept.len();
     (kept, superseded)

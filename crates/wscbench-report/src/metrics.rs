@@ -185,7 +185,12 @@ pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
             &PEAK_CPU,
             &CPU_EFFICIENCY,
         ],
-        Scenario::Churn => &[&CONNECTIONS, &ERRORS_PER_CONNECTION, &PEAK_MEMORY, &PEAK_CPU],
+        Scenario::Churn => &[
+            &CONNECTIONS,
+            &ERRORS_PER_CONNECTION,
+            &PEAK_MEMORY,
+            &PEAK_CPU,
+        ],
         Scenario::Saturation => &[
             &THROUGHPUT,
             &DELIVERIES,

@@ -62,9 +62,8 @@ impl Summary {
         });
         let cv = std_dev.filter(|_| mean != 0.0).map(|s| s / mean.abs());
         let ci95 = std_dev.map(|s| {
-            let half = t_quantile(1.0 - (1.0 - CONFIDENCE) / 2.0, (n - 1) as f64)
-                * s
-                / (n as f64).sqrt();
+            let half =
+                t_quantile(1.0 - (1.0 - CONFIDENCE) / 2.0, (n - 1) as f64) * s / (n as f64).sqrt();
             (mean - half, mean + half)
         });
         Some(Summary {
@@ -128,15 +127,18 @@ pub fn welch(a: &Summary, b: &Summary) -> Option<Welch> {
     if se2 == 0.0 {
         // No spread at all: equal means are the same, different ones certainly differ.
         let p = if diff == 0.0 { 1.0 } else { 0.0 };
-        let t = if diff == 0.0 { 0.0 } else { diff.signum() * f64::INFINITY };
+        let t = if diff == 0.0 {
+            0.0
+        } else {
+            diff.signum() * f64::INFINITY
+        };
         return Some(Welch {
             t,
             df: (a.n + b.n - 2) as f64,
             p,
         });
     }
-    let df = se2 * se2
-        / (va * va / (a.n - 1) as f64 + vb * vb / (b.n - 1) as f64);
+    let df = se2 * se2 / (va * va / (a.n - 1) as f64 + vb * vb / (b.n - 1) as f64);
     let t = diff / se2.sqrt();
     let dist = StudentsT::new(0.0, 1.0, df).expect("degrees of freedom are positive");
     let p = (2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0);
@@ -166,7 +168,10 @@ mod tests {
     #[test]
     fn a_single_value_has_no_spread_and_no_interval() {
         let s = Summary::of(&[4.0]).unwrap();
-        assert_eq!((s.n, s.mean, s.median, s.min, s.max), (1, 4.0, 4.0, 4.0, 4.0));
+        assert_eq!(
+            (s.n, s.mean, s.median, s.min, s.max),
+            (1, 4.0, 4.0, 4.0, 4.0)
+        );
         assert_eq!((s.std_dev, s.cv, s.ci95), (None, None, None));
         assert!(!s.is_noisy());
         assert!(!s.overlaps(&s));

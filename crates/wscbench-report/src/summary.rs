@@ -6,7 +6,7 @@ use wscbench_results::Scenario;
 
 use crate::metrics::{self, Better, Metric};
 use crate::stats::Summary;
-use crate::tables::{Cell, Column, Group, Row, Table, ordered, profile_title, PROFILES};
+use crate::tables::{Cell, Column, Group, PROFILES, Row, Table, ordered, profile_title};
 
 /// One row of the summary: a metric measured under a scenario.
 struct Dimension {
@@ -55,16 +55,25 @@ const DIMENSIONS: [Dimension; 5] = [
 
 /// The summary table; rows only where something was measured.
 pub(crate) fn summary_table(groups: &[Group]) -> Table {
-    let columns = [("Dimension", false), ("Profile", false), ("Best", false), ("Margin", true), ("Note", false)]
-        .into_iter()
-        .map(|(name, numeric)| Column {
-            name: name.into(),
-            better: None,
-            numeric,
-        })
-        .collect();
+    let columns = [
+        ("Dimension", false),
+        ("Profile", false),
+        ("Best", false),
+        ("Margin", true),
+        ("Note", false),
+    ]
+    .into_iter()
+    .map(|(name, numeric)| Column {
+        name: name.into(),
+        better: None,
+        numeric,
+    })
+    .collect();
     let mut rows = Vec::new();
-    let profiles = ordered(groups.iter().map(|g| g.results[0].server.profile.as_str()), &PROFILES);
+    let profiles = ordered(
+        groups.iter().map(|g| g.results[0].server.profile.as_str()),
+        &PROFILES,
+    );
     for dimension in &DIMENSIONS {
         for profile in &profiles {
             let mut bound = 0;
@@ -85,8 +94,15 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
                     bound += 1;
                     continue;
                 }
-                let source: Vec<_> = if dimension.scenario.is_some() { ok } else { g.results.iter().collect() };
-                let values: Vec<f64> = source.iter().filter_map(|r| (dimension.metric.value)(r)).collect();
+                let source: Vec<_> = if dimension.scenario.is_some() {
+                    ok
+                } else {
+                    g.results.iter().collect()
+                };
+                let values: Vec<f64> = source
+                    .iter()
+                    .filter_map(|r| (dimension.metric.value)(r))
+                    .collect();
                 if let Some(s) = Summary::of(&values) {
                     candidates.push((label, s));
                 }
@@ -114,7 +130,11 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
                     if best_s.mean == runner_s.mean || best_s.overlaps(runner_s) {
                         note.push(format!(
                             "within noise of {runner}{}",
-                            if best_s.mean == runner_s.mean { " (equal)" } else { " (95 % intervals overlap)" }
+                            if best_s.mean == runner_s.mean {
+                                " (equal)"
+                            } else {
+                                " (95 % intervals overlap)"
+                            }
                         ));
                         ("tie".to_string(), format!("{best} = {runner}"))
                     } else {

@@ -225,10 +225,11 @@ impl<'a> Group<'a> {
 
 /// Groups results by point and run, in result order.
 pub(crate) fn groups<'a>(results: &[&'a RunResult]) -> Vec<Group<'a>> {
-    let mut map: BTreeMap<(wscbench_results::PointKey, &str), Vec<&'a RunResult>> =
-        BTreeMap::new();
+    let mut map: BTreeMap<(wscbench_results::PointKey, &str), Vec<&'a RunResult>> = BTreeMap::new();
     for r in results {
-        map.entry((r.point(), r.run_id.as_str())).or_default().push(r);
+        map.entry((r.point(), r.run_id.as_str()))
+            .or_default()
+            .push(r);
     }
     map.into_values()
         .map(|mut results| {
@@ -253,7 +254,10 @@ impl Report {
         let refs: Vec<&RunResult> = results.iter().collect();
         let all = groups(&refs);
         let mut tables = vec![crate::summary::summary_table(&all)];
-        let profiles = ordered(all.iter().map(|g| g.first().server.profile.as_str()), &PROFILES);
+        let profiles = ordered(
+            all.iter().map(|g| g.first().server.profile.as_str()),
+            &PROFILES,
+        );
         for profile in profiles {
             let in_profile: Vec<&Group> = all
                 .iter()
@@ -269,7 +273,11 @@ impl Report {
                 let mut table = metric_table(
                     format!("{title} — {}", scenario.title),
                     &["Language"],
-                    &scenario.metrics.iter().map(|m| Column::metric(m)).collect::<Vec<_>>(),
+                    &scenario
+                        .metrics
+                        .iter()
+                        .map(|m| Column::metric(m))
+                        .collect::<Vec<_>>(),
                     rows,
                     false,
                     |g, i| metric_cell(scenario.metrics[i], g),
@@ -368,7 +376,9 @@ impl Table {
                 .filter(|(_, s)| s.mean == best.mean || s.overlaps(&best))
                 .map(|(row, _)| *row)
                 .collect();
-            let exact_ties = ranked[1..].iter().all(|(_, s)| s.mean == best.mean || !s.overlaps(&best));
+            let exact_ties = ranked[1..]
+                .iter()
+                .all(|(_, s)| s.mean == best.mean || !s.overlaps(&best));
             if within_noise.is_empty() || exact_ties {
                 for (row, s) in &ranked {
                     if s.mean == best.mean {
@@ -526,23 +536,25 @@ const LOADGEN_COLUMNS: [LoadgenColumn; 4] = [
             r.derived.loadgen.mean_cpu_percent,
         )
     }),
-    ("k6 chat received / server deliveries", true, |r| match (&r.k6, &r.server_stats) {
-        (Some(k6), Some(stats)) if stats.deliveries > 0 => {
-            let ratio = k6.chat_received as f64 / stats.deliveries as f64;
-            let text = format!(
-                "{} / {} ({:.1}%)",
+    ("k6 chat received / server deliveries", true, |r| {
+        match (&r.k6, &r.server_stats) {
+            (Some(k6), Some(stats)) if stats.deliveries > 0 => {
+                let ratio = k6.chat_received as f64 / stats.deliveries as f64;
+                let text = format!(
+                    "{} / {} ({:.1}%)",
+                    units::count(k6.chat_received),
+                    units::count(stats.deliveries),
+                    ratio * 100.0
+                );
+                Cell::figure(text, ratio)
+            }
+            (Some(k6), Some(stats)) => Cell::label(format!(
+                "{} / {}",
                 units::count(k6.chat_received),
-                units::count(stats.deliveries),
-                ratio * 100.0
-            );
-            Cell::figure(text, ratio)
+                units::count(stats.deliveries)
+            )),
+            _ => Cell::absent(),
         }
-        (Some(k6), Some(stats)) => Cell::label(format!(
-            "{} / {}",
-            units::count(k6.chat_received),
-            units::count(stats.deliveries)
-        )),
-        _ => Cell::absent(),
     }),
     ("Load-generator bound?", false, |r| {
         if r.loadgen_bound {
@@ -662,7 +674,11 @@ struct Notes {
 
 impl Notes {
     fn add(&mut self, mark: &'static str, reason: String, row: &str) {
-        match self.notes.iter_mut().find(|(m, r, _)| *m == mark && *r == reason) {
+        match self
+            .notes
+            .iter_mut()
+            .find(|(m, r, _)| *m == mark && *r == reason)
+        {
             Some((_, _, rows)) => {
                 if !rows.iter().any(|r| r == row) {
                     rows.push(row.to_string());
@@ -679,7 +695,10 @@ impl Notes {
             .map(|(mark, reason, rows)| format!("{mark} {reason}: {}.", rows.join("; ")))
             .collect();
         if self.notes.iter().any(|(m, _, _)| *m == LOADGEN_BOUND_MARK) {
-            texts.push(format!("{LOADGEN_BOUND_MARK} {}", crate::wording::BOUND_MEANING));
+            texts.push(format!(
+                "{LOADGEN_BOUND_MARK} {}",
+                crate::wording::BOUND_MEANING
+            ));
         }
         if self.notes.iter().any(|(m, _, _)| *m == FAILED_MARK) {
             texts.push(format!("{FAILED_MARK} {}", crate::wording::FAILED_MEANING));
@@ -745,7 +764,9 @@ fn binary_sizes(results: &[&RunResult]) -> Table {
 }
 
 /// Groups in row order: go, rust, zig, then other languages, then by server id.
-fn by_language<'a, 'g>(groups: impl Iterator<Item = &'g Group<'a>>) -> impl Iterator<Item = &'g Group<'a>>
+fn by_language<'a, 'g>(
+    groups: impl Iterator<Item = &'g Group<'a>>,
+) -> impl Iterator<Item = &'g Group<'a>>
 where
     'a: 'g,
 {

@@ -56,7 +56,8 @@ pub fn reasons(reasons: &[BoundReason]) -> String {
 pub const BOUND_MEANING: &str = "load-generator bound: the marked figures measure the load generator, not the server, and none of these rows' figures compete for best.";
 
 /// Said once per table under the failed outcomes' footnotes.
-pub const FAILED_MEANING: &str = "the run did not end `ok`; a row without an `ok` repetition has no comparable figures.";
+pub const FAILED_MEANING: &str =
+    "the run did not end `ok`; a row without an `ok` repetition has no comparable figures.";
 
 /// A bound result that recorded no reason.
 pub const NO_REASON: &str = "load-generator bound, no reason recorded";

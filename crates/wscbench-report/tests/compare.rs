@@ -32,7 +32,12 @@ fn a_clear_improvement_is_better() {
 #[test]
 fn a_clear_regression_is_worse_and_fails_a_ten_percent_threshold_but_not_a_thirty_percent_one() {
     let a = repetitions(A, "profile-b/go", "steady", &BASELINE);
-    let b = repetitions(B, "profile-b/go", "steady", &[800.0, 810.0, 790.0, 805.0, 795.0]);
+    let b = repetitions(
+        B,
+        "profile-b/go",
+        "steady",
+        &[800.0, 810.0, 790.0, 805.0, 795.0],
+    );
     let comparison = compare(A, &a, B, &b, 0.05).unwrap();
     let regressions = comparison.regressions(10.0);
     let metrics: Vec<&str> = regressions.iter().map(|c| c.metric).collect();
@@ -61,7 +66,12 @@ fn b_may_measure_a_subset_of_as_points() {
     let b = repetitions(B, "profile-b/go", "steady", &BASELINE);
     let comparison = compare(A, &a, B, &b, 0.05).unwrap();
     assert_eq!((comparison.only_in_a, comparison.only_in_b), (1, 0));
-    assert!(comparison.changes.iter().all(|c| c.point == "profile-b/go steady"));
+    assert!(
+        comparison
+            .changes
+            .iter()
+            .all(|c| c.point == "profile-b/go steady")
+    );
 }
 
 #[test]
@@ -83,14 +93,22 @@ fn differing_conditions_are_listed_never_silent() {
     let comparison = compare(A, &a, B, &b, 0.05).unwrap();
     assert_eq!(
         comparison.differences,
-        ["machine cores: 2 → 4", "profile-b/go sources: 3f9a1c0d → 77aa"]
+        [
+            "machine cores: 2 → 4",
+            "profile-b/go sources: 3f9a1c0d → 77aa"
+        ]
     );
 }
 
 #[test]
 fn the_terminal_comparison_of_a_regression() {
     let a = repetitions(A, "profile-b/go", "steady", &BASELINE);
-    let b = repetitions(B, "profile-b/go", "steady", &[800.0, 810.0, 790.0, 805.0, 795.0]);
+    let b = repetitions(
+        B,
+        "profile-b/go",
+        "steady",
+        &[800.0, 810.0, 790.0, 805.0, 795.0],
+    );
     let comparison = compare(A, &a, B, &b, 0.05).unwrap();
     insta::assert_snapshot!(wscbench_report::Format::Terminal.render(&comparison.to_report()));
 }

@@ -358,8 +358,18 @@ fn an_unknown_format_is_an_error_listing_the_valid_ones() {
 #[test]
 fn repetitions_print_as_mean_and_deviation_and_overlapping_intervals_are_tied_not_best() {
     let mut results = common::repetitions(RUN, "profile-b/go", "steady", &[1000.0, 1010.0, 990.0]);
-    results.extend(common::repetitions(RUN, "profile-b/rust", "steady", &[1005.0, 1015.0, 995.0]));
-    results.extend(common::repetitions(RUN, "profile-b/zig", "steady", &[500.0, 505.0, 495.0]));
+    results.extend(common::repetitions(
+        RUN,
+        "profile-b/rust",
+        "steady",
+        &[1005.0, 1015.0, 995.0],
+    ));
+    results.extend(common::repetitions(
+        RUN,
+        "profile-b/zig",
+        "steady",
+        &[500.0, 505.0, 495.0],
+    ));
     let report = Report::from_results(&results);
     let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
     assert_eq!(
@@ -370,7 +380,12 @@ fn repetitions_print_as_mean_and_deviation_and_overlapping_intervals_are_tied_no
     assert!(cells.iter().all(|c| !c.best));
     assert_eq!((cells[0].n, cells[0].tied, cells[2].tied), (3, true, false));
     assert!(cells[0].ci95.is_some() && cells[0].cv.is_some());
-    assert!(steady.footnotes.iter().any(|f| f.starts_with("= tied within noise")));
+    assert!(
+        steady
+            .footnotes
+            .iter()
+            .any(|f| f.starts_with("= tied within noise"))
+    );
     assert_eq!(column(steady, "% of best"), ["100%", "100%", "50%"]);
 }
 
@@ -388,7 +403,11 @@ fn a_noisy_metric_is_flagged_with_the_hint_to_raise_runs() {
 fn a_report_keeps_to_the_latest_runs_mode_and_names_what_it_left_out() {
     let mut smoke = result("20261122-180000", "profile-b/go", "steady");
     smoke.mode = wscbench_results::Mode::Smoke;
-    let report = Report::from_results(&[result(RUN, "profile-b/go", "steady"), result(RUN, "profile-b/rust", "steady"), smoke]);
+    let report = Report::from_results(&[
+        result(RUN, "profile-b/go", "steady"),
+        result(RUN, "profile-b/rust", "steady"),
+        smoke,
+    ]);
     assert_eq!(
         report.notes,
         ["left out: 2 results of mode quick; choose with --mode/--run"]
@@ -405,7 +424,11 @@ fn rows_from_an_earlier_run_than_the_tables_newest_are_marked() {
     ]);
     let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
     assert_eq!(column(steady, "Language"), ["Go °", "Rust"]);
-    assert!(steady.footnotes.contains(&"° from run 20261120-090000: Go.".to_string()));
+    assert!(
+        steady
+            .footnotes
+            .contains(&"° from run 20261120-090000: Go.".to_string())
+    );
 }
 
 #[test]
@@ -415,10 +438,16 @@ fn the_summary_names_the_best_with_its_margin_and_never_a_loadgen_bound_result()
     let saturation_b = summary
         .rows
         .iter()
-        .find(|r| r.cells[0].text.starts_with("Saturation") && r.cells[1].text.starts_with("Profile B"))
+        .find(|r| {
+            r.cells[0].text.starts_with("Saturation") && r.cells[1].text.starts_with("Profile B")
+        })
         .unwrap();
     // profile-b/rust had the most deliveries but was load-generator bound.
     assert_eq!(saturation_b.cells[2].text, "profile-b/zig");
     assert_eq!(saturation_b.cells[3].text, "1.19× profile-b/go");
-    assert!(saturation_b.cells[4].text.contains("1 load-generator bound left out"));
+    assert!(
+        saturation_b.cells[4]
+            .text
+            .contains("1 load-generator bound left out")
+    );
 }

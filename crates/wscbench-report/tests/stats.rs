@@ -32,7 +32,11 @@ fn summaries_match_pythons_statistics_and_scipys_t_interval() {
         let got = Summary::of(&values(want)).unwrap();
         assert_eq!(got.n as u64, want["n"].as_u64().unwrap(), "{name} n");
         close(got.mean, &want["mean"], &format!("{name} mean"));
-        close(got.std_dev.unwrap(), &want["std_dev"], &format!("{name} std_dev"));
+        close(
+            got.std_dev.unwrap(),
+            &want["std_dev"],
+            &format!("{name} std_dev"),
+        );
         close(got.cv.unwrap(), &want["cv"], &format!("{name} cv"));
         close(got.min, &want["min"], &format!("{name} min"));
         close(got.max, &want["max"], &format!("{name} max"));
@@ -47,8 +51,16 @@ fn summaries_match_pythons_statistics_and_scipys_t_interval() {
 fn only_a_cv_above_five_percent_is_noisy() {
     let expected = expected();
     let summaries = &expected["summaries"];
-    assert!(!Summary::of(&values(&summaries["five_throughputs"])).unwrap().is_noisy());
-    assert!(Summary::of(&values(&summaries["noisy_six"])).unwrap().is_noisy());
+    assert!(
+        !Summary::of(&values(&summaries["five_throughputs"]))
+            .unwrap()
+            .is_noisy()
+    );
+    assert!(
+        Summary::of(&values(&summaries["noisy_six"]))
+            .unwrap()
+            .is_noisy()
+    );
 }
 
 #[test]

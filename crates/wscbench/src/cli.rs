@@ -182,7 +182,9 @@ fn parse_metric(s: &str) -> Result<&'static wscbench_report::Metric, String> {
 fn parse_level(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(level) if level > 0.0 && level < 1.0 => Ok(level),
-        _ => Err(format!("{s:?} is not a significance level between 0 and 1, such as 0.05")),
+        _ => Err(format!(
+            "{s:?} is not a significance level between 0 and 1, such as 0.05"
+        )),
     }
 }
 

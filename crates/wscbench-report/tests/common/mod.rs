@@ -7,9 +7,8 @@ use std::fs;
 use std::path::Path;
 
 use wscbench_results::{
-    BoundReason, LatencySource, LoadPath, Mode,
-    Conditions, Derived, ErrorCounts, K6Metrics, LatencyMs, Outcome, RunResult, SCHEMA_VERSION,
-    ServerIdentity, ServerStats, Usage,
+    BoundReason, Conditions, Derived, ErrorCounts, K6Metrics, LatencyMs, LatencySource, LoadPath,
+    Mode, Outcome, RunResult, SCHEMA_VERSION, ServerIdentity, ServerStats, Usage,
 };
 
 pub const RUN: &str = "20261121-143005";
@@ -322,7 +321,12 @@ pub fn full_run() -> Vec<RunResult> {
 
 /// Repetitions of one point: one result per throughput given, `repetition {index, of}`
 /// set, and throughput and deliveries (×99 recipients) set to it.
-pub fn repetitions(run_id: &str, server_id: &str, scenario: &str, throughputs: &[f64]) -> Vec<RunResult> {
+pub fn repetitions(
+    run_id: &str,
+    server_id: &str,
+    scenario: &str,
+    throughputs: &[f64],
+) -> Vec<RunResult> {
     throughputs
         .iter()
         .enumerate()
