@@ -336,3 +336,29 @@ fn a_newer_run_of_another_mode_does_not_supersede_an_older_one() {
         )
     );
 }
+
+#[test]
+fn repetitions_of_one_point_in_one_run_are_kept_together_not_superseded() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &common::repetitions(OLDER, "profile-b/go", "steady", &[1.0, 2.0]),
+    );
+    write(
+        dir.path(),
+        &common::repetitions(NEWER, "profile-b/go", "steady", &[3.0, 4.0, 5.0]),
+    );
+
+    let loaded = load_results(dir.path(), None).unwrap();
+
+    let reps: Vec<(String, u32)> = loaded
+        .results
+        .iter()
+        .map(|r| (r.run_id.clone(), r.repetition.index))
+        .collect();
+    assert_eq!(
+        reps,
+        [(NEWER.into(), 1), (NEWER.into(), 2), (NEWER.into(), 3)]
+    );
+    assert_eq!(loaded.superseded, 2);
+}

@@ -451,3 +451,19 @@ fn the_summary_names_the_best_with_its_margin_and_never_a_loadgen_bound_result()
             .contains("1 load-generator bound left out")
     );
 }
+
+#[test]
+fn the_markdown_report_of_repetitions_with_a_tie_a_clear_best_and_a_noisy_row() {
+    let mut results = Vec::new();
+    for (server, scenario, throughputs) in [
+        ("profile-b/go", "steady", [1000.0, 1010.0, 990.0]),
+        ("profile-b/rust", "steady", [1005.0, 1015.0, 995.0]),
+        ("profile-b/zig", "steady", [500.0, 560.0, 440.0]),
+        ("profile-b/go", "saturation", [18000.0, 18100.0, 17900.0]),
+        ("profile-b/rust", "saturation", [25000.0, 25100.0, 24900.0]),
+        ("profile-b/zig", "saturation", [22000.0, 22100.0, 21900.0]),
+    ] {
+        results.extend(common::repetitions(RUN, server, scenario, &throughputs));
+    }
+    insta::assert_snapshot!(Format::Markdown.render(&Report::from_results(&results)));
+}
