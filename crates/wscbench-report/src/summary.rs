@@ -91,7 +91,10 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
                 }
                 let ok: Vec<_> = g.results.iter().filter(|r| r.is_ok()).collect();
                 if dimension.scenario.is_some() && ok.iter().any(|r| r.loadgen_bound) {
-                    bound += 1;
+                    // Counted only where the figure exists, so "left out" means something.
+                    if ok.iter().any(|r| (dimension.metric.value)(r).is_some()) {
+                        bound += 1;
+                    }
                     continue;
                 }
                 let source: Vec<_> = if dimension.scenario.is_some() {
@@ -108,6 +111,19 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
                 }
             }
             if candidates.is_empty() {
+                if bound > 0 {
+                    rows.push(Row {
+                        cells: vec![
+                            Cell::label(dimension.name),
+                            Cell::label(profile_title(profile)),
+                            Cell::absent(),
+                            Cell::absent(),
+                            Cell::label(format!(
+                                "no measured result free of the load generator ({bound} bound)"
+                            )),
+                        ],
+                    });
+                }
                 continue;
             }
             candidates.sort_by(|(_, a), (_, b)| match dimension.metric.better {
