@@ -1,31 +1,43 @@
-//! Comparison tables from stored wscbench results: load the result files, build a
-//! format-neutral [`Report`], and render it for a terminal, as Markdown or as JSON.
+//! Comparison tables from stored wscbench results: load the result files, pick like with
+//! like ([`select`]), summarize repetitions ([`stats`]), build a format-neutral [`Report`]
+//! (an overall summary first), and render it for a terminal, as Markdown or as JSON.
+//! [`compare()`] sets two runs side by side with a verdict per metric; [`history`] follows
+//! one metric across runs. [`metrics`] is the one table of metrics and directions they share.
 //!
 //! This crate reads result files only. It never talks to Docker and never runs async
 //! code, so a report can be made anywhere the `results/` directory is.
 //!
 //! ```no_run
 //! use std::path::Path;
-//! use wscbench_report::{load_results, Format, Report};
+//! use wscbench_report::{load_results, select, Choice, Format, Report};
 //!
 //! let loaded = load_results(Path::new("results"), None)?;
 //! for warning in &loaded.warnings {
 //!     eprintln!("warning: {warning}");
 //! }
 //! eprintln!("{}", loaded.summary_line());
-//! let report = Report::from_results(&loaded.results);
+//! let selection = select(&loaded.results, &Choice::default());
+//! let mut report = Report::from_selected(&selection.results);
+//! report.notes.extend(selection.left_out);
 //! print!("{}", "markdown".parse::<Format>()?.render(&report));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 #![warn(missing_docs)]
 
+pub mod compare;
+pub mod history;
 pub mod load;
+pub mod metrics;
 pub mod render;
+pub mod stats;
+mod summary;
 pub mod tables;
 mod units;
 pub mod wording;
 
-pub use load::{LoadError, Loaded, load_results};
+pub use compare::{Change, CompareError, Comparison, Verdict, compare};
+pub use load::{Choice, LoadError, Loaded, Selection, load_every_run, load_results, select};
+pub use metrics::Metric;
 pub use render::{Format, Json, Markdown, Renderer, Terminal, UnknownFormat};
 pub use tables::{Better, Cell, Column, Report, Row, Table};

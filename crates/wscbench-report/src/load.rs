@@ -1,13 +1,14 @@
 //! Finding and reading result files: walks a results directory, parses every
 //! `*.json` with [`RunResult::from_json`], skips what is not a readable result with a
-//! warning, and keeps one result per server × scenario.
+//! warning, and keeps the latest run of each point (all its repetitions). [`select`] then
+//! picks like with like: one mode, one load path, one set of limits per report.
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use wscbench_results::{ReadError, RunResult};
+use wscbench_results::{LoadPath, Mode, ReadError, RunResult};
 
 /// Results directories are `results/<run-id>/profile-x/<language>/<scenario>.json`;
 /// anything much deeper is not ours (or a symlink loop).
@@ -16,10 +17,13 @@ const MAX_DEPTH: usize = 8;
 /// The results a report is made from, and what was skipped on the way.
 #[derive(Debug, Clone, Default)]
 pub struct Loaded {
-    /// One result per server × scenario, ordered by server id then scenario.
+    /// Every repetition of the latest run of each point (per mode and conditions), ordered
+    /// by point.
     pub results: Vec<RunResult>,
     /// One line per skipped file or directory, naming its path and the reason.
     pub warnings: Vec<String>,
+    /// Files skipped because a newer wscbench wrote them (a subset of the warnings).
+    pub newer_schema: Vec<PathBuf>,
     /// Older results of a server × scenario that a later run replaced.
     pub superseded: usize,
 }
@@ -75,6 +79,16 @@ pub enum LoadError {
 /// then run id), so a re-run of one server replaces only that server's numbers. With
 /// `run`, keeps only that run's results and fails if it has none.
 pub fn load_results(dir: &Path, run: Option<&str>) -> Result<Loaded, LoadError> {
+    load(dir, run, true)
+}
+
+/// Loads every readable result under `dir`, of every run, superseded or not: what a
+/// history needs.
+pub fn load_every_run(dir: &Path) -> Result<Loaded, LoadError> {
+    load(dir, None, false)
+}
+
+fn load(dir: &Path, run: Option<&str>, latest_only: bool) -> Result<Loaded, LoadError> {
     // Reading one run's directory, when it is there, spares parsing every other run
     // and keeps their warnings out of this report.
     let run_dir = run
@@ -91,10 +105,16 @@ pub fn load_results(dir: &Path, run: Option<&str>) -> Result<Loaded, LoadError> 
     walk(entries, searched, 0, &mut files, &mut warnings);
 
     let mut results = Vec::new();
+    let mut newer_schema = Vec::new();
     for path in files {
         match read_result(&path) {
             Ok(result) => results.push(result),
-            Err(reason) => warnings.push(format!("skipped {}: {reason}", path.display())),
+            Err((reason, too_new)) => {
+                if too_new {
+                    newer_schema.push(path.clone());
+                }
+                warnings.push(format!("skipped {}: {reason}", path.display()))
+            }
         }
     }
     if results.is_empty() {
@@ -116,10 +136,15 @@ pub fn load_results(dir: &Path, run: Option<&str>) -> Result<Loaded, LoadError> 
         }
     }
 
-    let (results, superseded) = latest_of_each(results);
+    let (results, superseded) = if latest_only {
+        latest_of_each(results)
+    } else {
+        (results, 0)
+    };
     Ok(Loaded {
         results,
         warnings,
+        newer_schema,
         superseded,
     })
 }
@@ -142,7 +167,7 @@ impl Loaded {
         let mut line = match runs.as_slice() {
             [run] => format!("{results} from run {run}"),
             _ => format!(
-                "{results} from runs {} to {}, the latest of each server × scenario",
+                "{results} from runs {} to {}, the latest run of each point",
                 runs[0],
                 runs[runs.len() - 1]
             ),
@@ -166,26 +191,164 @@ impl Loaded {
     }
 }
 
-/// Keeps the latest result of each server × scenario, ordered by server id then
-/// scenario, and counts the ones it dropped. Works on owned results and on references.
-pub(crate) fn latest_of_each<R: Borrow<RunResult>>(results: Vec<R>) -> (Vec<R>, usize) {
-    let total = results.len();
-    let mut latest: BTreeMap<wscbench_results::PointKey, R> = BTreeMap::new();
-    for result in results {
-        let r = result.borrow();
-        let key = r.point();
-        let newer = latest.get(&key).is_none_or(|kept| {
-            let kept = kept.borrow();
-            // RFC 3339 UTC timestamps of one writer order correctly as text.
-            (&r.started_at, &r.run_id) > (&kept.started_at, &kept.run_id)
-        });
-        if newer {
-            latest.insert(key, result);
+/// What makes results comparable besides their point: mode, load path and the server's
+/// limits. Results that differ here never share a table.
+#[derive(Debug, Clone, PartialEq, PartialOrd)]
+struct Cohort {
+    mode: Mode,
+    load_path: LoadPath,
+    server_cpus: f64,
+    server_memory_bytes: u64,
+    cpuset_server: Option<String>,
+}
+
+impl Cohort {
+    fn of(r: &RunResult) -> Cohort {
+        Cohort {
+            mode: r.mode,
+            load_path: r.load_path,
+            server_cpus: r.conditions.server_cpus,
+            server_memory_bytes: r.conditions.server_memory_bytes,
+            cpuset_server: r.conditions.cpuset_server.clone(),
         }
     }
-    let kept: Vec<R> = latest.into_values().collect();
+
+    /// How `self` differs from the chosen cohort, in a few words.
+    fn difference(&self, chosen: &Cohort) -> String {
+        if self.mode != chosen.mode {
+            format!("mode {}", self.mode)
+        } else if self.load_path != chosen.load_path {
+            format!("load path {}", self.load_path)
+        } else {
+            let cpuset = self.cpuset_server.as_deref().unwrap_or("none");
+            format!(
+                "limits {} CPUs, {}, cpuset {cpuset}",
+                self.server_cpus,
+                crate::units::size(self.server_memory_bytes)
+            )
+        }
+    }
+}
+
+/// Keeps every repetition of the latest run of each point and cohort, ordered by point,
+/// and counts the results of earlier runs it dropped. Works on owned results and on
+/// references. Repetitions of one run are grouped, never superseded.
+pub(crate) fn latest_of_each<R: Borrow<RunResult>>(results: Vec<R>) -> (Vec<R>, usize) {
+    let total = results.len();
+    type Key = (wscbench_results::PointKey, String);
+    // The latest run of each point, by its latest start (RFC 3339 UTC timestamps of one
+    // writer order correctly as text), then run id.
+    let mut latest: Vec<(Key, Cohort, (String, String))> = Vec::new();
+    for result in &results {
+        let r = result.borrow();
+        let key: Key = (r.point(), format!("{:?}", Cohort::of(r)));
+        let when = (r.started_at.clone(), r.run_id.clone());
+        match latest.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, _, kept)) if *kept < when => *kept = when,
+            Some(_) => {}
+            None => latest.push((key, Cohort::of(r), when)),
+        }
+    }
+    let run_of: BTreeMap<Key, String> = latest
+        .into_iter()
+        .map(|(k, _, (_, run))| (k, run))
+        .collect();
+    let mut kept: Vec<R> = results
+        .into_iter()
+        .filter(|result| {
+            let r = result.borrow();
+            run_of.get(&(r.point(), format!("{:?}", Cohort::of(r)))) == Some(&r.run_id)
+        })
+        .collect();
+    kept.sort_by(|a, b| {
+        let (a, b) = (a.borrow(), b.borrow());
+        (a.point(), a.mode, a.load_path, a.repetition.index).cmp(&(
+            b.point(),
+            b.mode,
+            b.load_path,
+            b.repetition.index,
+        ))
+    });
     let superseded = total - kept.len();
     (kept, superseded)
+}
+
+/// Which results a report shows: by default those of the most recent run's mode and
+/// conditions.
+#[derive(Debug, Clone, Default)]
+pub struct Choice {
+    /// Only this mode (`--mode`).
+    pub mode: Option<Mode>,
+    /// The mode and conditions of this run (`--run`).
+    pub run: Option<String>,
+}
+
+/// Results of one mode and one set of conditions, and what was left out.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// The latest run of each point in the chosen cohort, all its repetitions.
+    pub results: Vec<RunResult>,
+    /// One line naming what was left out, e.g. `left out: 12 results of mode smoke, 6 of
+    /// load path js; choose with --mode/--run`; `None` when nothing was.
+    pub left_out: Option<String>,
+}
+
+/// Picks like with like: results of one mode, load path and set of server limits, those of
+/// the most recent run that matches `choice`.
+pub fn select(results: &[RunResult], choice: &Choice) -> Selection {
+    let matches = |r: &&RunResult| {
+        choice.mode.is_none_or(|m| r.mode == m)
+            && choice.run.as_deref().is_none_or(|run| r.run_id == run)
+    };
+    let Some(reference) = results
+        .iter()
+        .filter(matches)
+        .max_by(|a, b| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)))
+    else {
+        return Selection {
+            results: Vec::new(),
+            left_out: (!results.is_empty()).then(|| {
+                format!(
+                    "left out: all {} results (none matches the chosen mode and run); choose with --mode/--run",
+                    results.len()
+                )
+            }),
+        };
+    };
+    let chosen = Cohort::of(reference);
+    let mut left: Vec<(String, usize)> = Vec::new();
+    let mut kept = Vec::new();
+    for r in results {
+        let cohort = Cohort::of(r);
+        if cohort == chosen {
+            kept.push(r);
+        } else {
+            let why = cohort.difference(&chosen);
+            match left.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, n)) => *n += 1,
+                None => left.push((why, 1)),
+            }
+        }
+    }
+    let (kept, _) = latest_of_each(kept);
+    let left_out = (!left.is_empty()).then(|| {
+        let parts: Vec<String> = left
+            .iter()
+            .enumerate()
+            .map(|(i, (why, n))| {
+                if i == 0 {
+                    format!("{n} result{} of {why}", if *n == 1 { "" } else { "s" })
+                } else {
+                    format!("{n} of {why}")
+                }
+            })
+            .collect();
+        format!("left out: {}; choose with --mode/--run", parts.join(", "))
+    });
+    Selection {
+        results: kept.into_iter().cloned().collect(),
+        left_out,
+    }
 }
 
 /// The run's metadata file in `results/<run-id>/`, written by `wscbench run`.
@@ -237,20 +400,25 @@ fn walk(
     }
 }
 
-/// Reads one file, or says in a few words why it is not a result we can use.
-fn read_result(path: &Path) -> Result<RunResult, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+/// Reads one file, or says in a few words why it is not a result we can use (and whether
+/// a newer wscbench wrote it).
+fn read_result(path: &Path) -> Result<RunResult, (String, bool)> {
+    let text = fs::read_to_string(path).map_err(|e| (format!("cannot read it: {e}"), false))?;
     RunResult::from_json(&text).map_err(|error| match error {
-        ReadError::TooNew { .. } | ReadError::Migration { .. } => error.to_string(),
+        ReadError::TooNew { .. } => (error.to_string(), true),
+        ReadError::Migration { .. } => (error.to_string(), false),
         ReadError::Malformed { ref source } => {
             match serde_json::from_str::<serde_json::Value>(&text) {
-                Err(_) => format!("not valid JSON: {source}"),
+                Err(_) => (format!("not valid JSON: {source}"), false),
                 Ok(value)
                     if value.get("schema_version").is_none() || value.get("server").is_none() =>
                 {
-                    "not a wscbench result (no `schema_version` and `server`)".to_string()
+                    (
+                        "not a wscbench result (no `schema_version` and `server`)".to_string(),
+                        false,
+                    )
                 }
-                Ok(_) => format!("malformed result: {source}"),
+                Ok(_) => (format!("malformed result: {source}"), false),
             }
         }
     })

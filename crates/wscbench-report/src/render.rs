@@ -72,13 +72,23 @@ impl FromStr for Format {
     }
 }
 
-/// The text formats: each table in turn, a blank line between them.
+/// The text formats: the report's notes, then each table in turn, a blank line between.
 fn tables_as_text(report: &Report, table_as_text: fn(&Table) -> String) -> String {
+    let mut out = String::new();
+    for note in &report.notes {
+        let _ = writeln!(out, "{note}");
+    }
+    if !report.notes.is_empty() {
+        out.push('\n');
+    }
     if report.is_empty() {
-        return format!("{NOTHING}\n");
+        out.push_str(NOTHING);
+        out.push('\n');
+        return out;
     }
     let tables: Vec<String> = report.tables.iter().map(table_as_text).collect();
-    tables.join("\n")
+    out.push_str(&tables.join("\n"));
+    out
 }
 
 /// Box-drawn tables, each under its title line with its footnotes below.
@@ -157,8 +167,9 @@ fn escape(text: &str) -> String {
     text.replace('|', "\\|")
 }
 
-/// The report's tables as pretty JSON: `{"tables": [{title, columns, rows, footnotes}]}`,
-/// each row a list of `{text, value, best}` cells.
+/// The report's tables as pretty JSON: `{"notes": [..], "tables": [{title, columns, rows,
+/// footnotes}]}`, each row a list of `{text, value, best}` cells, with `tied`, `n`,
+/// `std_dev`, `cv`, `ci95` and `noisy` where repetitions give them.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Json;
 

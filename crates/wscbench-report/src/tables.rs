@@ -1,31 +1,50 @@
 //! The format-neutral report: which tables there are, their rows and columns, each
-//! cell's text and value, which cell is best, and the footnotes. Every decision about
-//! content is made here, so the renderers only lay it out.
+//! cell's text, value and spread, which cell is best or tied, and the footnotes. Every
+//! decision about content is made here, so the renderers only lay it out.
+//!
+//! A row is one point of one run: its repetitions are summarized (mean ± σ, CV, 95 %
+//! interval) by [`crate::stats`], and a value is called best only when its interval clears
+//! the runner-up's.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
-use wscbench_results::RunResult;
+use wscbench_results::{RunResult, Scenario};
 
-use crate::load::latest_of_each;
+use crate::load::{Choice, select};
+use crate::metrics::{self, Metric};
+use crate::stats::{self, Summary};
 use crate::units;
+
+pub use crate::metrics::Better;
 
 /// Marks a number that measures the load generator rather than the server.
 const LOADGEN_BOUND_MARK: &str = "†";
 /// Marks a row whose run did not end `ok`.
 const FAILED_MARK: &str = "‡";
+/// Marks values tied within noise.
+const TIED_MARK: &str = "=";
+/// Marks a figure whose repetitions vary by more than 5 %.
+const NOISY_MARK: &str = "~";
+/// Marks a row from an earlier run than the table's newest.
+const OLDER_RUN_MARK: &str = "°";
 /// Shown where a figure was not measured.
 const ABSENT: &str = "—";
 
 /// Languages in the order rows appear; others follow alphabetically.
 const LANGUAGES: [&str; 3] = ["go", "rust", "zig"];
 /// Profiles in the order tables appear; others follow alphabetically.
-const PROFILES: [&str; 2] = ["a", "b"];
+pub(crate) const PROFILES: [&str; 2] = ["a", "b"];
 /// Scenarios in the order the load-generator table lists them.
 const SCENARIOS: [&str; 4] = ["steady", "burst", "churn", "saturation"];
 
 /// Every table made from a set of results, in reading order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
-    /// The tables; one without rows is never included.
+    /// Lines to print before the tables: what was left out, which conditions differ.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The tables, the overall summary first; one without rows is never included.
     pub tables: Vec<Table>,
 }
 
@@ -53,16 +72,6 @@ pub struct Column {
     pub numeric: bool,
 }
 
-/// Which way a column's values improve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Better {
-    /// Less is better: memory, CPU, errors, latency, drop rate, sizes.
-    Lower,
-    /// More is better: throughput, deliveries, connections.
-    Higher,
-}
-
 /// One row of a table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(transparent)]
@@ -71,42 +80,98 @@ pub struct Row {
     pub cells: Vec<Cell>,
 }
 
-/// One cell: the text to show and the number behind it.
+/// One cell: the text to show, the number behind it and, over repetitions, its spread.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cell {
-    /// The text as shown, units and marks included.
+    /// The text as shown, units and marks included: `mean ± σ` over more than one
+    /// repetition.
     pub text: String,
-    /// The figure in the result's own unit (bytes, percent of one core, ms, per second,
-    /// ratio, count); `None` for labels and for figures that were not measured.
+    /// The figure (the mean over repetitions) in the result's own unit (bytes, percent of
+    /// one core, ms, per second, ratio, count); `None` for labels and for figures that were
+    /// not measured.
     pub value: Option<f64>,
-    /// True for the best value of its column (see [`Better`]).
+    /// True for the best value of its column (see [`Better`]): best by a margin its 95 %
+    /// interval clears.
     pub best: bool,
+    /// True when this value and the column's best are tied within noise (their 95 %
+    /// intervals overlap), so no best is named.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tied: bool,
+    /// Repetitions behind the figure (0 for labels).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub n: usize,
+    /// Sample standard deviation over the repetitions, in the figure's unit (n > 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub std_dev: Option<f64>,
+    /// Coefficient of variation, σ ÷ |mean| (n > 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cv: Option<f64>,
+    /// The 95 % confidence interval of the mean, Student t (n > 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<(f64, f64)>,
+    /// True when the CV exceeds 5 %: raise `--runs` or the duration.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub noisy: bool,
     /// False when the value must not compete for best: its run failed, or it measures
     /// the load generator.
     #[serde(skip)]
     pub comparable: bool,
 }
 
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 impl Cell {
-    fn label(text: impl Into<String>) -> Self {
+    pub(crate) fn label(text: impl Into<String>) -> Self {
         Cell {
             text: text.into(),
             value: None,
             best: false,
+            tied: false,
+            n: 0,
+            std_dev: None,
+            cv: None,
+            ci95: None,
+            noisy: false,
             comparable: false,
         }
     }
 
-    fn figure(text: String, value: f64) -> Self {
+    pub(crate) fn figure(text: String, value: f64) -> Self {
         Cell {
-            text,
             value: Some(value),
-            best: false,
             comparable: true,
+            n: 1,
+            ..Cell::label(text)
         }
     }
 
-    fn absent() -> Self {
+    /// A figure over repetitions: `mean ± σ` when there is more than one, marked when noisy.
+    pub(crate) fn summary(s: &Summary, format: fn(f64) -> String) -> Self {
+        let text = match s.std_dev {
+            Some(sd) => format!("{} ± {}", format(s.mean), format(sd)),
+            None => format(s.mean),
+        };
+        let mut cell = Cell {
+            n: s.n,
+            std_dev: s.std_dev,
+            cv: s.cv,
+            ci95: s.ci95,
+            noisy: s.is_noisy(),
+            ..Cell::figure(text, s.mean)
+        };
+        if cell.noisy {
+            cell.text = format!("{} {NOISY_MARK}", cell.text);
+        }
+        cell
+    }
+
+    pub(crate) fn absent() -> Self {
         Cell::label(ABSENT)
     }
 
@@ -115,60 +180,149 @@ impl Cell {
         self.comparable = false;
         self
     }
+
+    /// The figure as a summary again, for comparing intervals.
+    fn as_summary(&self) -> Option<Summary> {
+        let mean = self.value?;
+        Some(Summary {
+            n: self.n,
+            mean,
+            std_dev: self.std_dev,
+            cv: self.cv,
+            min: mean,
+            max: mean,
+            median: mean,
+            ci95: self.ci95,
+        })
+    }
+}
+
+/// The repetitions of one point in one run: one row.
+pub(crate) struct Group<'a> {
+    /// Every repetition, failed ones included, oldest first.
+    pub(crate) results: Vec<&'a RunResult>,
+}
+
+impl<'a> Group<'a> {
+    fn first(&self) -> &'a RunResult {
+        self.results[0]
+    }
+
+    fn ok(&self) -> Vec<&'a RunResult> {
+        self.results.iter().copied().filter(|r| r.is_ok()).collect()
+    }
+
+    fn bound(&self) -> bool {
+        self.ok().iter().any(|r| r.loadgen_bound)
+    }
+
+    /// A metric over the `ok` repetitions.
+    pub(crate) fn summary(&self, metric: &Metric) -> Option<Summary> {
+        let values: Vec<f64> = self.ok().iter().filter_map(|r| (metric.value)(r)).collect();
+        Summary::of(&values)
+    }
+}
+
+/// Groups results by point and run, in result order.
+pub(crate) fn groups<'a>(results: &[&'a RunResult]) -> Vec<Group<'a>> {
+    let mut map: BTreeMap<(wscbench_results::PointKey, &str), Vec<&'a RunResult>> = BTreeMap::new();
+    for r in results {
+        map.entry((r.point(), r.run_id.as_str()))
+            .or_default()
+            .push(r);
+    }
+    map.into_values()
+        .map(|mut results| {
+            results.sort_by_key(|r| r.repetition.index);
+            Group { results }
+        })
+        .collect()
 }
 
 impl Report {
-    /// Builds every table from results. When a server × scenario appears more than
-    /// once, its latest result is used.
+    /// Builds every table from results: those of the most recent run's mode and conditions
+    /// (see [`select`]), repetitions of a point grouped, the latest run of each point.
     pub fn from_results(results: &[RunResult]) -> Report {
-        let (results, _) = latest_of_each(results.iter().collect());
-        let mut tables = Vec::new();
-        for profile in ordered(results.iter().map(|r| r.server.profile.as_str()), &PROFILES) {
-            let in_profile: Vec<&RunResult> = results
+        let selection = select(results, &Choice::default());
+        let mut report = Report::from_selected(&selection.results);
+        report.notes.extend(selection.left_out);
+        report
+    }
+
+    /// Builds every table from results already selected as like with like.
+    pub fn from_selected(results: &[RunResult]) -> Report {
+        let refs: Vec<&RunResult> = results.iter().collect();
+        let all = groups(&refs);
+        let mut tables = vec![crate::summary::summary_table(&all)];
+        let profiles = ordered(
+            all.iter().map(|g| g.first().server.profile.as_str()),
+            &PROFILES,
+        );
+        for profile in profiles {
+            let in_profile: Vec<&Group> = all
                 .iter()
-                .copied()
-                .filter(|r| r.server.profile == profile)
+                .filter(|g| g.first().server.profile == profile)
                 .collect();
             let title = profile_title(profile);
             for scenario in &SCENARIO_TABLES {
                 let rows = in_profile
                     .iter()
                     .copied()
-                    .filter(|r| r.scenario.as_str() == scenario.name);
-                let rows = by_language(rows).map(|r| (vec![Cell::label(language(r))], r));
-                tables.push(metric_table(
+                    .filter(|g| g.first().scenario == scenario.scenario);
+                let rows = by_language(rows).map(|g| (vec![Cell::label(language(g.first()))], g));
+                let mut table = metric_table(
                     format!("{title} — {}", scenario.title),
                     &["Language"],
-                    scenario.metrics,
+                    &scenario
+                        .metrics
+                        .iter()
+                        .map(|m| Column::metric(m))
+                        .collect::<Vec<_>>(),
                     rows,
                     false,
-                ));
+                    |g, i| metric_cell(scenario.metrics[i], g),
+                );
+                table.mark_best();
+                if let Some(lead) = scenario.lead {
+                    table.add_percent_of_best(lead.name);
+                }
+                tables.push(table);
             }
-            let mut by_scenario: Vec<&RunResult> = by_language(in_profile.into_iter()).collect();
-            by_scenario.sort_by_key(|r| rank(r.scenario.as_str(), &SCENARIOS));
-            let rows = by_scenario.into_iter().map(|r| {
+            let mut by_scenario: Vec<&Group> = by_language(in_profile.into_iter()).collect();
+            by_scenario.sort_by_key(|g| rank(g.first().scenario.as_str(), &SCENARIOS));
+            let rows = by_scenario.into_iter().map(|g| {
                 (
                     vec![
-                        Cell::label(capitalized(r.scenario.as_str())),
-                        Cell::label(language(r)),
+                        Cell::label(capitalized(g.first().scenario.as_str())),
+                        Cell::label(language(g.first())),
                     ],
-                    r,
+                    g,
                 )
             });
             tables.push(metric_table(
                 format!("{title} — Load generator"),
                 &["Scenario", "Language"],
-                &LOADGEN_METRICS,
+                &LOADGEN_COLUMNS
+                    .iter()
+                    .map(|(name, numeric, _)| Column {
+                        name: name.to_string(),
+                        better: None,
+                        numeric: *numeric,
+                    })
+                    .collect::<Vec<_>>(),
                 rows,
                 true,
+                |g, i| (LOADGEN_COLUMNS[i].2)(g.results[g.results.len() - 1]),
             ));
         }
-        tables.push(binary_sizes(&results));
+        let mut sizes = binary_sizes(&refs);
+        sizes.mark_best();
+        tables.push(sizes);
         tables.retain(|table| !table.rows.is_empty());
-        for table in &mut tables {
-            table.mark_best();
+        Report {
+            notes: Vec::new(),
+            tables,
         }
-        Report { tables }
     }
 
     /// True when there is nothing to show.
@@ -177,218 +331,213 @@ impl Report {
     }
 }
 
-impl Table {
-    /// Marks the best comparable value of each ranked column, when there are at least
-    /// two and they are not all equal (a column of zero errors has no winner).
-    fn mark_best(&mut self) {
-        for (index, column) in self.columns.iter().enumerate() {
-            let Some(better) = column.better else {
-                continue;
-            };
-            let values: Vec<f64> = self
-                .rows
-                .iter()
-                .filter_map(|row| row.cells.get(index))
-                .filter(|cell| cell.comparable)
-                .filter_map(|cell| cell.value)
-                .collect();
-            if values.len() < 2 {
-                continue;
-            }
-            let pick = match better {
-                Better::Lower => f64::min,
-                Better::Higher => f64::max,
-            };
-            let best = values.iter().copied().fold(values[0], pick);
-            if values.iter().all(|&value| value == best) {
-                continue;
-            }
-            for row in &mut self.rows {
-                if let Some(cell) = row.cells.get_mut(index) {
-                    cell.best = cell.comparable && cell.value == Some(best);
-                }
-            }
+impl Column {
+    fn metric(metric: &Metric) -> Column {
+        Column {
+            name: metric.name.to_string(),
+            better: Some(metric.better),
+            numeric: true,
         }
     }
 }
 
-/// One figure of a result as a column.
-struct Metric {
-    name: &'static str,
-    better: Option<Better>,
-    /// Right-aligned; false for a yes/no.
-    numeric: bool,
-    /// The figure measures the load generator when the run was load-generator bound:
-    /// how much was sent, delivered or dropped, and how long a busy k6 took to read it.
-    loadgen_sensitive: bool,
-    cell: fn(&RunResult) -> Cell,
+impl Table {
+    /// Marks the best comparable value of each ranked column, when there are at least two
+    /// and they are not all equal (a column of zero errors has no winner). When the best's
+    /// 95 % interval overlaps the runner-up's, no best is named: the values within noise of
+    /// it are marked tied instead.
+    pub(crate) fn mark_best(&mut self) {
+        let mut any_tied = false;
+        for (index, column) in self.columns.iter().enumerate() {
+            let Some(better) = column.better else {
+                continue;
+            };
+            let mut ranked: Vec<(usize, Summary)> = self
+                .rows
+                .iter()
+                .enumerate()
+                .filter_map(|(row, r)| r.cells.get(index).map(|c| (row, c)))
+                .filter(|(_, cell)| cell.comparable)
+                .filter_map(|(row, cell)| cell.as_summary().map(|s| (row, s)))
+                .collect();
+            if ranked.len() < 2 {
+                continue;
+            }
+            ranked.sort_by(|(_, a), (_, b)| match better {
+                Better::Higher => b.mean.total_cmp(&a.mean),
+                Better::Lower => a.mean.total_cmp(&b.mean),
+            });
+            let best = ranked[0].1.clone();
+            if ranked.iter().all(|(_, s)| s.mean == best.mean) {
+                continue;
+            }
+            let within_noise: Vec<usize> = ranked[1..]
+                .iter()
+                .filter(|(_, s)| s.mean == best.mean || s.overlaps(&best))
+                .map(|(row, _)| *row)
+                .collect();
+            let exact_ties = ranked[1..]
+                .iter()
+                .all(|(_, s)| s.mean == best.mean || !s.overlaps(&best));
+            if within_noise.is_empty() || exact_ties {
+                for (row, s) in &ranked {
+                    if s.mean == best.mean {
+                        self.rows[*row].cells[index].best = true;
+                    }
+                }
+            } else {
+                any_tied = true;
+                for row in std::iter::once(ranked[0].0).chain(within_noise) {
+                    let cell = &mut self.rows[row].cells[index];
+                    cell.tied = true;
+                    cell.text = format!("{} {TIED_MARK}", cell.text);
+                }
+            }
+        }
+        if any_tied {
+            self.footnotes.push(format!(
+                "{TIED_MARK} tied within noise: the 95 % intervals of these values overlap the best one's, so none is named best."
+            ));
+        }
+    }
+
+    /// Adds a "% of best" column after the named one: each comparable value as a share of
+    /// the column's best (go-websocket-benchmark style).
+    fn add_percent_of_best(&mut self, after: &str) {
+        let Some(index) = self.columns.iter().position(|c| c.name == after) else {
+            return;
+        };
+        let better = self.columns[index].better.unwrap_or(Better::Higher);
+        let values = self
+            .rows
+            .iter()
+            .filter_map(|r| r.cells.get(index))
+            .filter(|c| c.comparable)
+            .filter_map(|c| c.value);
+        let best = match better {
+            Better::Higher => values.fold(f64::NAN, f64::max),
+            Better::Lower => values.fold(f64::NAN, f64::min),
+        };
+        self.columns.insert(
+            index + 1,
+            Column {
+                name: "% of best".into(),
+                better: None,
+                numeric: true,
+            },
+        );
+        for row in &mut self.rows {
+            let cell = match row.cells.get(index) {
+                Some(c) if c.comparable && best.is_finite() && best != 0.0 => {
+                    let v = c.value.unwrap_or(0.0);
+                    let share = match better {
+                        Better::Higher => v / best,
+                        Better::Lower if v != 0.0 => best / v,
+                        Better::Lower => 1.0,
+                    };
+                    Cell {
+                        comparable: false,
+                        ..Cell::figure(format!("{:.0}%", share * 100.0), share * 100.0)
+                    }
+                }
+                // A failed row shows its outcome here too.
+                Some(c) if c.value.is_none() => Cell::label(c.text.clone()),
+                _ => Cell::absent(),
+            };
+            row.cells.insert(index + 1, cell);
+        }
+    }
 }
 
 /// A scenario's comparison table.
 struct ScenarioTable {
-    name: &'static str,
+    scenario: Scenario,
     title: &'static str,
-    metrics: &'static [Metric],
+    metrics: &'static [&'static Metric],
+    /// The column "% of best" follows.
+    lead: Option<&'static Metric>,
 }
 
-const THROUGHPUT: Metric = Metric {
-    name: "Throughput (msg/s)",
-    better: Some(Better::Higher),
-    numeric: true,
-    loadgen_sensitive: true,
-    cell: |r| {
-        Cell::figure(
-            units::rate(r.derived.throughput_msgs_per_s),
-            r.derived.throughput_msgs_per_s,
-        )
-    },
-};
-const DELIVERIES: Metric = Metric {
-    name: "Deliveries/s",
-    better: Some(Better::Higher),
-    numeric: true,
-    loadgen_sensitive: true,
-    cell: |r| {
-        Cell::figure(
-            units::rate(r.derived.deliveries_per_s),
-            r.derived.deliveries_per_s,
-        )
-    },
-};
-const CONNECTIONS: Metric = Metric {
-    name: "Total connections",
-    better: Some(Better::Higher),
-    numeric: true,
-    loadgen_sensitive: true,
-    cell: |r| match &r.server_stats {
-        Some(stats) => Cell::figure(
-            units::count(stats.connections_total),
-            stats.connections_total as f64,
-        ),
-        None => Cell::absent(),
-    },
-};
-const PEAK_MEMORY: Metric = Metric {
-    name: "Peak memory",
-    better: Some(Better::Lower),
-    numeric: true,
-    loadgen_sensitive: false,
-    cell: |r| {
-        Cell::figure(
-            units::mib(r.derived.server.peak_mem_bytes),
-            r.derived.server.peak_mem_bytes as f64,
-        )
-    },
-};
-const PEAK_CPU: Metric = Metric {
-    name: "Peak CPU",
-    better: Some(Better::Lower),
-    numeric: true,
-    loadgen_sensitive: false,
-    cell: |r| {
-        Cell::figure(
-            units::cpu(r.derived.server.peak_cpu_percent),
-            r.derived.server.peak_cpu_percent,
-        )
-    },
-};
-const K6_ERRORS: Metric = Metric {
-    name: "k6 errors",
-    better: Some(Better::Lower),
-    numeric: true,
-    loadgen_sensitive: false,
-    cell: |r| Cell::figure(units::count(r.errors.total()), r.errors.total() as f64),
-};
-const LATENCY_P95: Metric = Metric {
-    name: "Latency p95",
-    better: Some(Better::Lower),
-    numeric: true,
-    loadgen_sensitive: true,
-    cell: |r| match &r.k6 {
-        // Without a received chat there is no latency sample, only k6's zero.
-        Some(k6) if k6.chat_received > 0 => {
-            Cell::figure(units::ms(k6.latency.p95_ms), k6.latency.p95_ms)
-        }
-        _ => Cell::absent(),
-    },
-};
-const DROP_RATE: Metric = Metric {
-    name: "Drop rate",
-    better: Some(Better::Lower),
-    numeric: true,
-    loadgen_sensitive: true,
-    cell: |r| {
-        Cell::figure(
-            units::ratio_percent(r.derived.drop_rate_ratio),
-            r.derived.drop_rate_ratio,
-        )
-    },
-};
-
-const STEADY_METRICS: [Metric; 6] = [
-    THROUGHPUT,
-    PEAK_MEMORY,
-    PEAK_CPU,
-    K6_ERRORS,
-    LATENCY_P95,
-    DELIVERIES,
+const STEADY_METRICS: [&Metric; 6] = [
+    &metrics::THROUGHPUT,
+    &metrics::PEAK_MEMORY,
+    &metrics::PEAK_CPU,
+    &metrics::K6_ERRORS,
+    &metrics::LATENCY_P95,
+    &metrics::DELIVERIES,
 ];
 const SCENARIO_TABLES: [ScenarioTable; 4] = [
     ScenarioTable {
-        name: "steady",
+        scenario: Scenario::Steady,
         title: "Steady",
         metrics: &STEADY_METRICS,
+        lead: Some(&metrics::THROUGHPUT),
     },
     ScenarioTable {
-        name: "burst",
+        scenario: Scenario::Burst,
         title: "Burst",
         metrics: &STEADY_METRICS,
+        lead: Some(&metrics::THROUGHPUT),
     },
     ScenarioTable {
-        name: "churn",
+        scenario: Scenario::Churn,
         title: "Churn",
-        metrics: &[CONNECTIONS, PEAK_MEMORY, PEAK_CPU, K6_ERRORS],
+        metrics: &[
+            &metrics::CONNECTIONS,
+            &metrics::PEAK_MEMORY,
+            &metrics::PEAK_CPU,
+            &metrics::K6_ERRORS,
+        ],
+        lead: None,
     },
     ScenarioTable {
-        name: "saturation",
+        scenario: Scenario::Saturation,
         title: "Saturation",
-        metrics: &[THROUGHPUT, DROP_RATE, PEAK_MEMORY, PEAK_CPU, K6_ERRORS],
+        metrics: &[
+            &metrics::THROUGHPUT,
+            &metrics::DROP_RATE,
+            &metrics::PEAK_MEMORY,
+            &metrics::PEAK_CPU,
+            &metrics::K6_ERRORS,
+        ],
+        lead: Some(&metrics::THROUGHPUT),
     },
 ];
 
+/// A metric over a group's repetitions; a load-generator bound group's figures never
+/// compete, and its sensitive ones are marked.
+fn metric_cell(metric: &Metric, group: &Group) -> Cell {
+    let mut cell = match group.summary(metric) {
+        Some(s) => Cell::summary(&s, metric.format),
+        None => Cell::absent(),
+    };
+    let bound = group.bound();
+    cell.comparable &= !bound;
+    if bound && metric.loadgen_sensitive {
+        cell = cell.marked(LOADGEN_BOUND_MARK);
+    }
+    cell
+}
+
+type LoadgenColumn = (&'static str, bool, fn(&RunResult) -> Cell);
+
 /// Which side was the bottleneck: k6's own CPU, and whether it read every chat the
-/// server says it delivered.
-const LOADGEN_METRICS: [Metric; 4] = [
-    Metric {
-        name: "k6 peak CPU",
-        better: None,
-        numeric: true,
-        loadgen_sensitive: false,
-        cell: |r| {
-            Cell::figure(
-                units::cpu(r.derived.loadgen.peak_cpu_percent),
-                r.derived.loadgen.peak_cpu_percent,
-            )
-        },
-    },
-    Metric {
-        name: "k6 mean CPU",
-        better: None,
-        numeric: true,
-        loadgen_sensitive: false,
-        cell: |r| {
-            Cell::figure(
-                units::cpu(r.derived.loadgen.mean_cpu_percent),
-                r.derived.loadgen.mean_cpu_percent,
-            )
-        },
-    },
-    Metric {
-        name: "k6 chat received / server deliveries",
-        better: None,
-        numeric: true,
-        loadgen_sensitive: false,
-        cell: |r| match (&r.k6, &r.server_stats) {
+/// server says it delivered (of the last repetition).
+const LOADGEN_COLUMNS: [LoadgenColumn; 4] = [
+    ("k6 peak CPU", true, |r| {
+        Cell::figure(
+            units::cpu(r.derived.loadgen.peak_cpu_percent),
+            r.derived.loadgen.peak_cpu_percent,
+        )
+    }),
+    ("k6 mean CPU", true, |r| {
+        Cell::figure(
+            units::cpu(r.derived.loadgen.mean_cpu_percent),
+            r.derived.loadgen.mean_cpu_percent,
+        )
+    }),
+    ("k6 chat received / server deliveries", true, |r| {
+        match (&r.k6, &r.server_stats) {
             (Some(k6), Some(stats)) if stats.deliveries > 0 => {
                 let ratio = k6.chat_received as f64 / stats.deliveries as f64;
                 let text = format!(
@@ -405,33 +554,32 @@ const LOADGEN_METRICS: [Metric; 4] = [
                 units::count(stats.deliveries)
             )),
             _ => Cell::absent(),
-        },
-    },
-    Metric {
-        name: "Load-generator bound?",
-        better: None,
-        numeric: false,
-        loadgen_sensitive: false,
-        cell: |r| {
-            if r.loadgen_bound {
-                Cell::label(format!("yes {LOADGEN_BOUND_MARK}"))
-            } else {
-                Cell::label("no")
-            }
-        },
-    },
+        }
+    }),
+    ("Load-generator bound?", false, |r| {
+        if r.loadgen_bound {
+            Cell::label(format!("yes {LOADGEN_BOUND_MARK}"))
+        } else {
+            Cell::label("no")
+        }
+    }),
 ];
 
-/// A table of figures, one row per result. A failed run shows its outcome in place of
-/// every figure; a load-generator bound run has its sensitive figures marked. With
-/// `per_scenario`, rows span scenarios, and a footnote names the scenarios it covers.
-fn metric_table<'a>(
+/// A table of figures, one row per group. A group without an `ok` repetition shows its
+/// outcome in place of every figure; a load-generator bound group has its sensitive
+/// figures marked. Footnotes come once per reason, naming the rows. With `per_scenario`,
+/// rows span scenarios and are named with their scenario in footnotes.
+fn metric_table<'a, 'g>(
     title: String,
     labels: &[&str],
-    metrics: &[Metric],
-    rows: impl Iterator<Item = (Vec<Cell>, &'a RunResult)>,
+    metric_columns: &[Column],
+    rows: impl Iterator<Item = (Vec<Cell>, &'g Group<'a>)>,
     per_scenario: bool,
-) -> Table {
+    cell: impl Fn(&Group<'a>, usize) -> Cell,
+) -> Table
+where
+    'a: 'g,
+{
     let mut columns: Vec<Column> = labels
         .iter()
         .map(|name| Column {
@@ -440,105 +588,122 @@ fn metric_table<'a>(
             numeric: false,
         })
         .collect();
-    columns.extend(metrics.iter().map(|m| Column {
-        name: m.name.to_string(),
-        better: m.better,
-        numeric: m.numeric,
-    }));
+    columns.extend(metric_columns.iter().cloned());
 
+    let rows: Vec<(Vec<Cell>, &Group)> = rows.collect();
+    let newest = rows
+        .iter()
+        .map(|(_, g)| (g.first().started_at.as_str(), g.first().run_id.as_str()))
+        .max()
+        .map(|(_, run)| run.to_string());
     let mut table = Table {
         title,
         columns,
         rows: Vec::new(),
         footnotes: Vec::new(),
     };
-    let mut notes: Vec<Note> = Vec::new();
-    for (mut cells, result) in rows {
-        let note = if !result.is_ok() {
-            let outcome = result.outcome.as_str();
+    let mut notes = Notes::default();
+    for (mut cells, group) in rows {
+        let first = group.first();
+        let name = if per_scenario {
+            format!("{} ({})", language(first), first.scenario)
+        } else {
+            language(first)
+        };
+        if newest.as_deref().is_some_and(|n| n != first.run_id) {
+            if let Some(label) = cells.last_mut() {
+                label.text = format!("{} {OLDER_RUN_MARK}", label.text);
+            }
+            notes.add(OLDER_RUN_MARK, format!("from run {}", first.run_id), &name);
+        }
+        let ok = group.ok();
+        for failed in group.results.iter().filter(|r| !r.is_ok()) {
+            let detail = failed
+                .outcome_detail
+                .as_deref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default();
+            let reps = if failed.repetition.of > 1 {
+                format!(" repetition {}", failed.repetition.index)
+            } else {
+                String::new()
+            };
+            notes.add(
+                FAILED_MARK,
+                format!("ended `{}`{detail}", failed.outcome.as_str()),
+                &format!("{name}{reps}"),
+            );
+        }
+        if ok.is_empty() {
+            let outcome = first.outcome.as_str();
             if let Some(last) = cells.pop() {
                 cells.push(last.marked(FAILED_MARK));
             }
-            cells.extend(metrics.iter().map(|_| Cell::label(outcome)));
-            Some(failed_note(result))
+            cells.extend((0..metric_columns.len()).map(|_| Cell::label(outcome)));
         } else {
-            let bound = result.loadgen_bound;
-            cells.extend(metrics.iter().map(|m| {
-                let mut cell = (m.cell)(result);
-                // The server saw less load than the others did: none of its figures compete.
-                cell.comparable &= !bound;
-                if bound && m.loadgen_sensitive {
-                    cell.marked(LOADGEN_BOUND_MARK)
-                } else {
-                    cell
+            cells.extend((0..metric_columns.len()).map(|i| cell(group, i)));
+            for r in ok.iter().filter(|r| r.loadgen_bound) {
+                if r.loadgen_bound_reasons.is_empty() {
+                    notes.add(LOADGEN_BOUND_MARK, crate::wording::NO_REASON.into(), &name);
                 }
-            }));
-            bound.then(|| bound_note(result))
-        };
-        if let Some(mut note) = note {
-            if per_scenario {
-                note.scenarios.push(result.scenario.to_string());
-            }
-            match notes
-                .iter_mut()
-                .find(|n| (n.mark, &n.subject, &n.body) == (note.mark, &note.subject, &note.body))
-            {
-                Some(same) => same.scenarios.append(&mut note.scenarios),
-                None => notes.push(note),
+                for reason in &r.loadgen_bound_reasons {
+                    notes.add(
+                        LOADGEN_BOUND_MARK,
+                        crate::wording::reason_kind(reason).into(),
+                        &name,
+                    );
+                }
             }
         }
         table.rows.push(Row { cells });
     }
-    table.footnotes = notes.iter().map(Note::text).collect();
+    table.footnotes = notes.texts();
+    if table.rows.iter().flat_map(|r| &r.cells).any(|c| c.noisy) {
+        table
+            .footnotes
+            .push(format!("{NOISY_MARK} {}.", stats::NOISY_HINT));
+    }
     table
 }
 
-/// A footnote before it is written out: notes that differ only in scenario merge.
-struct Note {
-    mark: &'static str,
-    subject: String,
-    scenarios: Vec<String>,
-    body: String,
+/// Footnotes before they are written out: one per mark and reason, listing its rows.
+#[derive(Default)]
+struct Notes {
+    notes: Vec<(&'static str, String, Vec<String>)>,
 }
 
-impl Note {
-    fn text(&self) -> String {
-        let scenarios = if self.scenarios.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", self.scenarios.join(", "))
-        };
-        format!("{} {}{scenarios}: {}", self.mark, self.subject, self.body)
+impl Notes {
+    fn add(&mut self, mark: &'static str, reason: String, row: &str) {
+        match self
+            .notes
+            .iter_mut()
+            .find(|(m, r, _)| *m == mark && *r == reason)
+        {
+            Some((_, _, rows)) => {
+                if !rows.iter().any(|r| r == row) {
+                    rows.push(row.to_string());
+                }
+            }
+            None => self.notes.push((mark, reason, vec![row.to_string()])),
+        }
     }
-}
 
-fn failed_note(result: &RunResult) -> Note {
-    let detail = result
-        .outcome_detail
-        .as_deref()
-        .map(|d| format!(" ({d})"))
-        .unwrap_or_default();
-    Note {
-        mark: FAILED_MARK,
-        subject: language(result),
-        scenarios: Vec::new(),
-        body: format!(
-            "the run ended `{}`{detail}; it has no comparable figures.",
-            result.outcome.as_str()
-        ),
-    }
-}
-
-fn bound_note(result: &RunResult) -> Note {
-    let reason = crate::wording::reasons(&result.loadgen_bound_reasons);
-    Note {
-        mark: LOADGEN_BOUND_MARK,
-        subject: language(result),
-        scenarios: Vec::new(),
-        body: format!(
-            "load-generator bound ({reason}). The marked figures measure the load generator, not the server, \
-             and none of this run's figures compete for best."
-        ),
+    fn texts(&self) -> Vec<String> {
+        let mut texts: Vec<String> = self
+            .notes
+            .iter()
+            .map(|(mark, reason, rows)| format!("{mark} {reason}: {}.", rows.join("; ")))
+            .collect();
+        if self.notes.iter().any(|(m, _, _)| *m == LOADGEN_BOUND_MARK) {
+            texts.push(format!(
+                "{LOADGEN_BOUND_MARK} {}",
+                crate::wording::BOUND_MEANING
+            ));
+        }
+        if self.notes.iter().any(|(m, _, _)| *m == FAILED_MARK) {
+            texts.push(format!("{FAILED_MARK} {}", crate::wording::FAILED_MEANING));
+        }
+        texts
     }
 }
 
@@ -598,16 +763,26 @@ fn binary_sizes(results: &[&RunResult]) -> Table {
     }
 }
 
-/// Results in row order: go, rust, zig, then other languages, then by server id.
-fn by_language<'a>(
-    results: impl Iterator<Item = &'a RunResult>,
-) -> impl Iterator<Item = &'a RunResult> {
-    let mut results: Vec<&RunResult> = results.collect();
-    results.sort_by(|a, b| {
-        let key = |r: &'a RunResult| (rank(&r.server.language, &LANGUAGES), r.server.id.as_str());
+/// Groups in row order: go, rust, zig, then other languages, then by server id.
+fn by_language<'a, 'g>(
+    groups: impl Iterator<Item = &'g Group<'a>>,
+) -> impl Iterator<Item = &'g Group<'a>>
+where
+    'a: 'g,
+{
+    let mut groups: Vec<&Group> = groups.collect();
+    groups.sort_by(|a, b| {
+        let key = |g: &Group<'a>| {
+            let r = g.first();
+            (
+                rank(&r.server.language, &LANGUAGES),
+                r.server.id.clone(),
+                r.server_label(),
+            )
+        };
         key(a).cmp(&key(b))
     });
-    results.into_iter()
+    groups.into_iter()
 }
 
 /// A value's place in a known order; unknown values come after, alphabetically.
@@ -622,14 +797,14 @@ fn rank<'a>(value: &'a str, known: &[&str]) -> (usize, &'a str) {
 }
 
 /// The distinct values, in their known order first.
-fn ordered<'a>(values: impl Iterator<Item = &'a str>, known: &[&str]) -> Vec<&'a str> {
+pub(crate) fn ordered<'a>(values: impl Iterator<Item = &'a str>, known: &[&str]) -> Vec<&'a str> {
     let mut distinct: Vec<&str> = values.collect();
     distinct.sort_by_key(|value| rank(value, known));
     distinct.dedup();
     distinct
 }
 
-fn profile_title(profile: &str) -> String {
+pub(crate) fn profile_title(profile: &str) -> String {
     match profile {
         "a" => "Profile A (frameworks)".into(),
         "b" => "Profile B (minimal / stdlib)".into(),
@@ -637,7 +812,7 @@ fn profile_title(profile: &str) -> String {
     }
 }
 
-fn language(result: &RunResult) -> String {
+pub(crate) fn language(result: &RunResult) -> String {
     capitalized(&result.server.language)
 }
 

@@ -51,3 +51,31 @@ pub fn reasons(reasons: &[BoundReason]) -> String {
     }
     reasons.iter().map(reason).collect::<Vec<_>>().join("; ")
 }
+
+/// Said once per table under the reasons' footnotes.
+pub const BOUND_MEANING: &str = "load-generator bound: the marked figures measure the load generator, not the server, and none of these rows' figures compete for best.";
+
+/// Said once per table under the failed outcomes' footnotes.
+pub const FAILED_MEANING: &str =
+    "the run did not end `ok`; a row without an `ok` repetition has no comparable figures.";
+
+/// A bound result that recorded no reason.
+pub const NO_REASON: &str = "load-generator bound, no reason recorded";
+
+/// The kind of a reason ([`BoundReason::kind`]) as a footnote's heading: the same for every
+/// result it applies to, so a table says it once.
+pub fn reason_kind(reason: &BoundReason) -> &'static str {
+    match reason {
+        BoundReason::ReceivedShort { .. } => "k6 received fewer chats than the server wrote",
+        BoundReason::SessionsCutOff { .. } => "k6 cut off sessions it could not finish in time",
+        BoundReason::SlowConsumerDrops { .. } => {
+            "the server dropped messages for clients (all k6) that did not read in time"
+        }
+        BoundReason::LoadgenCpuSaturated { .. } => "k6's CPU sat at its ceiling",
+        BoundReason::MachineSaturated { .. } => {
+            "the machine's cores were saturated and k6 competed with the server"
+        }
+        BoundReason::LoadgenOutOfMemory { .. } => "k6 reached its memory limit",
+        BoundReason::Legacy { .. } => "load-generator bound (reason recorded as text by schema 1)",
+    }
+}

@@ -313,7 +313,7 @@ fn the_summary_line_names_the_run_and_counts_what_was_skipped() {
 }
 
 #[test]
-fn the_summary_line_of_several_runs_says_the_latest_of_each_was_kept() {
+fn a_newer_run_of_another_mode_does_not_supersede_an_older_one() {
     let dir = tempfile::tempdir().unwrap();
     let mut smoke = result(NEWER, "profile-b/go", "steady");
     smoke.mode = wscbench_results::Mode::Smoke;
@@ -331,8 +331,34 @@ fn the_summary_line_of_several_runs_says_the_latest_of_each_was_kept() {
     assert_eq!(
         loaded.summary_line(),
         format!(
-            "2 results from runs {OLDER} to {NEWER}, the latest of each server × scenario \
-             (1 older superseded; mixed modes: quick, smoke)"
+            "3 results from runs {OLDER} to {NEWER}, the latest run of each point \
+             (mixed modes: quick, smoke)"
         )
     );
+}
+
+#[test]
+fn repetitions_of_one_point_in_one_run_are_kept_together_not_superseded() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &common::repetitions(OLDER, "profile-b/go", "steady", &[1.0, 2.0]),
+    );
+    write(
+        dir.path(),
+        &common::repetitions(NEWER, "profile-b/go", "steady", &[3.0, 4.0, 5.0]),
+    );
+
+    let loaded = load_results(dir.path(), None).unwrap();
+
+    let reps: Vec<(String, u32)> = loaded
+        .results
+        .iter()
+        .map(|r| (r.run_id.clone(), r.repetition.index))
+        .collect();
+    assert_eq!(
+        reps,
+        [(NEWER.into(), 1), (NEWER.into(), 2), (NEWER.into(), 3)]
+    );
+    assert_eq!(loaded.superseded, 2);
 }

@@ -54,6 +54,7 @@ fn tables_come_per_profile_in_scenario_order_then_binary_sizes() {
     assert_eq!(
         titles,
         [
+            "Summary",
             "Profile A (frameworks) — Steady",
             "Profile A (frameworks) — Burst",
             "Profile A (frameworks) — Churn",
@@ -132,7 +133,8 @@ fn a_failed_run_shows_its_outcome_in_every_figure_and_gets_a_footnote() {
     assert_eq!(
         steady.footnotes,
         [
-            "‡ Zig: the run ended `verify_failed` (broadcast did not reach the joiner); it has no comparable figures."
+            "‡ ended `verify_failed` (broadcast did not reach the joiner): Zig.",
+            "‡ the run did not end `ok`; a row without an `ok` repetition has no comparable figures."
         ]
     );
 }
@@ -145,14 +147,14 @@ fn a_loadgen_bound_run_marks_its_load_dependent_figures_and_explains_why() {
     let texts: Vec<&str> = rust.cells.iter().map(|cell| cell.text.as_str()).collect();
     assert_eq!(
         texts,
-        ["Rust", "25,000 †", "0.00% †", "5.7 MiB", "85.4%", "0"]
+        ["Rust", "25,000 †", "—", "0.00% †", "5.7 MiB", "85.4%", "0"]
     );
     assert_eq!(
         saturation.footnotes,
         [
-            "† Rust: load-generator bound (k6 CPU at ≥90% of its 200% ceiling for 80 of 99 s). \
-          The marked figures measure the load generator, not the server, \
-          and none of this run's figures compete for best."
+            "† k6's CPU sat at its ceiling: Rust.",
+            "† load-generator bound: the marked figures measure the load generator, not the server, \
+             and none of these rows' figures compete for best."
         ]
     );
 }
@@ -166,7 +168,7 @@ fn a_loadgen_bound_run_never_has_a_best_figure_even_unmarked_ones() {
     let cpu_best: Vec<bool> = saturation
         .rows
         .iter()
-        .map(|row| row.cells[4].best)
+        .map(|row| row.cells[5].best)
         .collect();
     assert_eq!(cpu_best, [false, false, true]);
 }
@@ -196,8 +198,14 @@ fn the_load_generator_table_shows_which_side_was_the_bottleneck() {
             "yes †"
         ]
     );
-    assert_eq!(loadgen.footnotes.len(), 1);
-    assert!(loadgen.footnotes[0].starts_with("† Rust (saturation): load-generator bound"));
+    assert_eq!(
+        loadgen.footnotes,
+        [
+            "† k6's CPU sat at its ceiling: Rust (saturation).",
+            "† load-generator bound: the marked figures measure the load generator, not the server, \
+             and none of these rows' figures compete for best."
+        ]
+    );
 }
 
 #[test]
@@ -217,6 +225,7 @@ fn a_missing_scenario_omits_the_row_and_a_table_without_rows_is_omitted() {
     assert_eq!(
         titles,
         [
+            "Summary",
             "Profile B (minimal / stdlib) — Steady",
             "Profile B (minimal / stdlib) — Load generator",
             "Binary sizes"
@@ -344,4 +353,117 @@ fn an_unknown_format_is_an_error_listing_the_valid_ones() {
         error.to_string(),
         "unknown format `html`; valid formats: terminal (or table), markdown (or md), json"
     );
+}
+
+#[test]
+fn repetitions_print_as_mean_and_deviation_and_overlapping_intervals_are_tied_not_best() {
+    let mut results = common::repetitions(RUN, "profile-b/go", "steady", &[1000.0, 1010.0, 990.0]);
+    results.extend(common::repetitions(
+        RUN,
+        "profile-b/rust",
+        "steady",
+        &[1005.0, 1015.0, 995.0],
+    ));
+    results.extend(common::repetitions(
+        RUN,
+        "profile-b/zig",
+        "steady",
+        &[500.0, 505.0, 495.0],
+    ));
+    let report = Report::from_results(&results);
+    let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
+    assert_eq!(
+        column(steady, "Throughput (msg/s)"),
+        ["1,000 ± 10.0 =", "1,005 ± 10.0 =", "500 ± 5.0"]
+    );
+    let cells: Vec<_> = steady.rows.iter().map(|r| &r.cells[1]).collect();
+    assert!(cells.iter().all(|c| !c.best));
+    assert_eq!((cells[0].n, cells[0].tied, cells[2].tied), (3, true, false));
+    assert!(cells[0].ci95.is_some() && cells[0].cv.is_some());
+    assert!(
+        steady
+            .footnotes
+            .iter()
+            .any(|f| f.starts_with("= tied within noise"))
+    );
+    assert_eq!(column(steady, "% of best"), ["100%", "100%", "50%"]);
+}
+
+#[test]
+fn a_noisy_metric_is_flagged_with_the_hint_to_raise_runs() {
+    let results = common::repetitions(RUN, "profile-b/go", "steady", &[1000.0, 1300.0, 800.0]);
+    let report = Report::from_results(&results);
+    let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
+    assert!(steady.rows[0].cells[1].noisy);
+    assert!(steady.rows[0].cells[1].text.ends_with(" ~"));
+    assert!(steady.footnotes.iter().any(|f| f.contains("raise --runs")));
+}
+
+#[test]
+fn a_report_keeps_to_the_latest_runs_mode_and_names_what_it_left_out() {
+    let mut smoke = result("20261122-180000", "profile-b/go", "steady");
+    smoke.mode = wscbench_results::Mode::Smoke;
+    let report = Report::from_results(&[
+        result(RUN, "profile-b/go", "steady"),
+        result(RUN, "profile-b/rust", "steady"),
+        smoke,
+    ]);
+    assert_eq!(
+        report.notes,
+        ["left out: 2 results of mode quick; choose with --mode/--run"]
+    );
+    let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
+    assert_eq!(column(steady, "Language"), ["Go"]);
+}
+
+#[test]
+fn rows_from_an_earlier_run_than_the_tables_newest_are_marked() {
+    let report = Report::from_results(&[
+        result("20261120-090000", "profile-b/go", "steady"),
+        result(RUN, "profile-b/rust", "steady"),
+    ]);
+    let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
+    assert_eq!(column(steady, "Language"), ["Go °", "Rust"]);
+    assert!(
+        steady
+            .footnotes
+            .contains(&"° from run 20261120-090000: Go.".to_string())
+    );
+}
+
+#[test]
+fn the_summary_names_the_best_with_its_margin_and_never_a_loadgen_bound_result() {
+    let report = Report::from_results(&full_run());
+    let summary = table(&report, "Summary");
+    let saturation_b = summary
+        .rows
+        .iter()
+        .find(|r| {
+            r.cells[0].text.starts_with("Saturation") && r.cells[1].text.starts_with("Profile B")
+        })
+        .unwrap();
+    // profile-b/rust had the most deliveries but was load-generator bound.
+    assert_eq!(saturation_b.cells[2].text, "profile-b/zig");
+    assert_eq!(saturation_b.cells[3].text, "1.19× profile-b/go");
+    assert!(
+        saturation_b.cells[4]
+            .text
+            .contains("1 load-generator bound left out")
+    );
+}
+
+#[test]
+fn the_markdown_report_of_repetitions_with_a_tie_a_clear_best_and_a_noisy_row() {
+    let mut results = Vec::new();
+    for (server, scenario, throughputs) in [
+        ("profile-b/go", "steady", [1000.0, 1010.0, 990.0]),
+        ("profile-b/rust", "steady", [1005.0, 1015.0, 995.0]),
+        ("profile-b/zig", "steady", [500.0, 560.0, 440.0]),
+        ("profile-b/go", "saturation", [18000.0, 18100.0, 17900.0]),
+        ("profile-b/rust", "saturation", [25000.0, 25100.0, 24900.0]),
+        ("profile-b/zig", "saturation", [22000.0, 22100.0, 21900.0]),
+    ] {
+        results.extend(common::repetitions(RUN, server, scenario, &throughputs));
+    }
+    insta::assert_snapshot!(Format::Markdown.render(&Report::from_results(&results)));
 }

@@ -57,6 +57,12 @@ pub enum Command {
     /// written, marks the run interrupted, and exits 130.
     Run(RunArgs),
     /// Render the comparison tables from stored results alone (no Docker needed).
+    ///
+    /// One table never mixes modes, load paths or server limits: by default the report shows
+    /// those of the most recent run (--mode and --run choose) and names what it left out.
+    /// Repetitions of a point (run --runs N) print as mean ± σ; a best value is named only
+    /// when its 95 % interval clears the runner-up's. With --history, one metric of one
+    /// server × scenario across every stored run instead.
     Report(ReportArgs),
     /// Measure the load generator's own limit: chats k6 receives per CPU-second on each load
     /// path (native and js), from the blaster on another core.
@@ -65,6 +71,12 @@ pub enum Command {
     /// k6 runs scenarios/loadgen-capacity.js pinned to one core. The figure divides the chats
     /// received by the CPU time of the k6 process, so the sender need not saturate k6.
     LoadgenCapacity(LoadgenCapacityArgs),
+    /// Compare two runs point by point: means, change, ratio ± uncertainty, and a verdict
+    /// from Welch's t-test (both sides n ≥ 2) or "n=1: no test".
+    ///
+    /// Conditions that differ between A and B are listed first. Exits 1 with
+    /// --fail-on-regression PCT when a headline metric got significantly worse by more than PCT %.
+    Compare(CompareArgs),
     /// Check the Docker engine, its API version, the toolchains and k6.
     Doctor,
     /// Remove every container and image labelled by wscbench.
@@ -173,12 +185,67 @@ pub struct ReportArgs {
     /// A results directory, or one run's directory inside it
     #[arg(default_value = "results", value_name = "DIR")]
     pub dir: PathBuf,
-    /// Only this run's results [default: the latest result of each server × scenario]
+    /// Only this run's results [default: the latest run of each point, in the mode and conditions of the most recent run]
     #[arg(long, value_name = "ID")]
     pub run: Option<String>,
+    /// Only results of this mode: smoke, quick or soak
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<wscbench_results::Mode>,
     /// terminal, markdown (best value of each column in bold) or json
     #[arg(long, default_value = "terminal", value_parser = parse_format)]
     pub format: wscbench_report::Format,
+    /// One metric of one server × scenario across every stored run, in date order
+    #[arg(long, requires_all = ["server", "scenario"])]
+    pub history: bool,
+    /// The server of --history, e.g. profile-b/go
+    #[arg(long, value_name = "ID", requires = "history")]
+    pub server: Option<String>,
+    /// The scenario of --history
+    #[arg(long, value_name = "SCENARIO", requires = "history")]
+    pub scenario: Option<wscbench_results::Scenario>,
+    /// The metric of --history [default: the scenario's throughput, or connections for churn]
+    #[arg(long, value_name = "NAME", requires = "history", value_parser = parse_metric)]
+    pub metric: Option<&'static wscbench_report::Metric>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a run id (looked up in --results) or a run's folder
+    #[arg(value_name = "A")]
+    pub a: String,
+    /// The candidate: a run id or a run's folder; may measure a subset of A's points
+    #[arg(value_name = "B")]
+    pub b: String,
+    /// Where run ids are looked up
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub results: PathBuf,
+    /// Significance level of Welch's t-test
+    #[arg(long, default_value_t = 0.05, value_parser = parse_level)]
+    pub level: f64,
+    /// terminal, markdown or json
+    #[arg(long, default_value = "terminal", value_parser = parse_format)]
+    pub format: wscbench_report::Format,
+    /// Exit 1 when a headline metric got significantly worse by more than PCT %
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<f64>,
+}
+
+fn parse_metric(s: &str) -> Result<&'static wscbench_report::Metric, String> {
+    wscbench_report::metrics::find(s).ok_or_else(|| {
+        format!(
+            "unknown metric {s:?}; the metrics are {}",
+            wscbench_report::metrics::keys()
+        )
+    })
+}
+
+fn parse_level(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(level) if level > 0.0 && level < 1.0 => Ok(level),
+        _ => Err(format!(
+            "{s:?} is not a significance level between 0 and 1, such as 0.05"
+        )),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -315,6 +382,7 @@ where
             Command::Run(args) => commands::run::run(&root, args).await,
             Command::Report(args) => commands::report::run(&root, args),
             Command::LoadgenCapacity(args) => commands::loadgen_capacity::run(&root, args).await,
+            Command::Compare(args) => commands::compare::run(&root, args),
             Command::Doctor => commands::doctor::run(&root).await,
             Command::Clean(args) => commands::clean::run(args).await,
         }

@@ -319,13 +319,35 @@ pub fn full_run() -> Vec<RunResult> {
     results
 }
 
-/// Writes results as `wscbench run` does: `<dir>/<run-id>/<server-id>/<scenario>.json`.
+/// Repetitions of one point: one result per throughput given, `repetition {index, of}`
+/// set, and throughput and deliveries (×99 recipients) set to it.
+pub fn repetitions(
+    run_id: &str,
+    server_id: &str,
+    scenario: &str,
+    throughputs: &[f64],
+) -> Vec<RunResult> {
+    throughputs
+        .iter()
+        .enumerate()
+        .map(|(i, &throughput)| {
+            let mut r = result(run_id, server_id, scenario);
+            r.repetition = wscbench_results::Repetition {
+                index: i as u32 + 1,
+                of: throughputs.len() as u32,
+            };
+            r.derived.throughput_msgs_per_s = throughput;
+            r.derived.deliveries_per_s = throughput * 99.0;
+            r
+        })
+        .collect()
+}
+
+/// Writes results as `wscbench run` does:
+/// `<dir>/<run-id>/<server-id>/<scenario>[.rep-N].json`.
 pub fn write(dir: &Path, results: &[RunResult]) {
     for r in results {
-        let path = dir
-            .join(&r.run_id)
-            .join(&r.server.id)
-            .join(format!("{}.json", r.scenario));
+        let path = dir.join(&r.run_id).join(r.relative_path());
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, r.to_json()).unwrap();
     }

@@ -2,6 +2,7 @@
 
 pub mod build;
 pub mod clean;
+pub mod compare;
 pub mod doctor;
 pub mod idle_memory;
 pub mod list;

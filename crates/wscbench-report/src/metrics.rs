@@ -1,0 +1,220 @@
+//! The one table of metrics that `report`, `compare`, the summary and the history share:
+//! each metric's name, which way it improves, how to read it from a result and how to
+//! print it. A direction is decided here once, so a table's "best" and compare's "worse"
+//! can never disagree.
+
+use serde::Serialize;
+use wscbench_results::{RunResult, Scenario};
+
+use crate::units;
+
+/// Which way a metric's values improve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    /// Less is better: memory, CPU, errors, latency, drop rate, sizes.
+    Lower,
+    /// More is better: throughput, deliveries, connections.
+    Higher,
+}
+
+/// One figure of a result.
+#[derive(Debug)]
+pub struct Metric {
+    /// Stable name for the command line and JSON, e.g. `throughput`.
+    pub key: &'static str,
+    /// Column heading, e.g. `Throughput (msg/s)`.
+    pub name: &'static str,
+    /// Which way it improves.
+    pub better: Better,
+    /// True when the figure measures the load generator once a run is load-generator bound:
+    /// how much was sent, delivered or dropped, and how long a busy k6 took to read it.
+    pub loadgen_sensitive: bool,
+    /// The figure, in the result's own unit; `None` when it was not measured.
+    pub value: fn(&RunResult) -> Option<f64>,
+    /// The figure as table text, unit included.
+    pub format: fn(f64) -> String,
+}
+
+impl Metric {
+    /// True when `b` is better than `a` in this metric's direction.
+    pub fn improves(&self, a: f64, b: f64) -> bool {
+        match self.better {
+            Better::Higher => b > a,
+            Better::Lower => b < a,
+        }
+    }
+}
+
+/// Accepted chats per second.
+pub const THROUGHPUT: Metric = Metric {
+    key: "throughput",
+    name: "Throughput (msg/s)",
+    better: Better::Higher,
+    loadgen_sensitive: true,
+    value: |r| Some(r.derived.throughput_msgs_per_s),
+    format: units::rate,
+};
+/// Chat deliveries per second.
+pub const DELIVERIES: Metric = Metric {
+    key: "deliveries",
+    name: "Deliveries/s",
+    better: Better::Higher,
+    loadgen_sensitive: true,
+    value: |r| Some(r.derived.deliveries_per_s),
+    format: units::rate,
+};
+/// Connections the server upgraded.
+pub const CONNECTIONS: Metric = Metric {
+    key: "connections",
+    name: "Total connections",
+    better: Better::Higher,
+    loadgen_sensitive: true,
+    value: |r| r.server_stats.as_ref().map(|s| s.connections_total as f64),
+    format: |v| units::count(v.round() as u64),
+};
+/// The server's peak memory.
+pub const PEAK_MEMORY: Metric = Metric {
+    key: "peak-memory",
+    name: "Peak memory",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| Some(r.derived.server.peak_mem_bytes as f64),
+    format: |v| units::mib(v.round() as u64),
+};
+/// The server's peak CPU.
+pub const PEAK_CPU: Metric = Metric {
+    key: "peak-cpu",
+    name: "Peak CPU",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| Some(r.derived.server.peak_cpu_percent),
+    format: units::cpu,
+};
+/// Client-side errors.
+pub const K6_ERRORS: Metric = Metric {
+    key: "errors",
+    name: "k6 errors",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| Some(r.errors.total() as f64),
+    format: |v| {
+        if v.fract() == 0.0 {
+            units::count(v as u64)
+        } else {
+            format!("{v:.1}")
+        }
+    },
+};
+/// 95th percentile chat latency.
+pub const LATENCY_P95: Metric = Metric {
+    key: "latency-p95",
+    name: "Latency p95",
+    better: Better::Lower,
+    loadgen_sensitive: true,
+    value: |r| match &r.k6 {
+        // Without a received chat there is no latency sample, only k6's zero.
+        Some(k6) if k6.chat_received > 0 => Some(k6.latency.p95_ms),
+        _ => None,
+    },
+    format: units::ms,
+};
+/// Share of chats the rate limit dropped.
+pub const DROP_RATE: Metric = Metric {
+    key: "drop-rate",
+    name: "Drop rate",
+    better: Better::Lower,
+    loadgen_sensitive: true,
+    value: |r| Some(r.derived.drop_rate_ratio),
+    format: units::ratio_percent,
+};
+/// Deliveries per CPU-second the server used.
+pub const CPU_EFFICIENCY: Metric = Metric {
+    key: "deliveries-per-cpu-s",
+    name: "Deliveries per CPU-second",
+    better: Better::Higher,
+    loadgen_sensitive: true,
+    value: deliveries_per_cpu_s,
+    format: units::rate,
+};
+/// Errors per connection: churn stability.
+pub const ERRORS_PER_CONNECTION: Metric = Metric {
+    key: "errors-per-connection",
+    name: "Errors per connection",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| {
+        let total = r.server_stats.as_ref()?.connections_total;
+        (total > 0).then(|| r.errors.total() as f64 / total as f64)
+    },
+    format: units::ratio_percent,
+};
+
+/// Every metric, for lookups by key.
+pub const ALL: [&Metric; 10] = [
+    &THROUGHPUT,
+    &DELIVERIES,
+    &CONNECTIONS,
+    &PEAK_MEMORY,
+    &PEAK_CPU,
+    &K6_ERRORS,
+    &LATENCY_P95,
+    &DROP_RATE,
+    &CPU_EFFICIENCY,
+    &ERRORS_PER_CONNECTION,
+];
+
+/// The metric of this key, if any.
+pub fn find(key: &str) -> Option<&'static Metric> {
+    ALL.iter().copied().find(|m| m.key == key)
+}
+
+/// The keys, for help texts and errors.
+pub fn keys() -> String {
+    ALL.iter().map(|m| m.key).collect::<Vec<_>>().join(", ")
+}
+
+/// The metrics `compare` and `--fail-on-regression` judge for a scenario.
+pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
+    match scenario {
+        Scenario::Steady | Scenario::Burst => &[
+            &THROUGHPUT,
+            &DELIVERIES,
+            &LATENCY_P95,
+            &PEAK_MEMORY,
+            &PEAK_CPU,
+            &CPU_EFFICIENCY,
+        ],
+        Scenario::Churn => &[
+            &CONNECTIONS,
+            &ERRORS_PER_CONNECTION,
+            &PEAK_MEMORY,
+            &PEAK_CPU,
+        ],
+        Scenario::Saturation => &[
+            &THROUGHPUT,
+            &DELIVERIES,
+            &DROP_RATE,
+            &PEAK_MEMORY,
+            &CPU_EFFICIENCY,
+        ],
+    }
+}
+
+/// The metric a scenario's table ranks servers by ("% of best").
+pub fn lead(scenario: Scenario) -> &'static Metric {
+    match scenario {
+        Scenario::Churn => &CONNECTIONS,
+        _ => &THROUGHPUT,
+    }
+}
+
+/// `derived.deliveries_per_server_cpu_s`, or deliveries ÷ the server's CPU-seconds.
+fn deliveries_per_cpu_s(r: &RunResult) -> Option<f64> {
+    if let Some(v) = r.derived.deliveries_per_server_cpu_s {
+        return Some(v);
+    }
+    let cpu_s = r.derived.server.cpu_seconds;
+    let deliveries = r.server_stats.as_ref()?.deliveries;
+    (cpu_s > 0.0).then(|| deliveries as f64 / cpu_s)
+}

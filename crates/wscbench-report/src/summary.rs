@@ -1,0 +1,191 @@
+//! The overall summary at the top of a report: per dimension and profile, the best server,
+//! its margin over the runner-up, or "tie" when the two are within noise. Load-generator
+//! bound and failed results never win.
+
+use wscbench_results::Scenario;
+
+use crate::metrics::{self, Better, Metric};
+use crate::stats::Summary;
+use crate::tables::{Cell, Column, Group, PROFILES, Row, Table, ordered, profile_title};
+
+/// One row of the summary: a metric measured under a scenario.
+struct Dimension {
+    name: &'static str,
+    scenario: Option<Scenario>,
+    metric: &'static Metric,
+}
+
+/// Binary size is read from the build, not from a scenario.
+const BINARY_SIZE: Metric = Metric {
+    key: "binary-size",
+    name: "Binary size",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| r.server.binary_size_bytes.map(|b| b as f64),
+    format: |v| crate::units::size(v.round() as u64),
+};
+
+const DIMENSIONS: [Dimension; 5] = [
+    Dimension {
+        name: "Saturation throughput (deliveries/s)",
+        scenario: Some(Scenario::Saturation),
+        metric: &metrics::DELIVERIES,
+    },
+    Dimension {
+        name: "Memory efficiency (peak memory, steady)",
+        scenario: Some(Scenario::Steady),
+        metric: &metrics::PEAK_MEMORY,
+    },
+    Dimension {
+        name: "Binary size",
+        scenario: None,
+        metric: &BINARY_SIZE,
+    },
+    Dimension {
+        name: "Stability under churn (errors / connections)",
+        scenario: Some(Scenario::Churn),
+        metric: &metrics::ERRORS_PER_CONNECTION,
+    },
+    Dimension {
+        name: "CPU efficiency (deliveries per CPU-second, saturation)",
+        scenario: Some(Scenario::Saturation),
+        metric: &metrics::CPU_EFFICIENCY,
+    },
+];
+
+/// The summary table; rows only where something was measured.
+pub(crate) fn summary_table(groups: &[Group]) -> Table {
+    let columns = [
+        ("Dimension", false),
+        ("Profile", false),
+        ("Best", false),
+        ("Margin", true),
+        ("Note", false),
+    ]
+    .into_iter()
+    .map(|(name, numeric)| Column {
+        name: name.into(),
+        better: None,
+        numeric,
+    })
+    .collect();
+    let mut rows = Vec::new();
+    let profiles = ordered(
+        groups.iter().map(|g| g.results[0].server.profile.as_str()),
+        &PROFILES,
+    );
+    for dimension in &DIMENSIONS {
+        for profile in &profiles {
+            let mut bound = 0;
+            let mut candidates: Vec<(String, Summary)> = Vec::new();
+            for g in groups.iter().filter(|g| {
+                let r = g.results[0];
+                r.server.profile == *profile
+                    && dimension.scenario.is_none_or(|s| r.scenario == s)
+                    && r.variant.is_none()
+                    && r.load_params.is_empty()
+            }) {
+                let label = g.results[0].server.id.clone();
+                if candidates.iter().any(|(l, _)| *l == label) {
+                    continue; // binary size: one per server, not per scenario
+                }
+                let ok: Vec<_> = g.results.iter().filter(|r| r.is_ok()).collect();
+                if dimension.scenario.is_some() && ok.iter().any(|r| r.loadgen_bound) {
+                    // Counted only where the figure exists, so "left out" means something.
+                    if ok.iter().any(|r| (dimension.metric.value)(r).is_some()) {
+                        bound += 1;
+                    }
+                    continue;
+                }
+                let source: Vec<_> = if dimension.scenario.is_some() {
+                    ok
+                } else {
+                    g.results.iter().collect()
+                };
+                let values: Vec<f64> = source
+                    .iter()
+                    .filter_map(|r| (dimension.metric.value)(r))
+                    .collect();
+                if let Some(s) = Summary::of(&values) {
+                    candidates.push((label, s));
+                }
+            }
+            if candidates.is_empty() {
+                if bound > 0 {
+                    rows.push(Row {
+                        cells: vec![
+                            Cell::label(dimension.name),
+                            Cell::label(profile_title(profile)),
+                            Cell::absent(),
+                            Cell::absent(),
+                            Cell::label(format!(
+                                "no measured result free of the load generator ({bound} bound)"
+                            )),
+                        ],
+                    });
+                }
+                continue;
+            }
+            candidates.sort_by(|(_, a), (_, b)| match dimension.metric.better {
+                Better::Higher => b.mean.total_cmp(&a.mean),
+                Better::Lower => a.mean.total_cmp(&b.mean),
+            });
+            let (best, best_s) = &candidates[0];
+            let mut note = Vec::new();
+            let (best_text, margin) = match candidates.get(1) {
+                None => {
+                    note.push("only one server measured".to_string());
+                    (best.clone(), "—".to_string())
+                }
+                Some((runner, runner_s)) => {
+                    let factor = match dimension.metric.better {
+                        Better::Higher if runner_s.mean != 0.0 => Some(best_s.mean / runner_s.mean),
+                        Better::Lower if best_s.mean != 0.0 => Some(runner_s.mean / best_s.mean),
+                        _ => None,
+                    };
+                    if best_s.mean == runner_s.mean || best_s.overlaps(runner_s) {
+                        note.push(format!(
+                            "within noise of {runner}{}",
+                            if best_s.mean == runner_s.mean {
+                                " (equal)"
+                            } else {
+                                " (95 % intervals overlap)"
+                            }
+                        ));
+                        ("tie".to_string(), format!("{best} = {runner}"))
+                    } else {
+                        if dimension.scenario.is_some() && (best_s.n < 2 || runner_s.n < 2) {
+                            note.push("single run: no interval".to_string());
+                        }
+                        let margin = match factor {
+                            Some(f) => format!("{f:.2}× {runner}"),
+                            None => format!("ahead of {runner}"),
+                        };
+                        (best.clone(), margin)
+                    }
+                }
+            };
+            note.push(format!("best {}", (dimension.metric.format)(best_s.mean)));
+            if bound > 0 {
+                note.push(format!("{bound} load-generator bound left out"));
+            }
+            rows.push(Row {
+                cells: vec![
+                    Cell::label(dimension.name),
+                    Cell::label(profile_title(profile)),
+                    Cell::label(best_text),
+                    Cell::label(margin),
+                    Cell::label(note.join("; ")),
+                ],
+            });
+        }
+    }
+    Table {
+        title: "Summary".into(),
+        columns,
+        rows,
+        footnotes: vec![
+            "Margin: the best over the runner-up. \"tie\": their 95 % intervals overlap (or the values are equal); load-generator bound and failed results never win.".into(),
+        ],
+    }
+}

@@ -1,0 +1,65 @@
+//! `wscbench compare A B`: two runs point by point, with a verdict per headline metric.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use wscbench_report::{Format, Loaded, compare, load_results};
+
+use crate::cli::CompareArgs;
+use crate::commands::report::resolve;
+
+/// A run's results: `name` is a run folder, or a run id inside `results`.
+fn load_run(root: &Path, results: &Path, name: &str) -> Result<Loaded> {
+    let folder = Path::new(name);
+    let loaded = if folder.is_dir() {
+        load_results(folder, None)
+    } else {
+        load_results(&resolve(root, results), Some(name))
+    }
+    .with_context(|| format!("reading run {name}"))?;
+    if let Some(path) = loaded.newer_schema.first() {
+        anyhow::bail!(
+            "run {name}: {} was written by a newer wscbench (schema newer than {}); update wscbench to compare it",
+            path.display(),
+            wscbench_results::SCHEMA_VERSION
+        );
+    }
+    for warning in &loaded.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(loaded)
+}
+
+pub fn run(root: &Path, args: CompareArgs) -> Result<i32> {
+    let a = load_run(root, &args.results, &args.a)?;
+    let b = load_run(root, &args.results, &args.b)?;
+    let comparison = compare(&args.a, &a.results, &args.b, &b.results, args.level)
+        .context("nothing to compare")?;
+    match args.format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&comparison).expect("a comparison always serializes")
+        ),
+        format => print!("{}", format.render(&comparison.to_report())),
+    }
+    if let Some(percent) = args.fail_on_regression {
+        let regressions = comparison.regressions(percent);
+        if !regressions.is_empty() {
+            for change in &regressions {
+                eprintln!(
+                    "regression: {} {} {:+.1}% (p = {:.3})",
+                    change.point,
+                    change.metric_name,
+                    change.change_percent.unwrap_or(0.0),
+                    change.p_value.unwrap_or(1.0)
+                );
+            }
+            eprintln!(
+                "{} headline metric(s) got significantly worse by more than {percent}%",
+                regressions.len()
+            );
+            return Ok(1);
+        }
+    }
+    Ok(0)
+}
