@@ -20,11 +20,12 @@
 
 #![warn(missing_docs)]
 
+pub mod html;
 pub mod load;
 pub mod render;
 pub mod tables;
-pub mod wording;
 mod units;
+pub mod wording;
 
 pub use load::{LoadError, Loaded, load_results};
 pub use render::{Format, Json, Markdown, Renderer, Terminal, UnknownFormat};
