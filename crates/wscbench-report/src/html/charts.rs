@@ -167,7 +167,8 @@ pub(crate) struct Line {
     pub label: String,
     pub color: RGBColor,
     pub points: Vec<(f64, f64)>,
-    /// Drawn dashed, to tell apart two lines of one colour (one language, two profiles).
+    /// Drawn dashed (thin in a per-second panel), to set it apart: another profile's line
+    /// of the same colour, or the load generator's.
     pub dashed: bool,
 }
 
@@ -215,29 +216,20 @@ fn draw_panel(
         .label_style(font(LABEL_PX))
         .axis_desc_style(font(LABEL_PX));
     if time_axis {
-        mesh.x_desc("time since the load started (s)");
+        mesh.x_desc("time since the load started (s)")
+            .x_label_formatter(&|t| short_number(*t));
     } else {
         mesh.x_labels(0);
     }
     mesh.draw()?;
+    // No key inside the panel, where it would hide the lines: the unit names the panel and
+    // the figure's caption says which line is which.
     for line in &panel.lines {
-        chart
-            .draw_series(LineSeries::new(
-                line.points.iter().copied(),
-                line.color.stroke_width(2),
-            ))?
-            .label(&line.label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 14, y)], line.color.stroke_width(2))
-            });
+        chart.draw_series(LineSeries::new(
+            line.points.iter().copied(),
+            line.color.stroke_width(if line.dashed { 1 } else { 2 }),
+        ))?;
     }
-    // The line key, in the top-left corner, names what the panel shows.
-    let mut key = chart.configure_series_labels();
-    key.position(SeriesLabelPosition::UpperLeft)
-        .label_font(font(LABEL_PX))
-        .background_style(WHITE.mix(0.85))
-        .border_style(WHITE);
-    key.draw()?;
     Ok(())
 }
 
@@ -264,7 +256,8 @@ pub(crate) fn latency_chart(title: &str, lines: &[Line]) -> String {
             .margin_right(16)
             .x_label_area_size(34)
             .y_label_area_size(56)
-            .build_cartesian_2d(0.0..MAX_AT + 0.15, (lo..hi).log_scale())?;
+            // Base 2: a tick at every doubling reads better than one per decade.
+            .build_cartesian_2d(0.2..MAX_AT + 0.15, (lo..hi).log_scale().base(2.0))?;
         chart
             .configure_mesh()
             .light_line_style(WHITE)
@@ -340,7 +333,7 @@ fn short_number(v: f64) -> String {
     let a = v.abs();
     let text = if a >= 10_000.0 {
         format!("{:.0}k", v / 1000.0)
-    } else if a >= 10.0 || a == 0.0 {
+    } else if a >= 10.0 || v.fract() == 0.0 {
         format!("{v:.0}")
     } else if a >= 1.0 {
         format!("{v:.1}")

@@ -295,7 +295,7 @@ pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
                                 .iter()
                                 .map(|s| (at(s), s.loadgen_cpu_percent))
                                 .collect(),
-                            dashed: false,
+                            dashed: true,
                         },
                     ],
                 },
@@ -326,7 +326,7 @@ pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
                     }],
                 });
             }
-            let mut caption = format!("{name}, per second");
+            let mut caption = name.clone();
             if result.repetition.of > 1 {
                 caption.push_str(&format!(
                     " (repetition {} of {})",

@@ -237,8 +237,9 @@ fn scenario_section(results: &[RunResult], scenario: Scenario, tables: &[&Table]
     let points = figures::points_of(results, scenario);
     let title = scenario_title(scenario);
     let mut out = format!(
-        "<section class=\"scenario\" id=\"scenario-{}\">\n<h2>{title}</h2>\n",
-        scenario.as_str()
+        "<section class=\"scenario\" id=\"scenario-{}\">\n<h2>{title}</h2>\n<p>{}</p>\n",
+        scenario.as_str(),
+        scenario_summary(scenario)
     );
     if points.is_empty() {
         out.push_str(
@@ -288,7 +289,12 @@ fn scenario_section(results: &[RunResult], scenario: Scenario, tables: &[&Table]
             &figures::latency_figure(&points, &latency_title),
             "latency",
         ));
-        out.push_str("</div>\n<h3>Per second</h3>\n<div class=\"charts series\">\n");
+        out.push_str(
+            "</div>\n<h3>Per second</h3>\n<p class=\"key\">Each server's run, second by second: \
+             server CPU (its colour) and k6 CPU (thin grey) in % of one core, server memory, and \
+             the deliveries the server wrote each second. Every figure has the same axes.</p>\n\
+             <div class=\"charts series\">\n",
+        );
         for (_, figure) in figures::series_figures(&points) {
             out.push_str(&figure_html(&figure, "series"));
         }
@@ -411,6 +417,20 @@ fn table(table: &Table) -> String {
     }
     out.push_str("</div>\n");
     out
+}
+
+/// What a scenario asks of a server, in a sentence (scenarios/*.js say it at length).
+fn scenario_summary(scenario: Scenario) -> &'static str {
+    match scenario {
+        Scenario::Steady => {
+            "Constant clients chatting at a steady rate: the load every server should hold."
+        }
+        Scenario::Burst => "A join storm: many clients arrive within seconds, chat once and leave.",
+        Scenario::Churn => {
+            "Clients join, chat once and leave every few seconds, for a minute: connection set-up and tear-down."
+        }
+        Scenario::Saturation => "More clients and more chats, step by step, until something gives.",
+    }
 }
 
 fn scenario_title(scenario: Scenario) -> String {
