@@ -8,7 +8,7 @@ use std::process::Command;
 
 use wscbench_report::html::{PageContext, render_page};
 use wscbench_report::{Report, load_results};
-use wscbench_results::{Outcome, RunResult};
+use wscbench_results::{BoundReason, Outcome, RunResult};
 
 const REFERENCE_RUN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../results/20261122-005656");
 const SCENARIOS: [&str; 4] = ["steady", "burst", "churn", "saturation"];
@@ -124,6 +124,35 @@ fn load_generator_bound_bars_are_marked_and_their_reasons_listed_once_per_kind()
         .map(|chart| count(&chart[..chart.find("</figure>").unwrap()], " †\n</text>"))
         .collect();
     assert_eq!(marks, [6, 6, 0, 0, 6, 6], "bound bar labels per bar chart");
+}
+
+#[test]
+fn reasons_recorded_as_data_are_listed_once_per_kind_with_every_point_they_apply_to() {
+    let mut results = reference();
+    for result in results
+        .iter_mut()
+        .filter(|r| r.scenario.as_str() == "burst")
+    {
+        result.loadgen_bound_reasons = vec![
+            BoundReason::ReceivedShort {
+                received: 10,
+                delivered: 100,
+            },
+            BoundReason::MachineSaturated {
+                busy_s: 20,
+                measured_s: 22,
+                cores: 2,
+                loadgen_share_ratio: 0.6,
+            },
+        ];
+    }
+    let page = page_of(&results);
+    let burst = section(&page, "burst");
+    let start = burst.find("class=\"reasons\"").unwrap();
+    let reasons = &burst[start..burst[start..].find("</div>").unwrap() + start];
+    assert_eq!(count(reasons, "<li>"), 2, "{reasons}");
+    assert_eq!(count(reasons, "Profile"), 12, "{reasons}");
+    assert!(reasons.contains("k6 received fewer chats than the server wrote"));
 }
 
 #[test]

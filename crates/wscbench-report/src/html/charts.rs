@@ -331,7 +331,7 @@ fn label_at(names: &[String], x: f64) -> String {
 /// Axis numbers: `12k` for thousands, up to two decimals below ten.
 fn short_number(v: f64) -> String {
     let a = v.abs();
-    let text = if a >= 10_000.0 {
+    if a >= 10_000.0 {
         format!("{:.0}k", v / 1000.0)
     } else if a >= 10.0 || v.fract() == 0.0 {
         format!("{v:.0}")
@@ -339,8 +339,7 @@ fn short_number(v: f64) -> String {
         format!("{v:.1}")
     } else {
         format!("{v:.2}")
-    };
-    text
+    }
 }
 
 /// Draws on a fresh SVG canvas and returns it. Drawing into a string cannot fail for
