@@ -8,7 +8,7 @@ use std::process::Command;
 
 use wscbench_report::html::{PageContext, render_page};
 use wscbench_report::{Report, load_results};
-use wscbench_results::{BoundReason, Outcome, RunResult};
+use wscbench_results::{BoundReason, Outcome, Repetition, RunResult};
 
 const REFERENCE_RUN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../results/20261122-005656");
 const SCENARIOS: [&str; 4] = ["steady", "burst", "churn", "saturation"];
@@ -153,6 +153,40 @@ fn reasons_recorded_as_data_are_listed_once_per_kind_with_every_point_they_apply
     assert_eq!(count(reasons, "<li>"), 2, "{reasons}");
     assert_eq!(count(reasons, "Profile"), 12, "{reasons}");
     assert!(reasons.contains("k6 received fewer chats than the server wrote"));
+}
+
+#[test]
+fn repetitions_fold_into_one_bar_per_point_and_a_native_curve_is_drawn() {
+    let mut results: Vec<RunResult> = Vec::new();
+    for result in reference()
+        .into_iter()
+        .filter(|r| r.scenario.as_str() == "steady")
+    {
+        for index in 1..=3 {
+            let mut repeated = result.clone();
+            repeated.repetition = Repetition { index, of: 3 };
+            repeated.derived.throughput_msgs_per_s += index as f64;
+            if let Some(k6) = &mut repeated.k6 {
+                k6.latency.p999_ms = Some(k6.latency.p99_ms * 1.5);
+                k6.latency.curve = (0..=40)
+                    .map(|i| {
+                        let p = 100.0 * (1.0 - 0.8_f64.powi(i));
+                        [p, 1.0 + p / 10.0]
+                    })
+                    .collect();
+            }
+            results.push(repeated);
+        }
+    }
+    let page = page_of(&results);
+    let steady = section(&page, "steady");
+    assert_eq!(count(steady, "data-chart=\"series\""), 6, "one per point");
+    assert_eq!(count(steady, "(repetition 1 of 3)"), 6);
+    assert_eq!(count(steady, "data-chart=\"latency\""), 1);
+    // Throughput 96.2 + 1, + 2, + 3: each bar shows the mean, 98.2, not one repetition.
+    let throughput = &steady[steady.find("data-chart=\"bars\"").unwrap()..];
+    let throughput = &throughput[..throughput.find("</figure>").unwrap()];
+    assert!(throughput.contains(">\n98.2\n</text>"), "{throughput}");
 }
 
 #[test]

@@ -242,11 +242,21 @@ pub(crate) fn nines(percentile: f64) -> f64 {
 /// The latency chart's x position of the maximum, right of p99.9.
 pub(crate) const MAX_AT: f64 = 4.0;
 
+/// A latency line with at most this many points (p50, p95, p99, p99.9, max) gets a dot on
+/// each.
+const MARKED_POINTS: usize = 5;
+
 /// Latency against percentile, one line per server, on a logarithmic ms axis.
 pub(crate) fn latency_chart(title: &str, lines: &[Line]) -> String {
     svg(LATENCY_SIZE, |root| {
         let values = lines.iter().flat_map(|l| &l.points).map(|p| p.1);
         let (lo, hi) = values.fold((f64::MAX, 0.0_f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let x_start = lines
+            .iter()
+            .flat_map(|l| &l.points)
+            .map(|p| p.0)
+            .fold(MAX_AT, f64::min);
+        let x_start = (x_start - 0.1).max(0.0);
         let lo = (lo * 0.8).max(0.01);
         // Headroom above the highest line keeps the key in the top-left corner clear.
         let hi = (hi * 4.0).max(lo * 10.0);
@@ -257,7 +267,7 @@ pub(crate) fn latency_chart(title: &str, lines: &[Line]) -> String {
             .x_label_area_size(34)
             .y_label_area_size(56)
             // Base 2: a tick at every doubling reads better than one per decade.
-            .build_cartesian_2d(0.2..MAX_AT + 0.15, (lo..hi).log_scale().base(2.0))?;
+            .build_cartesian_2d(x_start..MAX_AT + 0.15, (lo..hi).log_scale().base(2.0))?;
         chart
             .configure_mesh()
             .light_line_style(WHITE)
@@ -289,11 +299,14 @@ pub(crate) fn latency_chart(title: &str, lines: &[Line]) -> String {
                 let to = if dashed { x + 6 } else { x + 16 };
                 PathElement::new(vec![(x, y), (to, y)], style)
             });
-            chart.draw_series(
-                line.points
-                    .iter()
-                    .map(|&p| Circle::new(p, 3, color.filled())),
-            )?;
+            // Marks on the few named percentiles; a full curve is a line only.
+            if line.points.len() <= MARKED_POINTS {
+                chart.draw_series(
+                    line.points
+                        .iter()
+                        .map(|&p| Circle::new(p, 3, color.filled())),
+                )?;
+            }
         }
         chart
             .configure_series_labels()

@@ -235,7 +235,9 @@ fn mean_and_interval(values: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
     let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     let t = T975.get(n - 2).copied().unwrap_or(1.96);
     let half = t * (variance / n as f64).sqrt();
-    Some((mean, Some((mean - half, mean + half))))
+    // Identical repetitions: a whisker of no length would only draw its caps.
+    let interval = (half > 0.0).then_some((mean - half, mean + half));
+    Some((mean, interval))
 }
 
 /// The per-second figures of a scenario: one small-multiples figure per point (its first
