@@ -27,6 +27,7 @@
 
 pub mod compare;
 pub mod history;
+pub mod html;
 pub mod load;
 pub mod metrics;
 pub mod render;

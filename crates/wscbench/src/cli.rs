@@ -191,9 +191,13 @@ pub struct ReportArgs {
     /// Only results of this mode: smoke, quick or soak
     #[arg(long, value_name = "MODE")]
     pub mode: Option<wscbench_results::Mode>,
-    /// terminal, markdown (best value of each column in bold) or json
-    #[arg(long, default_value = "terminal", value_parser = parse_format)]
-    pub format: wscbench_report::Format,
+    /// terminal, markdown (best value of each column in bold), json, or html (one
+    /// self-contained page with charts, written to --output, report.html by default)
+    #[arg(long, default_value = "terminal", value_parser = parse_report_format)]
+    pub format: ReportFormat,
+    /// Write the report to this file instead of standard output
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// One metric of one server × scenario across every stored run, in date order
     #[arg(long, requires_all = ["server", "scenario"])]
     pub history: bool,
@@ -248,6 +252,15 @@ fn parse_level(s: &str) -> Result<f64, String> {
     }
 }
 
+/// What `report` writes: one of the text formats, or the HTML page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// Terminal, Markdown or JSON text.
+    Text(wscbench_report::Format),
+    /// The self-contained HTML page (`wscbench_report::html`).
+    Html,
+}
+
 #[derive(Debug, Args)]
 pub struct CleanArgs {
     /// Keep the images; remove only containers
@@ -258,6 +271,15 @@ pub struct CleanArgs {
 fn parse_format(s: &str) -> Result<wscbench_report::Format, String> {
     s.parse::<wscbench_report::Format>()
         .map_err(|e| e.to_string())
+}
+
+fn parse_report_format(s: &str) -> Result<ReportFormat, String> {
+    if s.eq_ignore_ascii_case("html") {
+        return Ok(ReportFormat::Html);
+    }
+    parse_format(s)
+        .map(ReportFormat::Text)
+        .map_err(|e| format!("{e}, html"))
 }
 
 fn parse_cpus(s: &str) -> Result<f64, String> {
@@ -467,6 +489,27 @@ mod tests {
             (args.scenarios, args.select.langs),
             (vec![Scenario::Saturation], vec!["zig".to_string()])
         );
+    }
+
+    #[test]
+    fn report_takes_html_and_an_output_file() {
+        let cli = Cli::try_parse_from([
+            "wscbench",
+            "report",
+            "results/",
+            "--format",
+            "html",
+            "-o",
+            "page.html",
+        ])
+        .unwrap();
+        let Command::Report(args) = cli.command else {
+            panic!("not report")
+        };
+        assert_eq!(args.format, ReportFormat::Html);
+        assert_eq!(args.output, Some(PathBuf::from("page.html")));
+        let err = Cli::try_parse_from(["wscbench", "report", "--format", "pdf"]).unwrap_err();
+        assert!(err.to_string().contains("html"), "{err}");
     }
 
     #[test]

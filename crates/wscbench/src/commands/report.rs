@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use wscbench_report::{Choice, Report, history::history, load_every_run, load_results, select};
+use wscbench_report::{Choice, Report, history::history, html, load_every_run, load_results, select};
 
-use crate::cli::ReportArgs;
+use crate::cli::{ReportArgs, ReportFormat};
 
 /// A relative directory that does not exist here is looked up under the project root.
 pub fn resolve(root: &Path, dir: &Path) -> PathBuf {
@@ -28,6 +28,7 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<i32> {
         eprintln!("warning: {warning}");
     }
     eprintln!("{}", loaded.summary_line());
+    let mut shown = loaded.results.clone();
     let report = if args.history {
         let (Some(server), Some(scenario)) = (args.server.as_deref(), args.scenario) else {
             anyhow::bail!("--history needs --server and --scenario");
@@ -49,8 +50,27 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<i32> {
         );
         let mut report = Report::from_selected(&selection.results);
         report.notes.extend(selection.left_out);
+        shown = selection.results;
         report
     };
-    print!("{}", args.format.render(&report));
+    let (text, output) = match args.format {
+        ReportFormat::Text(format) => (format.render(&report), args.output),
+        ReportFormat::Html => {
+            let context = html::PageContext::for_results(&dir, &shown);
+            let page = html::render_page(&shown, &report, &context);
+            // A page is not for a terminal: it always goes to a file.
+            (
+                page,
+                Some(args.output.unwrap_or_else(|| "report.html".into())),
+            )
+        }
+    };
+    match output {
+        Some(path) => {
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
     Ok(0)
 }

@@ -1,0 +1,475 @@
+//! What the page's charts show, taken from results: a scenario's points grouped by
+//! profile (repetitions folded into a mean and a 95 % interval), the per-second series of
+//! each server, and the latency percentiles. Each figure is either a chart or a note saying
+//! why there is none, so a partial run never shows an empty chart.
+
+use std::collections::BTreeMap;
+
+use wscbench_results::{BoundReason, PointKey, RunResult, Scenario};
+
+use super::charts::{self, Bar, BarGroup, Line, Panel};
+use crate::units;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// A chart ready to inline, or the reason it was left out.
+#[derive(Debug, Clone)]
+pub(crate) enum Figure {
+    /// The chart's SVG, and what it shows.
+    Chart { svg: String, caption: String },
+    /// Why there is no chart.
+    Note(String),
+}
+
+/// Every repetition of one measured point that ended `ok`.
+#[derive(Debug, Clone)]
+pub(crate) struct Point<'a> {
+    pub key: PointKey,
+    pub results: Vec<&'a RunResult>,
+}
+
+impl Point<'_> {
+    fn first(&self) -> &RunResult {
+        self.results[0]
+    }
+
+    pub fn language(&self) -> &str {
+        &self.first().server.language
+    }
+
+    pub fn profile(&self) -> &str {
+        &self.first().server.profile
+    }
+
+    /// `Go`, `Go@gomaxprocs-1`, `Go clients=500`: the server within its profile.
+    pub fn label(&self) -> String {
+        let mut label = capitalized(self.language());
+        if let Some(variant) = &self.key.variant {
+            label.push_str(&format!("@{variant}"));
+        }
+        for (k, v) in &self.key.load_params {
+            label.push_str(&format!(" {k}={v}"));
+        }
+        label
+    }
+
+    /// `Profile A · Go`.
+    pub fn full_label(&self) -> String {
+        format!(
+            "Profile {} · {}",
+            self.profile().to_uppercase(),
+            self.label()
+        )
+    }
+
+    /// The point's colour: its language's.
+    pub fn color(&self, index: usize) -> plotters::style::RGBColor {
+        charts::language_color(self.language(), index)
+    }
+
+    /// True when any repetition measured the load generator rather than the server.
+    pub fn bound(&self) -> bool {
+        self.results.iter().any(|r| r.loadgen_bound)
+    }
+}
+
+/// The points of one scenario that ended `ok`, in page order: profile, language, label.
+pub(crate) fn points_of(results: &[RunResult], scenario: Scenario) -> Vec<Point<'_>> {
+    let mut by_key: BTreeMap<PointKey, Vec<&RunResult>> = BTreeMap::new();
+    for result in results
+        .iter()
+        .filter(|r| r.scenario == scenario && r.is_ok())
+    {
+        by_key.entry(result.point()).or_default().push(result);
+    }
+    let mut points: Vec<Point> = by_key
+        .into_iter()
+        .map(|(key, mut results)| {
+            results.sort_by_key(|r| (r.repetition, r.started_at.clone()));
+            Point { key, results }
+        })
+        .collect();
+    points.sort_by_key(|p| {
+        (
+            p.profile().to_string(),
+            language_rank(p.language()),
+            p.label(),
+        )
+    });
+    points
+}
+
+fn language_rank(language: &str) -> (usize, String) {
+    let known = ["go", "rust", "zig"];
+    (
+        known
+            .iter()
+            .position(|k| *k == language)
+            .unwrap_or(known.len()),
+        language.to_string(),
+    )
+}
+
+/// One bar chart's figure: what it measures and whether a load-generator bound run
+/// makes it measure the load generator (the same figures the tables mark).
+struct BarMetric {
+    title: &'static str,
+    unit: &'static str,
+    loadgen_sensitive: bool,
+    value: fn(&RunResult) -> Option<f64>,
+    text: fn(f64) -> String,
+}
+
+fn latency(r: &RunResult) -> Option<&wscbench_results::LatencyMs> {
+    // Without a received chat there is no latency sample, only k6's zero.
+    r.k6.as_ref()
+        .filter(|k6| k6.chat_received > 0)
+        .map(|k6| &k6.latency)
+}
+
+const BAR_METRICS: [BarMetric; 6] = [
+    BarMetric {
+        title: "Throughput",
+        unit: "accepted chats/s",
+        loadgen_sensitive: true,
+        value: |r| Some(r.derived.throughput_msgs_per_s),
+        text: units::rate,
+    },
+    BarMetric {
+        title: "Deliveries/s",
+        unit: "deliveries/s",
+        loadgen_sensitive: true,
+        value: |r| Some(r.derived.deliveries_per_s),
+        text: units::rate,
+    },
+    BarMetric {
+        title: "Peak server CPU",
+        unit: "% of one core",
+        loadgen_sensitive: false,
+        value: |r| Some(r.derived.server.peak_cpu_percent),
+        text: |v| format!("{v:.0}%"),
+    },
+    BarMetric {
+        title: "Peak server memory",
+        unit: "MiB",
+        loadgen_sensitive: false,
+        value: |r| Some(r.derived.server.peak_mem_bytes as f64 / MIB),
+        text: |v| format!("{v:.1}"),
+    },
+    BarMetric {
+        title: "Latency p95",
+        unit: "ms",
+        loadgen_sensitive: true,
+        value: |r| latency(r).map(|l| l.p95_ms),
+        text: |v| format!("{v:.0}"),
+    },
+    BarMetric {
+        title: "Latency p99",
+        unit: "ms",
+        loadgen_sensitive: true,
+        value: |r| latency(r).map(|l| l.p99_ms),
+        text: |v| format!("{v:.0}"),
+    },
+];
+
+/// One grouped bar chart per figure: groups are profiles, bars are servers.
+pub(crate) fn bar_figures(points: &[Point]) -> Vec<Figure> {
+    BAR_METRICS
+        .iter()
+        .map(|metric| {
+            let mut groups: Vec<BarGroup> = Vec::new();
+            for (index, point) in points.iter().enumerate() {
+                let values: Vec<f64> = point
+                    .results
+                    .iter()
+                    .filter_map(|r| (metric.value)(r))
+                    .collect();
+                let Some((mean, interval)) = mean_and_interval(&values) else {
+                    continue;
+                };
+                let name = format!("Profile {}", point.profile().to_uppercase());
+                let bar = Bar {
+                    color: point.color(index),
+                    mean,
+                    interval,
+                    bound: metric.loadgen_sensitive && point.bound(),
+                };
+                match groups.iter_mut().find(|g| g.name == name) {
+                    Some(group) => group.bars.push(bar),
+                    None => groups.push(BarGroup {
+                        name,
+                        bars: vec![bar],
+                    }),
+                }
+            }
+            if groups.is_empty() {
+                return Figure::Note(format!(
+                    "{}: no run of this scenario measured it.",
+                    metric.title
+                ));
+            }
+            Figure::Chart {
+                svg: charts::bar_chart(metric.title, metric.unit, &groups, metric.text),
+                caption: metric.title.to_string(),
+            }
+        })
+        .collect()
+}
+
+/// The mean of a point's repetitions and, with two or more, the 95 % confidence interval
+/// of that mean from Student's t distribution.
+// A stand-in until the report has a shared statistics module; keep it this small.
+fn mean_and_interval(values: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
+    /// t(0.975, df) for df = 1..=10; above that the normal value is close enough here.
+    const T975: [f64; 10] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    ];
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return Some((mean, None));
+    }
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let t = T975.get(n - 2).copied().unwrap_or(1.96);
+    let half = t * (variance / n as f64).sqrt();
+    // Identical repetitions: a whisker of no length would only draw its caps.
+    let interval = (half > 0.0).then_some((mean - half, mean + half));
+    Some((mean, interval))
+}
+
+/// The per-second figures of a scenario: one small-multiples figure per point (its first
+/// repetition), every figure on the same axes so that servers compare at a glance.
+pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
+    let shown: Vec<(&Point, &RunResult)> = points.iter().map(|p| (p, p.first())).collect();
+    let t_max = shown
+        .iter()
+        .flat_map(|(_, r)| r.series.last())
+        .map(|s| s.t_ms as f64 / 1000.0)
+        .fold(0.0, f64::max);
+    let cpu_max = shown
+        .iter()
+        .flat_map(|(_, r)| &r.series)
+        .map(|s| s.server_cpu_percent.max(s.loadgen_cpu_percent))
+        .fold(0.0, f64::max);
+    let mem_max = shown
+        .iter()
+        .flat_map(|(_, r)| &r.series)
+        .map(|s| s.server_mem_bytes as f64 / MIB)
+        .fold(0.0, f64::max);
+    let rates: Vec<Vec<(f64, f64)>> = shown.iter().map(|(_, r)| deliveries_per_s(r)).collect();
+    let rate_max = rates.iter().flatten().map(|p| p.1).fold(0.0, f64::max);
+
+    shown
+        .iter()
+        .zip(rates)
+        .enumerate()
+        .map(|(index, ((point, result), rates))| {
+            let name = point.full_label();
+            if result.series.len() < 2 {
+                let note = format!("{name}: fewer than two per-second samples were recorded.");
+                return (name, Figure::Note(note));
+            }
+            let color = point.color(index);
+            let at = |s: &wscbench_results::Sample| s.t_ms as f64 / 1000.0;
+            let mut panels = vec![
+                Panel {
+                    unit: "CPU (% of a core)".into(),
+                    y_max: cpu_max,
+                    lines: vec![
+                        Line {
+                            label: "server CPU".into(),
+                            color,
+                            points: result
+                                .series
+                                .iter()
+                                .map(|s| (at(s), s.server_cpu_percent))
+                                .collect(),
+                            dashed: false,
+                        },
+                        Line {
+                            label: "k6 CPU".into(),
+                            color: plotters::style::RGBColor(0x55, 0x55, 0x55),
+                            points: result
+                                .series
+                                .iter()
+                                .map(|s| (at(s), s.loadgen_cpu_percent))
+                                .collect(),
+                            dashed: true,
+                        },
+                    ],
+                },
+                Panel {
+                    unit: "memory (MiB)".into(),
+                    y_max: mem_max,
+                    lines: vec![Line {
+                        label: "server memory".into(),
+                        color,
+                        points: result
+                            .series
+                            .iter()
+                            .map(|s| (at(s), s.server_mem_bytes as f64 / MIB))
+                            .collect(),
+                        dashed: false,
+                    }],
+                },
+            ];
+            if rates.len() >= 2 {
+                panels.push(Panel {
+                    unit: "deliveries/s".into(),
+                    y_max: rate_max,
+                    lines: vec![Line {
+                        label: "deliveries/s".into(),
+                        color,
+                        points: rates,
+                        dashed: false,
+                    }],
+                });
+            }
+            let mut caption = name.clone();
+            if result.repetition.of > 1 {
+                caption.push_str(&format!(
+                    " (repetition {} of {})",
+                    result.repetition.index, result.repetition.of
+                ));
+            }
+            if point.bound() {
+                caption.push_str(&format!(" {} load-generator bound", charts::BOUND_MARK));
+            }
+            let svg = charts::small_multiples(&panels, t_max);
+            (name, Figure::Chart { svg, caption })
+        })
+        .collect()
+}
+
+/// Deliveries per second: the difference of the server's cumulative `deliveries` between
+/// consecutive samples, over the time between them.
+fn deliveries_per_s(result: &RunResult) -> Vec<(f64, f64)> {
+    result
+        .series
+        .windows(2)
+        .filter_map(|pair| {
+            let (a, b) = (&pair[0], &pair[1]);
+            let (da, db) = (a.deliveries?, b.deliveries?);
+            let dt = b.t_ms.checked_sub(a.t_ms)? as f64 / 1000.0;
+            (db >= da && dt > 0.0).then(|| (b.t_ms as f64 / 1000.0, (db - da) as f64 / dt))
+        })
+        .collect()
+}
+
+/// The latency percentiles of a scenario, one line per point: the full curve when the
+/// native load path recorded one, else p50, p95, p99 (p99.9) and the maximum.
+pub(crate) fn latency_figure(points: &[Point], title: &str) -> Figure {
+    // The first profile's lines are solid, the others' dashed.
+    let points_profile_first = points
+        .first()
+        .map(|p| p.profile().to_string())
+        .unwrap_or_default();
+    let lines: Vec<Line> = points
+        .iter()
+        .enumerate()
+        .filter_map(|(index, point)| {
+            let latency = latency(point.first())?;
+            let mut points: Vec<(f64, f64)> = if latency.curve.is_empty() {
+                let mut marks = vec![(50.0, latency.p50_ms), (95.0, latency.p95_ms)];
+                marks.push((99.0, latency.p99_ms));
+                marks.extend(latency.p999_ms.map(|p| (99.9, p)));
+                marks
+                    .into_iter()
+                    .map(|(p, ms)| (charts::nines(p), ms))
+                    .collect()
+            } else {
+                latency
+                    .curve
+                    .iter()
+                    .filter(|[p, _]| charts::nines(*p) < charts::MAX_AT - 0.05)
+                    .map(|[p, ms]| (charts::nines(*p), *ms))
+                    .collect()
+            };
+            points.push((charts::MAX_AT, latency.max_ms));
+            // The log axis has no zero.
+            points.retain(|p| p.1 > 0.0);
+            let mut label = point.full_label();
+            if point.bound() {
+                label.push_str(&format!(" {}", charts::BOUND_MARK));
+            }
+            Some(Line {
+                label,
+                color: point.color(index),
+                points,
+                dashed: point.profile() != points_profile_first,
+            })
+        })
+        .filter(|line| !line.points.is_empty())
+        .collect();
+    if lines.is_empty() {
+        return Figure::Note("Latency: no run of this scenario received a chat.".into());
+    }
+    Figure::Chart {
+        svg: charts::latency_chart(title, &lines),
+        caption: "Latency percentiles".into(),
+    }
+}
+
+/// The load-generator reasons of a scenario's points, one entry per reason kind with the
+/// points it applies to, in the order first met.
+pub(crate) fn reasons_by_kind(points: &[Point]) -> Vec<(&'static str, Vec<String>)> {
+    let mut kinds: Vec<(&'static str, Vec<String>)> = Vec::new();
+    for point in points {
+        for reason in point.results.iter().flat_map(|r| &r.loadgen_bound_reasons) {
+            let kind = reason_title(reason);
+            let label = point.full_label();
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, labels)) if labels.contains(&label) => {}
+                Some((_, labels)) => labels.push(label),
+                None => kinds.push((kind, vec![label])),
+            }
+        }
+    }
+    kinds
+}
+
+/// A reason kind in a few words; the tables' footnotes word each instance in full.
+fn reason_title(reason: &BoundReason) -> &'static str {
+    match reason {
+        BoundReason::ReceivedShort { .. } => "k6 received fewer chats than the server wrote",
+        BoundReason::SessionsCutOff { .. } => "k6 cut off sessions it could not finish in time",
+        BoundReason::SlowConsumerDrops { .. } => {
+            "the server dropped messages for clients (all k6) that did not read in time"
+        }
+        BoundReason::LoadgenCpuSaturated { .. } => "k6's CPU sat at its ceiling",
+        BoundReason::MachineSaturated { .. } => {
+            "the machine's cores were saturated and k6 competed with the server for them"
+        }
+        BoundReason::LoadgenOutOfMemory { .. } => "k6 reached its memory limit",
+        BoundReason::Legacy { .. } => {
+            "recorded as text by an older wscbench (see the tables' footnotes)"
+        }
+    }
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_value_has_no_interval_and_more_have_a_t_interval() {
+        assert_eq!(mean_and_interval(&[]), None);
+        assert_eq!(mean_and_interval(&[4.0]), Some((4.0, None)));
+        let (mean, interval) = mean_and_interval(&[1.0, 3.0]).unwrap();
+        assert_eq!(mean, 2.0);
+        // s = √2, n = 2: half width 12.706 · √2/√2.
+        let (lo, hi) = interval.unwrap();
+        assert!((hi - mean - 12.706).abs() < 1e-9 && (mean - lo - 12.706).abs() < 1e-9);
+    }
+}
