@@ -217,27 +217,12 @@ pub(crate) fn bar_figures(points: &[Point]) -> Vec<Figure> {
 }
 
 /// The mean of a point's repetitions and, with two or more, the 95 % confidence interval
-/// of that mean from Student's t distribution.
-// A stand-in until the report has a shared statistics module; keep it this small.
+/// of that mean ([`crate::stats::Summary`]).
 fn mean_and_interval(values: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
-    /// t(0.975, df) for df = 1..=10; above that the normal value is close enough here.
-    const T975: [f64; 10] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    ];
-    let n = values.len();
-    if n == 0 {
-        return None;
-    }
-    let mean = values.iter().sum::<f64>() / n as f64;
-    if n < 2 {
-        return Some((mean, None));
-    }
-    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let t = T975.get(n - 2).copied().unwrap_or(1.96);
-    let half = t * (variance / n as f64).sqrt();
+    let summary = crate::stats::Summary::of(values)?;
     // Identical repetitions: a whisker of no length would only draw its caps.
-    let interval = (half > 0.0).then_some((mean - half, mean + half));
-    Some((mean, interval))
+    let interval = summary.ci95.filter(|(low, high)| high > low);
+    Some((summary.mean, interval))
 }
 
 /// The per-second figures of a scenario: one small-multiples figure per point (its first
@@ -468,8 +453,8 @@ mod tests {
         assert_eq!(mean_and_interval(&[4.0]), Some((4.0, None)));
         let (mean, interval) = mean_and_interval(&[1.0, 3.0]).unwrap();
         assert_eq!(mean, 2.0);
-        // s = √2, n = 2: half width 12.706 · √2/√2.
+        // s = √2, n = 2: half width t(0.975, 1) · √2/√2 = 12.7062.
         let (lo, hi) = interval.unwrap();
-        assert!((hi - mean - 12.706).abs() < 1e-9 && (mean - lo - 12.706).abs() < 1e-9);
+        assert!((hi - mean - 12.7062).abs() < 1e-4 && (mean - lo - 12.7062).abs() < 1e-4);
     }
 }
