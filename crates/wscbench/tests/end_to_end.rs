@@ -123,6 +123,10 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
         }
     }
 
+    let page =
+        std::fs::read_to_string(run_dir.join("report.html")).expect("run writes report.html");
+    assert!(page.contains("<svg"), "the run's HTML report has charts");
+
     let report = wscbench()
         .args(["report", "--format", "json"])
         .arg(results.path())

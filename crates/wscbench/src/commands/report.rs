@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use wscbench_report::{Choice, Report, history::history, html, load_every_run, load_results, select};
+use wscbench_report::{
+    Choice, Report, history::history, html, load_every_run, load_results, select,
+};
 
 use crate::cli::{ReportArgs, ReportFormat};
 

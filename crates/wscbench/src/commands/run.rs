@@ -12,10 +12,10 @@ use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::engine::Engine;
 use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, Progress, VerifyLevel};
 use wscbench_engine::scenarios;
-use wscbench_report::Report;
+use wscbench_report::{Report, html};
 use wscbench_results::{
-    Conditions, Outcome, RUN_MANIFEST_FILE, RunManifest, RunResult, RunStatus, SCHEMA_VERSION,
-    Scenario,
+    Conditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest, RunResult, RunStatus,
+    SCHEMA_VERSION, Scenario,
 };
 
 use crate::cli::RunArgs;
@@ -132,6 +132,19 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
         };
     write_manifest(&manifest_path, &mut manifest)
         .with_context(|| format!("writing {}", manifest_path.display()))?;
+    if !results.is_empty() {
+        let page = html::render_page(
+            &results,
+            &Report::from_results(&results),
+            &html::PageContext {
+                command: Some(manifest.command.clone()),
+                manifest: Some(manifest.clone()),
+            },
+        );
+        let path = results_dir.join(HTML_REPORT_FILE);
+        runner::write_atomically(&path, &page)?;
+        eprintln!("report: {}", path.display());
+    }
     finish(&args, &results, &results_dir, &run_id, signal)
 }
 
