@@ -112,21 +112,58 @@ async fn measure_inner<E: Engine>(
     path: LoadPath,
     started: &mut Vec<String>,
 ) -> Result<PathCapacity, CapacityError> {
-    let port = local::free_port().map_err(|e| EngineError::Unreachable {
-        endpoint: "127.0.0.1".into(),
-        reason: e.to_string(),
-    })?;
     let rate = match path {
         LoadPath::Native => spec.native_rate_per_s,
         LoadPath::Js => spec.js_rate_per_s,
     };
-    let labels = |role: &str| {
-        HashMap::from([
-            (RUN_LABEL.to_string(), spec.run_id.clone()),
-            ("wscbench.role".to_string(), role.to_string()),
-        ])
-    };
-    let blaster = engine
+    let (blaster, addr) = start_blaster(engine, spec, path, rate).await?;
+    started.push(blaster.clone());
+    let out_dir = spec.out_dir.join(path.as_str());
+    let k6 = start_k6(engine, spec, path, &addr, &out_dir).await?;
+    started.push(k6.clone());
+    let followed = follow(engine, &k6, spec.seconds).await?;
+    let _ = engine.stop(&blaster, Duration::from_secs(2)).await;
+    let blaster_logs = engine.logs(&blaster, 5).await.unwrap_or_default();
+
+    let (received, loadgen_cpu_s) = read_output(&out_dir, path)?;
+    Ok(PathCapacity {
+        load_path: path,
+        clients: spec.clients,
+        sender_rate_limit_per_s: rate,
+        sender_frames_per_s: blaster_frames(&blaster_logs)
+            .map(|frames| frames as f64 / followed.seconds.max(0.001)),
+        received,
+        received_per_s: received as f64 / spec.seconds.max(1) as f64,
+        loadgen_cpu_s,
+        loadgen_cpu_docker_s: followed.cpu_s,
+        received_per_cpu_s: if loadgen_cpu_s > 0.0 {
+            received as f64 / loadgen_cpu_s
+        } else {
+            0.0
+        },
+        loadgen_peak_mem_bytes: followed.peak_mem_bytes,
+    })
+}
+
+fn labels(spec: &CapacitySpec, role: &str) -> HashMap<String, String> {
+    HashMap::from([
+        (RUN_LABEL.to_string(), spec.run_id.clone()),
+        ("wscbench.role".to_string(), role.to_string()),
+    ])
+}
+
+/// The blaster on its core, answering `/health`; returns its container and address.
+async fn start_blaster<E: Engine>(
+    engine: &E,
+    spec: &CapacitySpec,
+    path: LoadPath,
+    rate: f64,
+) -> Result<(String, String), CapacityError> {
+    let port = local::free_port().map_err(|e| EngineError::Unreachable {
+        endpoint: "127.0.0.1".into(),
+        reason: e.to_string(),
+    })?;
+    let id = engine
         .start(&ContainerSpec {
             name: format!("wscbench-{}-blaster-{path}", spec.run_id),
             image: spec.blaster_image.clone(),
@@ -138,29 +175,42 @@ async fn measure_inner<E: Engine>(
                 "--rate".into(),
                 rate.to_string(),
             ],
-            labels: labels("blaster"),
+            labels: labels(spec, "blaster"),
             nano_cpus: Some(nano_cpus(1.0)),
             cpuset: Some(spec.cpuset_blaster.clone()),
             ..Default::default()
         })
         .await?;
-    started.push(blaster.clone());
     let addr = format!("127.0.0.1:{port}");
-    crate::http::wait_healthy(&addr, Duration::from_secs(10), async || None::<()>)
+    if crate::http::wait_healthy(&addr, Duration::from_secs(10), async || None::<()>)
         .await
-        .map_err(|_| CapacityError::BlasterNotHealthy)?;
+        .is_err()
+    {
+        let _ = engine.remove(&id).await;
+        return Err(CapacityError::BlasterNotHealthy);
+    }
+    Ok((id, addr))
+}
 
-    let out_dir = spec.out_dir.join(path.as_str());
-    let _ = std::fs::remove_dir_all(&out_dir);
-    std::fs::create_dir_all(&out_dir).map_err(|e| CapacityError::Output {
-        dir: out_dir.clone(),
+/// k6 on its core, running `loadgen-capacity.js` against the blaster.
+async fn start_k6<E: Engine>(
+    engine: &E,
+    spec: &CapacitySpec,
+    path: LoadPath,
+    addr: &str,
+    out_dir: &std::path::Path,
+) -> Result<String, CapacityError> {
+    let _ = std::fs::remove_dir_all(out_dir);
+    std::fs::create_dir_all(out_dir).map_err(|e| CapacityError::Output {
+        dir: out_dir.to_owned(),
         detail: e.to_string(),
     })?;
     {
         use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&out_dir, std::fs::Permissions::from_mode(0o777));
+        let _ = std::fs::set_permissions(out_dir, std::fs::Permissions::from_mode(0o777));
     }
-    let k6 = engine
+    let out = std::path::absolute(out_dir).unwrap_or(out_dir.to_owned());
+    Ok(engine
         .start(&ContainerSpec {
             name: format!("wscbench-{}-k6-{path}", spec.run_id),
             image: spec.k6_image.clone(),
@@ -185,46 +235,54 @@ async fn measure_inner<E: Engine>(
             ],
             binds: vec![
                 format!("{}:/scenarios:ro", spec.scenarios_dir.display()),
-                format!(
-                    "{}:/out",
-                    std::path::absolute(&out_dir)
-                        .unwrap_or(out_dir.clone())
-                        .display()
-                ),
+                format!("{}:/out", out.display()),
             ],
-            labels: labels("loadgen"),
+            labels: labels(spec, "loadgen"),
             memory_bytes: Some(spec.loadgen_memory_bytes as i64),
             cpuset: Some(spec.cpuset_loadgen.clone()),
             ..Default::default()
         })
-        .await?;
-    started.push(k6.clone());
+        .await?)
+}
 
-    // Follow k6's usage until it exits, integrating CPU as the runner does.
-    let limit = Duration::from_secs(spec.seconds as u64 + 60);
+/// What docker stats said of k6 until it exited.
+struct Followed {
+    seconds: f64,
+    cpu_s: f64,
+    peak_mem_bytes: u64,
+}
+
+/// Follows k6's usage until it exits, integrating CPU as the runner does.
+async fn follow<E: Engine>(engine: &E, k6: &str, seconds: u32) -> Result<Followed, CapacityError> {
+    let limit = Duration::from_secs(seconds as u64 + 60);
     let begun = Instant::now();
-    let mut usage = engine.usage(&k6);
-    let (mut cpu_s, mut peak_mem, mut last) = (0.0, 0u64, Instant::now());
+    let mut usage = engine.usage(k6);
+    let (mut cpu_s, mut peak_mem_bytes, mut last) = (0.0, 0u64, Instant::now());
     loop {
         let next = tokio::time::timeout(Duration::from_secs(2), usage.next()).await;
         if let Ok(Some(sample)) = next {
             cpu_s += sample.cpu_percent / 100.0 * last.elapsed().as_secs_f64();
-            peak_mem = peak_mem.max(sample.mem_bytes);
+            peak_mem_bytes = peak_mem_bytes.max(sample.mem_bytes);
         }
         last = Instant::now();
-        if !engine.state(&k6).await?.running {
-            break;
+        if !engine.state(k6).await?.running {
+            return Ok(Followed {
+                seconds: begun.elapsed().as_secs_f64(),
+                cpu_s,
+                peak_mem_bytes,
+            });
         }
         if begun.elapsed() > limit {
             return Err(CapacityError::TimedOut(limit.as_secs()));
         }
     }
-    let k6_seconds = begun.elapsed().as_secs_f64();
-    let _ = engine.stop(&blaster, Duration::from_secs(2)).await;
-    let blaster_logs = engine.logs(&blaster, 5).await.unwrap_or_default();
+}
 
+/// Chats received (the native report's count, or k6's summary on the js path) and the k6
+/// process's CPU seconds.
+fn read_output(out_dir: &std::path::Path, path: LoadPath) -> Result<(u64, f64), CapacityError> {
     let output = |detail: String| CapacityError::Output {
-        dir: out_dir.clone(),
+        dir: out_dir.to_owned(),
         detail,
     };
     let summary = std::fs::read_to_string(out_dir.join("summary.json"))
@@ -237,24 +295,7 @@ async fn measure_inner<E: Engine>(
         LoadPath::Native => native.counters.chat_received,
         LoadPath::Js => summary.metrics.chat_received,
     };
-    let loadgen_cpu_s = native.process_cpu_ns as f64 / 1e9;
-    Ok(PathCapacity {
-        load_path: path,
-        clients: spec.clients,
-        sender_rate_limit_per_s: rate,
-        sender_frames_per_s: blaster_frames(&blaster_logs)
-            .map(|frames| frames as f64 / k6_seconds.max(0.001)),
-        received,
-        received_per_s: received as f64 / spec.seconds.max(1) as f64,
-        loadgen_cpu_s,
-        loadgen_cpu_docker_s: cpu_s,
-        received_per_cpu_s: if loadgen_cpu_s > 0.0 {
-            received as f64 / loadgen_cpu_s
-        } else {
-            0.0
-        },
-        loadgen_peak_mem_bytes: peak_mem,
-    })
+    Ok((received, native.process_cpu_ns as f64 / 1e9))
 }
 
 /// The blaster's exit line: `blaster: N frames sent`.

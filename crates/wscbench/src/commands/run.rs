@@ -42,32 +42,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     // The results folder first: a disk or permission problem shows before any build or container.
     let run_id = runner::new_run_id();
     let results_dir = results_root(root, &args.results).join(&run_id);
-    let mut manifest = RunManifest {
-        schema_version: SCHEMA_VERSION,
-        run_id: run_id.clone(),
-        status: RunStatus::Running,
-        status_detail: None,
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        wscbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        mode: args.mode,
-        load_path: args.loadgen,
-        repetitions: args.runs,
-        servers: servers.iter().map(|s| s.id.clone()).collect(),
-        scenarios: scenarios.clone(),
-        sweep: Default::default(),
-        planned_points: (servers.len() * scenarios.len()) as u32 * args.runs,
-        written_points: 0,
-        started_at: now(),
-        written_at: now(),
-    };
-    let manifest_path = results_dir.join(RUN_MANIFEST_FILE);
-    write_manifest(&manifest_path, &mut manifest).with_context(|| {
-        format!(
-            "the results folder {} is not writable",
-            results_dir.display()
-        )
-    })?;
-
+    let mut manifest = RunLog::open(&args, &run_id, &results_dir, &servers, &scenarios)?;
     let prepared = prepare(
         &args,
         root,
@@ -80,12 +55,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     .await;
     let (engine, plan) = match prepared {
         Ok(ready) => ready,
-        Err(err) => {
-            manifest.status = RunStatus::Failed;
-            manifest.status_detail = Some(format!("{err:#}"));
-            let _ = write_manifest(&manifest_path, &mut manifest);
-            return Err(err);
-        }
+        Err(err) => return Err(manifest.failed(err)),
     };
     eprintln!(
         "run {run_id}: {} server(s) × {} scenario(s) × {} run(s), {} mode, {} load path, about {} min; results in {}",
@@ -99,53 +69,127 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
             .div_ceil(60),
         results_dir.display()
     );
-
-    let (cancel_tx, cancel_rx) = watch::channel(false);
-    let signalled = watch_signals(cancel_tx, engine.clone(), run_id.clone())?;
-    let mut display = Display::new(&plan);
-    let outcome = runner::execute(&engine, &plan, cancel_rx.clone(), &mut |p| {
-        display.update(p)
-    })
-    .await;
-    display.finish();
-    // Whatever happened, no container of this run stays behind.
-    let leftover = engine.remove_run(&run_id).await.unwrap_or(0);
-    if leftover > 0 {
-        eprintln!("removed {leftover} leftover container(s) of run {run_id}");
-    }
-    let signal = *signalled.borrow();
+    let (outcome, signal) = execute(&engine, &plan).await?;
     let results = match outcome {
         Ok(results) => results,
         Err(err) => {
-            manifest.status = RunStatus::Failed;
-            manifest.status_detail = Some(err.to_string());
-            let _ = write_manifest(&manifest_path, &mut manifest);
-            return Err(err).context("the run stopped: a result could not be written");
+            return Err(manifest.failed(
+                anyhow::Error::new(err).context("the run stopped: a result could not be written"),
+            ));
         }
     };
-    manifest.written_points = results.len() as u32;
-    manifest.status =
-        if signal.is_some() || results.iter().any(|r| r.outcome == Outcome::Interrupted) {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Completed
+    manifest.close(&results, signal)?;
+    finish(&args, &results, &results_dir, &run_id, signal)
+}
+
+/// Runs the plan with the progress display and the signal handlers, and removes whatever
+/// container of the run is left. Returns the runner's outcome and the exit code of the
+/// signal that stopped it, if one did.
+async fn execute(
+    engine: &DockerEngine,
+    plan: &Plan,
+) -> Result<(Result<Vec<RunResult>, runner::WriteError>, Option<i32>)> {
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let signalled = watch_signals(cancel_tx, engine.clone(), plan.run_id.clone())?;
+    let mut display = Display::new(plan);
+    let outcome = runner::execute(engine, plan, cancel_rx, &mut |p| display.update(p)).await;
+    display.finish();
+    let leftover = engine.remove_run(&plan.run_id).await.unwrap_or(0);
+    if leftover > 0 {
+        eprintln!(
+            "removed {leftover} leftover container(s) of run {}",
+            plan.run_id
+        );
+    }
+    let signal = *signalled.borrow();
+    Ok((outcome, signal))
+}
+
+/// The run's `run.json`: written when the run starts, rewritten however it ends.
+struct RunLog {
+    path: PathBuf,
+    manifest: RunManifest,
+}
+
+impl RunLog {
+    fn open(
+        args: &RunArgs,
+        run_id: &str,
+        results_dir: &Path,
+        servers: &[wscbench_engine::catalog::Server],
+        scenarios: &[Scenario],
+    ) -> Result<RunLog> {
+        let mut log = RunLog {
+            path: results_dir.join(RUN_MANIFEST_FILE),
+            manifest: RunManifest {
+                schema_version: SCHEMA_VERSION,
+                run_id: run_id.to_string(),
+                status: RunStatus::Running,
+                status_detail: None,
+                command: std::env::args().collect::<Vec<_>>().join(" "),
+                wscbench_version: env!("CARGO_PKG_VERSION").to_string(),
+                mode: args.mode,
+                load_path: args.loadgen,
+                repetitions: args.runs,
+                servers: servers.iter().map(|s| s.id.clone()).collect(),
+                scenarios: scenarios.to_vec(),
+                sweep: Default::default(),
+                planned_points: (servers.len() * scenarios.len()) as u32 * args.runs,
+                written_points: 0,
+                started_at: now(),
+                written_at: now(),
+            },
         };
-    write_manifest(&manifest_path, &mut manifest)
-        .with_context(|| format!("writing {}", manifest_path.display()))?;
-    if !results.is_empty() {
+        log.write().with_context(|| {
+            format!(
+                "the results folder {} is not writable",
+                results_dir.display()
+            )
+        })?;
+        Ok(log)
+    }
+
+    fn write(&mut self) -> Result<()> {
+        self.manifest.written_at = now();
+        runner::write_atomically(&self.path, &self.manifest.to_json())?;
+        Ok(())
+    }
+
+    /// Marks the run failed (best effort) and hands the error back.
+    fn failed(&mut self, err: anyhow::Error) -> anyhow::Error {
+        self.manifest.status = RunStatus::Failed;
+        self.manifest.status_detail = Some(format!("{err:#}"));
+        let _ = self.write();
+        err
+    }
+
+    /// Marks the run completed or interrupted and writes its HTML report beside it.
+    fn close(&mut self, results: &[RunResult], signal: Option<i32>) -> Result<()> {
+        self.manifest.written_points = results.len() as u32;
+        self.manifest.status =
+            if signal.is_some() || results.iter().any(|r| r.outcome == Outcome::Interrupted) {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Completed
+            };
+        self.write()
+            .with_context(|| format!("writing {}", self.path.display()))?;
+        if results.is_empty() {
+            return Ok(());
+        }
         let page = html::render_page(
-            &results,
-            &Report::from_results(&results),
+            results,
+            &Report::from_results(results),
             &html::PageContext {
-                command: Some(manifest.command.clone()),
-                manifest: Some(manifest.clone()),
+                command: Some(self.manifest.command.clone()),
+                manifest: Some(self.manifest.clone()),
             },
         );
-        let path = results_dir.join(HTML_REPORT_FILE);
+        let path = self.path.with_file_name(HTML_REPORT_FILE);
         runner::write_atomically(&path, &page)?;
         eprintln!("report: {}", path.display());
+        Ok(())
     }
-    finish(&args, &results, &results_dir, &run_id, signal)
 }
 
 /// Builds the images and the plan: everything a run needs before its first container.
@@ -290,12 +334,6 @@ fn results_root(root: &Path, results: &Path) -> PathBuf {
     } else {
         results.to_owned()
     }
-}
-
-fn write_manifest(path: &Path, manifest: &mut RunManifest) -> Result<()> {
-    manifest.written_at = now();
-    runner::write_atomically(path, &manifest.to_json())?;
-    Ok(())
 }
 
 fn now() -> String {
