@@ -231,9 +231,8 @@ impl LocalServer {
     pub async fn stop(mut self, grace: Duration) -> Stopped {
         let started = Instant::now();
         if let Some(pid) = self.child.id() {
-            // SAFETY: kill(2) with a pid we own and a valid signal number has no memory effects.
-            unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGTERM);
+            if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
             }
         }
         let (exited_after, exit_code) = match tokio::time::timeout(grace, self.child.wait()).await {

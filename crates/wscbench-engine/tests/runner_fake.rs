@@ -38,8 +38,10 @@ fn go_server() -> PathBuf {
                 .env("CGO_ENABLED", "0")
                 .current_dir(root().join("servers/profile-b/go"))
                 .status()
-                .expect("go is installed");
-            assert!(status.success());
+                .unwrap_or_else(|e| {
+                    panic!("these tests build servers/profile-b/go and need the `go` toolchain on PATH ({e}); scripts/setup's machine has it")
+                });
+            assert!(status.success(), "go build of servers/profile-b/go failed: {status}");
             out
         })
         .clone()

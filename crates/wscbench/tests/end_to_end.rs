@@ -17,7 +17,9 @@ fn docker_containers(filter: &str) -> Vec<String> {
     let out = Command::new("docker")
         .args(["ps", "-aq", "--filter", filter])
         .output()
-        .expect("docker CLI");
+        .unwrap_or_else(|e| {
+            panic!("these tests need the `docker` CLI and an engine ({e}); run scripts/setup")
+        });
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(str::to_string)

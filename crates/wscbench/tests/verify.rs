@@ -36,7 +36,7 @@ fn verify_fails_the_chat_check_of_a_server_that_echoes_chat_to_its_sender() {
         .env("CGO_ENABLED", "0")
         .current_dir(&dir)
         .status()
-        .expect("go is installed");
+        .unwrap_or_else(|e| panic!("this test builds servers/profile-b/go and needs the `go` toolchain on PATH ({e}); scripts/setup's machine has it"));
     assert!(built.success(), "building the fault_echo variant");
 
     let output = wscbench()

@@ -30,7 +30,7 @@ struct Server {
 const SERVERS: [Server; 6] = [
     Server {
         id: "profile-a/go",
-        framework: "net/http + gorilla/websocket v1.5.3",
+        framework: "GoFiber v2 + gofiber/contrib/websocket",
         capacity: 0.82,
         mem_mib: 38.2,
         cpu_percent: 143.2,
@@ -40,7 +40,7 @@ const SERVERS: [Server; 6] = [
     },
     Server {
         id: "profile-a/rust",
-        framework: "axum 0.8 + tokio",
+        framework: "axum 0.8 (axum::extract::ws)",
         capacity: 0.97,
         mem_mib: 12.6,
         cpu_percent: 98.7,
@@ -50,7 +50,7 @@ const SERVERS: [Server; 6] = [
     },
     Server {
         id: "profile-a/zig",
-        framework: "httpz + websocket.zig",
+        framework: "Zig 0.17 over libwebsockets 4.1 (C)",
         capacity: 0.91,
         mem_mib: 6.4,
         cpu_percent: 112.5,
@@ -60,7 +60,7 @@ const SERVERS: [Server; 6] = [
     },
     Server {
         id: "profile-b/go",
-        framework: "net/http + golang.org/x/net/websocket",
+        framework: "net/http + gorilla/websocket v1.5.3",
         capacity: 0.74,
         mem_mib: 31.9,
         cpu_percent: 155.0,
@@ -70,7 +70,7 @@ const SERVERS: [Server; 6] = [
     },
     Server {
         id: "profile-b/rust",
-        framework: "std::net + tungstenite",
+        framework: "tokio + tokio-tungstenite 0.30",
         capacity: 1.0,
         mem_mib: 4.1,
         cpu_percent: 61.0,
@@ -80,7 +80,7 @@ const SERVERS: [Server; 6] = [
     },
     Server {
         id: "profile-b/zig",
-        framework: "std.http",
+        framework: "Zig 0.17.1 std only (std.http.Server WebSocket, std.Io.Threaded)",
         capacity: 0.88,
         mem_mib: 2.2,
         cpu_percent: 104.9,
