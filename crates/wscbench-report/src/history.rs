@@ -12,15 +12,14 @@ use crate::tables::{Cell, Column, Report, Row, Table};
 /// Marks the first run built from changed sources.
 const CHANGED_MARK: &str = "◆";
 
-/// The history table of `metric` (the scenario's lead metric when `None`).
-pub fn history(
-    results: &[RunResult],
+/// The ok results of a server × scenario grouped by run (its repetitions together), runs in
+/// the order of their first start.
+fn runs_in_order<'a>(
+    results: &'a [RunResult],
     server: &str,
     scenario: Scenario,
-    metric: Option<&'static Metric>,
-) -> Report {
-    let metric = metric.unwrap_or_else(|| metrics::lead(scenario));
-    // One row per run: its repetitions of the point, in start order.
+) -> Vec<(String, String, Vec<&'a RunResult>)> {
+    // One entry per run: its repetitions of the point, in start order.
     let mut runs: BTreeMap<(String, String), Vec<&RunResult>> = BTreeMap::new();
     for r in results
         .iter()
@@ -44,7 +43,18 @@ pub fn history(
         .map(|(run, (started, rs))| (started, run, rs))
         .collect();
     ordered.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    ordered
+}
 
+/// The history table of `metric` (the scenario's lead metric when `None`).
+pub fn history(
+    results: &[RunResult],
+    server: &str,
+    scenario: Scenario,
+    metric: Option<&'static Metric>,
+) -> Report {
+    let metric = metric.unwrap_or_else(|| metrics::lead(scenario));
+    let ordered = runs_in_order(results, server, scenario);
     let columns = [
         ("Run", false),
         ("Started", false),

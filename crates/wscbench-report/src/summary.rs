@@ -69,117 +69,19 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
         numeric,
     })
     .collect();
-    let mut rows = Vec::new();
     let profiles = ordered(
         groups.iter().map(|g| g.results[0].server.profile.as_str()),
         &PROFILES,
     );
-    for dimension in &DIMENSIONS {
-        for profile in &profiles {
-            let mut bound = 0;
-            let mut candidates: Vec<(String, Summary)> = Vec::new();
-            for g in groups.iter().filter(|g| {
-                let r = g.results[0];
-                r.server.profile == *profile
-                    && dimension.scenario.is_none_or(|s| r.scenario == s)
-                    && r.variant.is_none()
-                    && r.load_params.is_empty()
-            }) {
-                let label = g.results[0].server.id.clone();
-                if candidates.iter().any(|(l, _)| *l == label) {
-                    continue; // binary size: one per server, not per scenario
-                }
-                let ok: Vec<_> = g.results.iter().filter(|r| r.is_ok()).collect();
-                if dimension.scenario.is_some() && ok.iter().any(|r| r.loadgen_bound) {
-                    // Counted only where the figure exists, so "left out" means something.
-                    if ok.iter().any(|r| (dimension.metric.value)(r).is_some()) {
-                        bound += 1;
-                    }
-                    continue;
-                }
-                let source: Vec<_> = if dimension.scenario.is_some() {
-                    ok
-                } else {
-                    g.results.iter().collect()
-                };
-                let values: Vec<f64> = source
-                    .iter()
-                    .filter_map(|r| (dimension.metric.value)(r))
-                    .collect();
-                if let Some(s) = Summary::of(&values) {
-                    candidates.push((label, s));
-                }
-            }
-            if candidates.is_empty() {
-                if bound > 0 {
-                    rows.push(Row {
-                        cells: vec![
-                            Cell::label(dimension.name),
-                            Cell::label(profile_title(profile)),
-                            Cell::absent(),
-                            Cell::absent(),
-                            Cell::label(format!(
-                                "no measured result free of the load generator ({bound} bound)"
-                            )),
-                        ],
-                    });
-                }
-                continue;
-            }
-            candidates.sort_by(|(_, a), (_, b)| match dimension.metric.better {
-                Better::Higher => b.mean.total_cmp(&a.mean),
-                Better::Lower => a.mean.total_cmp(&b.mean),
-            });
-            let (best, best_s) = &candidates[0];
-            let mut note = Vec::new();
-            let (best_text, margin) = match candidates.get(1) {
-                None => {
-                    note.push("only one server measured".to_string());
-                    (best.clone(), "—".to_string())
-                }
-                Some((runner, runner_s)) => {
-                    let factor = match dimension.metric.better {
-                        Better::Higher if runner_s.mean != 0.0 => Some(best_s.mean / runner_s.mean),
-                        Better::Lower if best_s.mean != 0.0 => Some(runner_s.mean / best_s.mean),
-                        _ => None,
-                    };
-                    if best_s.mean == runner_s.mean || best_s.overlaps(runner_s) {
-                        note.push(format!(
-                            "within noise of {runner}{}",
-                            if best_s.mean == runner_s.mean {
-                                " (equal)"
-                            } else {
-                                " (95 % intervals overlap)"
-                            }
-                        ));
-                        ("tie".to_string(), format!("{best} = {runner}"))
-                    } else {
-                        if dimension.scenario.is_some() && (best_s.n < 2 || runner_s.n < 2) {
-                            note.push("single run: no interval".to_string());
-                        }
-                        let margin = match factor {
-                            Some(f) => format!("{f:.2}× {runner}"),
-                            None => format!("ahead of {runner}"),
-                        };
-                        (best.clone(), margin)
-                    }
-                }
-            };
-            note.push(format!("best {}", (dimension.metric.format)(best_s.mean)));
-            if bound > 0 {
-                note.push(format!("{bound} load-generator bound left out"));
-            }
-            rows.push(Row {
-                cells: vec![
-                    Cell::label(dimension.name),
-                    Cell::label(profile_title(profile)),
-                    Cell::label(best_text),
-                    Cell::label(margin),
-                    Cell::label(note.join("; ")),
-                ],
-            });
-        }
-    }
+    let rows = DIMENSIONS
+        .iter()
+        .flat_map(|dimension| {
+            profiles.iter().filter_map(move |profile| {
+                let (candidates, bound) = candidates(groups, dimension, profile);
+                summary_row(dimension, profile, candidates, bound)
+            })
+        })
+        .collect();
     Table {
         title: "Summary".into(),
         columns,
@@ -188,4 +90,123 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
             "Margin: the best over the runner-up. \"tie\": their 95 % intervals overlap (or the values are equal); load-generator bound and failed results never win.".into(),
         ],
     }
+}
+
+/// Each server's summary of one dimension in one profile, and how many servers were left
+/// out because the load generator was their limit.
+fn candidates(
+    groups: &[Group],
+    dimension: &Dimension,
+    profile: &str,
+) -> (Vec<(String, Summary)>, usize) {
+    let mut bound = 0;
+    let mut candidates: Vec<(String, Summary)> = Vec::new();
+    for g in groups.iter().filter(|g| {
+        let r = g.results[0];
+        r.server.profile == profile
+            && dimension.scenario.is_none_or(|s| r.scenario == s)
+            && r.variant.is_none()
+            && r.load_params.is_empty()
+    }) {
+        let label = g.results[0].server.id.clone();
+        if candidates.iter().any(|(l, _)| *l == label) {
+            continue; // binary size: one per server, not per scenario
+        }
+        let ok: Vec<_> = g.results.iter().filter(|r| r.is_ok()).collect();
+        if dimension.scenario.is_some() && ok.iter().any(|r| r.loadgen_bound) {
+            // Counted only where the figure exists, so "left out" means something.
+            if ok.iter().any(|r| (dimension.metric.value)(r).is_some()) {
+                bound += 1;
+            }
+            continue;
+        }
+        let source: Vec<_> = if dimension.scenario.is_some() {
+            ok
+        } else {
+            g.results.iter().collect()
+        };
+        let values: Vec<f64> = source
+            .iter()
+            .filter_map(|r| (dimension.metric.value)(r))
+            .collect();
+        if let Some(s) = Summary::of(&values) {
+            candidates.push((label, s));
+        }
+    }
+    (candidates, bound)
+}
+
+/// The row naming the best of `candidates`, its margin over the runner-up and a note.
+fn summary_row(
+    dimension: &Dimension,
+    profile: &str,
+    mut candidates: Vec<(String, Summary)>,
+    bound: usize,
+) -> Option<Row> {
+    let row = |best: Cell, margin: Cell, note: String| Row {
+        cells: vec![
+            Cell::label(dimension.name),
+            Cell::label(profile_title(profile)),
+            best,
+            margin,
+            Cell::label(note),
+        ],
+    };
+    if candidates.is_empty() {
+        return (bound > 0).then(|| {
+            row(
+                Cell::absent(),
+                Cell::absent(),
+                format!("no measured result free of the load generator ({bound} bound)"),
+            )
+        });
+    }
+    candidates.sort_by(|(_, a), (_, b)| match dimension.metric.better {
+        Better::Higher => b.mean.total_cmp(&a.mean),
+        Better::Lower => a.mean.total_cmp(&b.mean),
+    });
+    let (best, best_s) = &candidates[0];
+    let mut note = Vec::new();
+    let (best_text, margin) = match candidates.get(1) {
+        None => {
+            note.push("only one server measured".to_string());
+            (best.clone(), "—".to_string())
+        }
+        Some((runner, runner_s)) => {
+            let factor = match dimension.metric.better {
+                Better::Higher if runner_s.mean != 0.0 => Some(best_s.mean / runner_s.mean),
+                Better::Lower if best_s.mean != 0.0 => Some(runner_s.mean / best_s.mean),
+                _ => None,
+            };
+            if best_s.mean == runner_s.mean || best_s.overlaps(runner_s) {
+                note.push(format!(
+                    "within noise of {runner}{}",
+                    if best_s.mean == runner_s.mean {
+                        " (equal)"
+                    } else {
+                        " (95 % intervals overlap)"
+                    }
+                ));
+                ("tie".to_string(), format!("{best} = {runner}"))
+            } else {
+                if dimension.scenario.is_some() && (best_s.n < 2 || runner_s.n < 2) {
+                    note.push("single run: no interval".to_string());
+                }
+                let margin = match factor {
+                    Some(f) => format!("{f:.2}× {runner}"),
+                    None => format!("ahead of {runner}"),
+                };
+                (best.clone(), margin)
+            }
+        }
+    };
+    note.push(format!("best {}", (dimension.metric.format)(best_s.mean)));
+    if bound > 0 {
+        note.push(format!("{bound} load-generator bound left out"));
+    }
+    Some(row(
+        Cell::label(best_text),
+        Cell::label(margin),
+        note.join("; "),
+    ))
 }

@@ -229,21 +229,11 @@ fn mean_and_interval(values: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
 /// repetition), every figure on the same axes so that servers compare at a glance.
 pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
     let shown: Vec<(&Point, &RunResult)> = points.iter().map(|p| (p, p.first())).collect();
-    let t_max = shown
-        .iter()
-        .flat_map(|(_, r)| r.series.last())
-        .map(|s| s.t_ms as f64 / 1000.0)
-        .fold(0.0, f64::max);
-    let cpu_max = shown
-        .iter()
-        .flat_map(|(_, r)| &r.series)
-        .map(|s| s.server_cpu_percent.max(s.loadgen_cpu_percent))
-        .fold(0.0, f64::max);
-    let mem_max = shown
-        .iter()
-        .flat_map(|(_, r)| &r.series)
-        .map(|s| s.server_mem_bytes as f64 / MIB)
-        .fold(0.0, f64::max);
+    let samples = || shown.iter().flat_map(|(_, r)| &r.series);
+    let most = |values: &mut dyn Iterator<Item = f64>| values.fold(0.0, f64::max);
+    let t_max = most(&mut samples().map(|s| s.t_ms as f64 / 1000.0));
+    let cpu_max = most(&mut samples().map(|s| s.server_cpu_percent.max(s.loadgen_cpu_percent)));
+    let mem_max = most(&mut samples().map(|s| s.server_mem_bytes as f64 / MIB));
     let rates: Vec<Vec<(f64, f64)>> = shown.iter().map(|(_, r)| deliveries_per_s(r)).collect();
     let rate_max = rates.iter().flatten().map(|p| p.1).fold(0.0, f64::max);
 
