@@ -75,5 +75,4 @@ impl BoundReason {
             BoundReason::Legacy { .. } => "legacy",
         }
     }
-
 }

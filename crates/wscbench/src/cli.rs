@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands;
+use crate::exit::{ExitCode, UsageError};
 
 /// Compare WebSocket public-chat server stacks fairly.
 ///
@@ -18,7 +19,8 @@ use crate::commands;
     name = "wscbench",
     version,
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    after_help = crate::exit::ExitCode::help_section()
 )]
 pub struct Cli {
     /// The project directory holding servers/ and scenarios/ [default: found upwards from the current directory]
@@ -235,7 +237,7 @@ pub struct IdleMemoryArgs {
 }
 
 /// Parses `args` and runs the command; returns the process exit code.
-pub fn run<I, T>(args: I) -> Result<i32>
+pub fn run<I, T>(args: I) -> Result<ExitCode>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -248,12 +250,16 @@ where
         .context("starting the async runtime")?;
     runtime.block_on(async move {
         match cli.command {
-            Command::List => commands::list::run(&root),
+            Command::List => commands::list::run(&root).map(ExitCode::from_code),
             Command::Verify(args) => commands::verify::run(&root, args).await,
-            Command::IdleMemory(args) => commands::idle_memory::run(&root, args).await,
+            Command::IdleMemory(args) => commands::idle_memory::run(&root, args)
+                .await
+                .map(ExitCode::from_code),
             Command::Build(args) => commands::build::run(&root, args).await,
-            Command::Run(args) => commands::run::run(&root, args).await,
-            Command::Report(args) => commands::report::run(&root, args),
+            Command::Run(args) => commands::run::run(&root, args)
+                .await
+                .map(ExitCode::from_code),
+            Command::Report(args) => commands::report::run(&root, args).map(ExitCode::from_code),
             Command::Doctor => commands::doctor::run(&root).await,
             Command::Clean(args) => commands::clean::run(args).await,
         }
@@ -263,19 +269,17 @@ where
 /// The directory holding `servers/`: the one given, or the nearest one upwards from here.
 fn project_root(given: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(dir) = given {
-        anyhow::ensure!(
-            dir.join("servers").is_dir(),
-            "{} has no servers/ directory",
-            dir.display()
-        );
+        if !dir.join("servers").is_dir() {
+            return Err(UsageError(format!("{} has no servers/ directory", dir.display())).into());
+        }
         return Ok(dir);
     }
     let here = std::env::current_dir().context("reading the current directory")?;
     here.ancestors()
         .find(|dir| dir.join("servers").is_dir() && dir.join("scenarios").is_dir())
         .map(PathBuf::from)
-        .with_context(|| {
-            format!("no wscbench project (a directory with servers/ and scenarios/) at or above {}; pass --root", here.display())
+        .ok_or_else(|| {
+            UsageError(format!("no wscbench project (a directory with servers/ and scenarios/) at or above {}; pass --root", here.display())).into()
         })
 }
 

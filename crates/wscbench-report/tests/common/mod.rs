@@ -7,9 +7,8 @@ use std::fs;
 use std::path::Path;
 
 use wscbench_results::{
-    BoundReason, LatencySource, LoadPath, Mode,
-    Conditions, Derived, ErrorCounts, K6Metrics, LatencyMs, Outcome, RunResult, SCHEMA_VERSION,
-    ServerIdentity, ServerStats, Usage,
+    BoundReason, Conditions, Derived, ErrorCounts, K6Metrics, LatencyMs, LatencySource, LoadPath,
+    Mode, Outcome, RunResult, SCHEMA_VERSION, ServerIdentity, ServerStats, Usage,
 };
 
 pub const RUN: &str = "20261121-143005";

@@ -3,38 +3,41 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use wscbench_engine::catalog::Server;
 use wscbench_engine::local::{self, LocalServer};
 use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport};
 
 use crate::cli::VerifyArgs;
+use crate::exit::{ExitCode, UsageError};
 
-pub async fn run(root: &Path, args: VerifyArgs) -> Result<i32> {
+pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode> {
     let known: Vec<&str> = verify::all_checks()
         .iter()
         .map(|c| c.name)
         .chain([verify::SHUTDOWN_CHECK])
         .collect();
     if let Some(unknown) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
-        bail!(
+        return Err(UsageError(format!(
             "unknown check {unknown:?}; the checks are: {}",
             known.join(", ")
-        );
+        ))
+        .into());
     }
     let mut reports = Vec::new();
     if let Some(url) = &args.url {
-        let target = Target::from_url(url)?;
+        let target = Target::from_url(url).map_err(|e| UsageError(e.to_string()))?;
         reports.push(check(None, &target, &args, None).await);
     } else {
         if args.select.is_empty() && !args.all {
-            bail!(
-                "say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all"
-            );
+            return Err(UsageError(
+                "say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all".into(),
+            )
+            .into());
         }
         let servers = args.select.selection().apply(&super::discover(root)?)?;
         if args.binary.is_some() && servers.len() != 1 {
-            bail!("--binary needs exactly one --server");
+            return Err(UsageError("--binary needs exactly one --server".into()).into());
         }
         for server in &servers {
             reports.push(verify_local(server, &args).await?);
@@ -44,7 +47,7 @@ pub async fn run(root: &Path, args: VerifyArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&reports)?);
     }
     let failed = reports.iter().filter(|r| !r.passed()).count();
-    Ok(if failed == 0 { 0 } else { 1 })
+    Ok(ExitCode::from_failures(failed))
 }
 
 async fn verify_local(server: &Server, args: &VerifyArgs) -> Result<VerifyReport> {
