@@ -23,8 +23,8 @@
 pub mod load;
 pub mod render;
 pub mod tables;
-mod units;
 pub mod wording;
+mod units;
 
 pub use load::{LoadError, Loaded, load_results};
 pub use render::{Format, Json, Markdown, Renderer, Terminal, UnknownFormat};

@@ -15,13 +15,7 @@ fn ids(loaded: &wscbench_report::Loaded) -> Vec<(String, String, String)> {
     loaded
         .results
         .iter()
-        .map(|r| {
-            (
-                r.server.id.clone(),
-                r.scenario.to_string(),
-                r.run_id.clone(),
-            )
-        })
+        .map(|r| (r.server.id.clone(), r.scenario.to_string(), r.run_id.clone()))
         .collect()
 }
 

@@ -75,4 +75,5 @@ impl BoundReason {
             BoundReason::Legacy { .. } => "legacy",
         }
     }
+
 }

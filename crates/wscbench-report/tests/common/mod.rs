@@ -7,8 +7,9 @@ use std::fs;
 use std::path::Path;
 
 use wscbench_results::{
-    BoundReason, Conditions, Derived, ErrorCounts, K6Metrics, LatencyMs, LatencySource, LoadPath,
-    Mode, Outcome, RunResult, SCHEMA_VERSION, ServerIdentity, ServerStats, Usage,
+    BoundReason, LatencySource, LoadPath, Mode,
+    Conditions, Derived, ErrorCounts, K6Metrics, LatencyMs, Outcome, RunResult, SCHEMA_VERSION,
+    ServerIdentity, ServerStats, Usage,
 };
 
 pub const RUN: &str = "20261121-143005";
