@@ -40,7 +40,7 @@ pub enum Command {
     /// With --url, checks a server that is already running. With --server/--profile/--lang/--all,
     /// builds each selected server from its manifest, runs it as a local process on a free
     /// loopback port, checks it (including its SIGTERM shutdown), and stops it.
-    /// Exits 1 if any check fails.
+    /// With --hostile, attacks it instead (see --hostile). Exits 1 if any check fails.
     Verify(VerifyArgs),
     /// Measure a server's resident memory with N idle joined clients, and after they leave.
     IdleMemory(IdleMemoryArgs),
@@ -212,6 +212,12 @@ pub struct VerifyArgs {
     /// Run only this check (repeatable); see the check names in the output
     #[arg(long = "only", value_name = "CHECK")]
     pub only: Vec<String>,
+    /// Run the hostile-client checks instead of the protocol checks: malformed floods, binary,
+    /// oversize and fragmented frames, ping floods, slowloris, resets, clients that never read,
+    /// a 2,000-connection flood; after each the server must serve two canary members within 1 s
+    /// with its memory back within 64 MiB (127.0.0.1 only; about 1 min per server)
+    #[arg(long)]
+    pub hostile: bool,
     /// Use this binary instead of building the server (with exactly one --server)
     #[arg(long, value_name = "PATH", requires = "servers")]
     pub binary: Option<PathBuf>,

@@ -6,17 +6,24 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use wscbench_engine::catalog::Server;
 use wscbench_engine::local::{self, LocalServer};
-use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport};
+use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport, hostile};
 
 use crate::cli::VerifyArgs;
 use crate::exit::{ExitCode, UsageError};
 
 pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode> {
-    let known: Vec<&str> = verify::all_checks()
-        .iter()
-        .map(|c| c.name)
-        .chain([verify::SHUTDOWN_CHECK])
-        .collect();
+    let known: Vec<&str> = if args.hostile {
+        hostile::all_hostile_checks()
+            .iter()
+            .map(|c| c.name)
+            .collect()
+    } else {
+        verify::all_checks()
+            .iter()
+            .map(|c| c.name)
+            .chain([verify::SHUTDOWN_CHECK])
+            .collect()
+    };
     if let Some(unknown) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
         return Err(UsageError(format!(
             "unknown check {unknown:?}; the checks are: {}",
@@ -84,12 +91,24 @@ async fn check(
             target.ws_url
         );
     }
-    let mut report = verify::verify(target, &args.only, |c| {
+    let print = |c: &CheckResult| {
         if !quiet {
             print_check(c);
         }
-    })
-    .await;
+    };
+    if args.hostile {
+        let pid = process.as_ref().and_then(|p| p.pid());
+        let report = hostile::hostile(target, pid, &args.only, print).await;
+        if let Some(process) = process {
+            process.stop(Duration::from_secs(3)).await;
+        }
+        if !quiet {
+            let passed = report.checks.iter().filter(|c| c.passed).count();
+            println!("{passed} passed, {} failed", report.checks.len() - passed);
+        }
+        return report;
+    }
+    let mut report = verify::verify(target, &args.only, print).await;
     if let Some(process) = process {
         if args.only.is_empty() || args.only.iter().any(|o| o == verify::SHUTDOWN_CHECK) {
             let result = verify::verify_shutdown(process).await;
