@@ -250,6 +250,16 @@ pub const Client = struct {
     reader_done: Io.Event,
     writer_done: Io.Event,
 
+    // A fragmented message being reassembled, owned by the reader. std's
+    // readSmallMessage cannot reassemble fragments, so the reader does it here,
+    // bounded by the same 4096 bytes as a whole message.
+    frag_buf: [protocol.max_message_bytes]u8,
+    frag_len: usize,
+    frag_opcode: ?WebSocket.Opcode,
+    /// Set when a fragmented message went over the limit: its remaining
+    /// fragments are read and dropped while the close handshake runs.
+    frag_dropping: bool,
+
     // Owned by the reader; the hub reads `user` while the reader is inside
     // `Hub.join` or `Hub.leave`.
     joined: bool,
@@ -298,6 +308,9 @@ pub const Client = struct {
         c.hub = hub;
         c.stats = stats;
         c.ws = ws;
+        c.frag_len = 0;
+        c.frag_opcode = null;
+        c.frag_dropping = false;
         c.outbox = .{};
         c.bucket = .init(nowNs(c.io));
         c.reader_done = .unset;
@@ -345,7 +358,11 @@ pub const Client = struct {
         message: WebSocket.SmallMessage,
         /// The close code the peer sent, or null if it sent none.
         close: ?u16,
-        oversize,
+        /// Over the size limit; carries how many bytes of the frame are still
+        /// to be skipped once the close has been asked for (0: none).
+        oversize: u64,
+        /// A fragment of a message not yet complete.
+        fragment,
     };
 
     const FrameError = error{ Gone, ProtocolError };
@@ -377,17 +394,43 @@ pub const Client = struct {
             return .{ .close = std.mem.readInt(u16, &code_bytes, .big) };
         }
         if (len > protocol.max_message_bytes) {
-            // Skip the frame so that the peer's close frame can still be read.
-            in.discardAll64((2 + ext + 4) +| len) catch return error.Gone;
-            return .oversize;
+            // The reader asks for the 1009 close first and skips the frame after,
+            // so a peer announcing a huge frame and sending it slowly is closed
+            // at once rather than once it has sent it all.
+            return .{ .oversize = (2 + ext + 4) +| len };
         }
-        const msg = c.ws.readSmallMessage() catch |err| return switch (err) {
-            // Only fragmented messages get here, as std cannot reassemble them.
-            error.MessageOversize => .oversize,
-            error.UnexpectedOpCode, error.MissingMaskBit, error.ConnectionClose => error.ProtocolError,
-            error.ReadFailed, error.EndOfStream => error.Gone,
-        };
-        return .{ .message = msg };
+        const control = @intFromEnum(h0.opcode) >= 8;
+        if (control and (!h0.fin or len > 125)) return error.ProtocolError;
+        const mask = head[2 + ext ..][0..4].*;
+        in.toss(2 + ext + 4);
+        const payload = in.take(@intCast(len)) catch return error.Gone;
+        for (payload, 0..) |*b, i| b.* ^= mask[i % 4];
+        switch (h0.opcode) {
+            .ping, .pong => return .{ .message = .{ .opcode = h0.opcode, .data = payload } },
+            .text, .binary => {
+                if (c.frag_opcode != null) return error.ProtocolError;
+                if (h0.fin) return .{ .message = .{ .opcode = h0.opcode, .data = payload } };
+                @memcpy(c.frag_buf[0..payload.len], payload);
+                c.frag_len = payload.len;
+                c.frag_opcode = h0.opcode;
+                return .fragment;
+            },
+            .continuation => {
+                const opcode = c.frag_opcode orelse return error.ProtocolError;
+                if (c.frag_dropping or c.frag_len + payload.len > protocol.max_message_bytes) {
+                    const first = !c.frag_dropping;
+                    c.frag_dropping = !h0.fin;
+                    if (h0.fin) c.frag_opcode = null;
+                    return if (first) .{ .oversize = 0 } else .fragment;
+                }
+                @memcpy(c.frag_buf[c.frag_len..][0..payload.len], payload);
+                c.frag_len += payload.len;
+                if (!h0.fin) return .fragment;
+                c.frag_opcode = null;
+                return .{ .message = .{ .opcode = opcode, .data = c.frag_buf[0..c.frag_len] } };
+            },
+            else => return error.ProtocolError,
+        }
     }
 
     /// Reads frames until the connection ends. Returns true if the peer went
@@ -416,11 +459,15 @@ pub const Client = struct {
                     c.requestClose(reply);
                     return false;
                 },
-                .oversize => if (!closing) {
-                    closing = true;
-                    if (c.joined) c.hub.leave(c);
-                    c.requestClose(1009);
+                .oversize => |skip| {
+                    if (!closing) {
+                        closing = true;
+                        if (c.joined) c.hub.leave(c);
+                        c.requestClose(1009);
+                    }
+                    c.ws.input.discardAll64(skip) catch return true;
                 },
+                .fragment => {},
                 .message => |msg| switch (msg.opcode) {
                     .ping => c.sendControl(.pong, msg.data),
                     .text => if (!closing) {
