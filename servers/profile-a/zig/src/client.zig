@@ -98,11 +98,16 @@ pub const Client = struct {
         const bytes: []const u8 = if (len == 0) &.{} else @as([*]const u8, @ptrCast(in.?))[0..len];
 
         // The frame's unread remainder counts too: refuse a big message as
-        // soon as its header says so, before reading it all.
+        // soon as its header says so, before reading it all. The close goes
+        // through the writer, and the reader keeps reading (and dropping) what
+        // follows: hanging up with unread input makes the kernel send a reset,
+        // which can destroy the close frame before the peer reads it (seen
+        // with a message in 5,000 one-byte fragments).
         const total = self.rx_len + len + lws.lws_remaining_packet_payload(wsi);
         if (total > protocol.max_message_bytes) {
-            lws.lws_close_reason(wsi, lws.LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, null, 0);
-            return -1;
+            self.rx_len = 0;
+            self.closeWith(lws.LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
+            return 0;
         }
 
         const final = lws.lws_is_final_fragment(wsi) != 0;
