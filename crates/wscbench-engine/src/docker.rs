@@ -5,16 +5,18 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
 use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
-    LogsOptionsBuilder, RemoveContainerOptionsBuilder, StatsOptionsBuilder,
+    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, InspectContainerOptions,
+    ListContainersOptionsBuilder, ListImagesOptionsBuilder, LogsOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, StatsOptionsBuilder,
     StopContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 
 use crate::engine::{
-    BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Usage, UsageStream,
+    BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Hardening, ImageInfo, Usage,
+    UsageStream,
 };
 use crate::stats;
 
@@ -22,6 +24,10 @@ use crate::stats;
 pub const LABEL: &str = "wscbench";
 /// The label naming the run a container belongs to.
 pub const RUN_LABEL: &str = "wscbench.run";
+
+/// How long the first exchange with the engine may take before it counts as unreachable: a
+/// missing socket fails at once, but a wrong `DOCKER_HOST` address would otherwise hang.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(1500);
 
 /// Facts about the engine, recorded with every result.
 #[derive(Debug, Clone, Default)]
@@ -54,9 +60,9 @@ impl DockerEngine {
             reason,
         };
         let docker = Docker::connect_with_defaults().map_err(|e| unreachable(e.to_string()))?;
-        let docker = tokio::time::timeout(Duration::from_secs(5), docker.negotiate_version())
+        let docker = tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version())
             .await
-            .map_err(|_| unreachable("no answer within 5 s".into()))?
+            .map_err(|_| unreachable(format!("no answer within {CONNECT_TIMEOUT:?}")))?
             .map_err(|e| unreachable(e.to_string()))?;
         Ok(Self { docker })
     }
@@ -83,16 +89,6 @@ impl DockerEngine {
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
         })
-    }
-
-    /// The underlying client, for image operations.
-    pub fn client(&self) -> &Docker {
-        &self.docker
-    }
-
-    /// Removes every container labelled by wscbench (any run); returns how many.
-    pub async fn remove_all_containers(&self) -> Result<usize, EngineError> {
-        self.remove_labelled(LABEL).await
     }
 
     async fn remove_labelled(&self, label_filter: &str) -> Result<usize, EngineError> {
@@ -130,10 +126,11 @@ impl Engine for DockerEngine {
                 memory_swap: spec.memory_bytes,
                 cpuset_cpus: spec.cpuset.clone(),
                 binds: (!spec.binds.is_empty()).then(|| spec.binds.clone()),
-                ..Default::default()
+                ..hardened(&spec.hardening)
             };
             let body = ContainerCreateBody {
                 image: Some(spec.image.clone()),
+                user: spec.hardening.user.map(|(uid, gid)| format!("{uid}:{gid}")),
                 cmd: Some(spec.cmd.clone()),
                 env: Some(spec.env.clone()),
                 labels: Some(labels),
@@ -244,6 +241,121 @@ impl Engine for DockerEngine {
 
     fn remove_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<usize, EngineError>> {
         Box::pin(async move { self.remove_labelled(&format!("{RUN_LABEL}={run_id}")).await })
+    }
+
+    fn remove_all_containers(&self) -> BoxFuture<'_, Result<usize, EngineError>> {
+        Box::pin(self.remove_labelled(LABEL))
+    }
+
+    fn build_image<'a>(
+        &'a self,
+        tag: &'a str,
+        context: Vec<u8>,
+        labels: &'a HashMap<String, String>,
+    ) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async move {
+            let options = BuildImageOptionsBuilder::new()
+                .t(tag)
+                .rm(true)
+                .forcerm(true)
+                .labels(labels)
+                .build();
+            let mut stream =
+                self.docker
+                    .build_image(options, None, Some(bollard::body_full(context.into())));
+            while let Some(message) = stream.next().await {
+                let info =
+                    message.map_err(|e| EngineError::docker(format!("building image {tag}"), e))?;
+                if let Some(error) = info.error {
+                    return Err(EngineError::Build {
+                        tag: tag.into(),
+                        message: error,
+                    });
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn inspect_image<'a>(
+        &'a self,
+        tag: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ImageInfo>, EngineError>> {
+        Box::pin(async move {
+            match self.docker.inspect_image(tag).await {
+                Ok(inspect) => Ok(Some(ImageInfo {
+                    id: inspect.id.unwrap_or_default(),
+                    tags: inspect.repo_tags.unwrap_or_default(),
+                    labels: inspect.config.and_then(|c| c.labels).unwrap_or_default(),
+                    size_bytes: inspect.size.unwrap_or(0).max(0) as u64,
+                })),
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => Ok(None),
+                Err(e) => Err(EngineError::docker(format!("inspecting image {tag}"), e)),
+            }
+        })
+    }
+
+    fn list_images(&self) -> BoxFuture<'_, Result<Vec<ImageInfo>, EngineError>> {
+        Box::pin(async move {
+            let filters = HashMap::from([("label", vec![LABEL])]);
+            let images = self
+                .docker
+                .list_images(Some(
+                    ListImagesOptionsBuilder::new().filters(&filters).build(),
+                ))
+                .await
+                .map_err(|e| EngineError::docker("listing images", e))?;
+            Ok(images
+                .into_iter()
+                .map(|i| ImageInfo {
+                    id: i.id,
+                    tags: i.repo_tags,
+                    labels: i.labels,
+                    size_bytes: i.size.max(0) as u64,
+                })
+                .collect())
+        })
+    }
+
+    fn remove_image<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async move {
+            let options = RemoveImageOptionsBuilder::new().force(true).build();
+            match self.docker.remove_image(id, Some(options), None).await {
+                Ok(_) => Ok(()),
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => Ok(()),
+                Err(e) => Err(EngineError::docker(format!("removing image {id}"), e)),
+            }
+        })
+    }
+}
+
+/// The host configuration [`Hardening`] asks for; every other field is left to the caller.
+fn hardened(hardening: &Hardening) -> HostConfig {
+    HostConfig {
+        readonly_rootfs: hardening.read_only_root.then_some(true),
+        tmpfs: hardening.tmp_bytes.map(|bytes| {
+            HashMap::from([(
+                "/tmp".to_string(),
+                format!("rw,nosuid,nodev,size={bytes},mode=1777"),
+            )])
+        }),
+        cap_drop: hardening.cap_drop_all.then(|| vec!["ALL".to_string()]),
+        security_opt: hardening
+            .no_new_privileges
+            .then(|| vec!["no-new-privileges".to_string()]),
+        pids_limit: hardening.pids_limit,
+        ulimits: hardening.nofile.map(|n| {
+            vec![ResourcesUlimits {
+                name: Some("nofile".into()),
+                soft: Some(n as i64),
+                hard: Some(n as i64),
+            }]
+        }),
+        ..Default::default()
     }
 }
 

@@ -1,5 +1,7 @@
-//! The narrow container interface the runner needs, so that a run can be tested with a
-//! fake engine; [`crate::docker::DockerEngine`] is the real one.
+//! The narrow interface to Docker: every container and image operation wscbench makes
+//! (start, inspect, stats, stop, logs, removal, image build, inspect, list and removal) goes
+//! through [`Engine`], so a fake engine can fail any one of them; [`crate::docker::DockerEngine`]
+//! is the real one. [`Hardening`] is what every container is started with unless told otherwise.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -29,6 +31,116 @@ pub struct ContainerSpec {
     pub memory_bytes: Option<i64>,
     /// Cores to pin to, e.g. `0` or `0-1`.
     pub cpuset: Option<String>,
+    /// The security settings; [`Hardening::default`] is the hardened set every container gets.
+    pub hardening: Hardening,
+}
+
+/// The user and group every hardened container runs as (`nobody:nogroup`). A bind-mounted
+/// folder a container must write into (k6's `/out`) has to be owned by this user.
+pub const CONTAINER_UID_GID: (u32, u32) = (65534, 65534);
+
+/// Open files a container may hold. The scenarios need at most about 1,100 sockets per side
+/// (saturation's ~1,000 clients plus verification; idle-memory's 1,000 clients) and the hostile
+/// connection flood 2,000; 16,384 leaves room for all of that and no more.
+pub const NOFILE_LIMIT: u64 = 16_384;
+
+/// Processes (threads included) a container may run: far above any server's or k6's thread
+/// count, far below what a fork bomb would need to hurt the host.
+pub const PIDS_LIMIT: i64 = 4_096;
+
+/// How a container is confined. [`Hardening::default`] is hardened: a read-only root with a
+/// small writable `/tmp`, no capabilities, no privilege gain, a non-root user, and limits on
+/// processes and open files. [`Hardening::none`] is Docker's own defaults, for diagnosis only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hardening {
+    /// Mount the image's root filesystem read-only (`--read-only`).
+    pub read_only_root: bool,
+    /// A writable tmpfs at `/tmp` of this many bytes (`--tmpfs /tmp:size=…`), so a read-only
+    /// root still has a scratch folder (k6 writes there; `HOME=/tmp` in every image).
+    pub tmp_bytes: Option<u64>,
+    /// Drop every Linux capability (`--cap-drop ALL`).
+    pub cap_drop_all: bool,
+    /// Forbid gaining privileges through set-uid binaries (`--security-opt no-new-privileges`).
+    pub no_new_privileges: bool,
+    /// `uid:gid` to run as (`--user`), or `None` for the image's own (root in ours).
+    pub user: Option<(u32, u32)>,
+    /// Most processes and threads (`--pids-limit`).
+    pub pids_limit: Option<i64>,
+    /// Most open files, soft and hard (`--ulimit nofile=N:N`).
+    pub nofile: Option<u64>,
+}
+
+impl Default for Hardening {
+    fn default() -> Self {
+        Self {
+            read_only_root: true,
+            tmp_bytes: Some(64 << 20),
+            cap_drop_all: true,
+            no_new_privileges: true,
+            user: Some(CONTAINER_UID_GID),
+            pids_limit: Some(PIDS_LIMIT),
+            nofile: Some(NOFILE_LIMIT),
+        }
+    }
+}
+
+impl Hardening {
+    /// Docker's defaults: nothing added. Not used by any command; for diagnosing a container
+    /// that fails only when hardened.
+    pub fn none() -> Self {
+        Self {
+            read_only_root: false,
+            tmp_bytes: None,
+            cap_drop_all: false,
+            no_new_privileges: false,
+            user: None,
+            pids_limit: None,
+            nofile: None,
+        }
+    }
+
+    /// The settings as `docker run` flags, e.g. `--cap-drop ALL`, for the record of a run.
+    pub fn describe(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        if self.read_only_root {
+            flags.push("--read-only".to_string());
+        }
+        if let Some(bytes) = self.tmp_bytes {
+            flags.push(format!(
+                "--tmpfs /tmp:rw,nosuid,nodev,size={}m,mode=1777",
+                bytes >> 20
+            ));
+        }
+        if self.cap_drop_all {
+            flags.push("--cap-drop ALL".to_string());
+        }
+        if self.no_new_privileges {
+            flags.push("--security-opt no-new-privileges".to_string());
+        }
+        if let Some((uid, gid)) = self.user {
+            flags.push(format!("--user {uid}:{gid}"));
+        }
+        if let Some(pids) = self.pids_limit {
+            flags.push(format!("--pids-limit {pids}"));
+        }
+        if let Some(n) = self.nofile {
+            flags.push(format!("--ulimit nofile={n}:{n}"));
+        }
+        flags
+    }
+}
+
+/// An image as the engine knows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImageInfo {
+    /// The image id (`sha256:…`).
+    pub id: String,
+    /// Its tags, e.g. `wsc-go:latest`.
+    pub tags: Vec<String>,
+    /// Its labels.
+    pub labels: HashMap<String, String>,
+    /// Its size, in bytes.
+    pub size_bytes: u64,
 }
 
 /// A container's state.
@@ -69,6 +181,9 @@ pub enum EngineError {
     /// An image build reported an error.
     #[error("building image {tag}: {message}")]
     Build { tag: String, message: String },
+    /// A fake engine's injected failure (tests only).
+    #[error("{action}: {message}")]
+    Failed { action: String, message: String },
 }
 
 impl EngineError {
@@ -104,4 +219,46 @@ pub trait Engine: Send + Sync {
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>>;
     /// Removes every container labelled with this run id; returns how many.
     fn remove_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<usize, EngineError>>;
+    /// Removes every container wscbench made, of any run; returns how many.
+    fn remove_all_containers(&self) -> BoxFuture<'_, Result<usize, EngineError>>;
+    /// Builds `tag` from a tar build context (Dockerfile at its root) with these labels,
+    /// draining the build's output; a message carrying an error fails the build.
+    fn build_image<'a>(
+        &'a self,
+        tag: &'a str,
+        context: Vec<u8>,
+        labels: &'a HashMap<String, String>,
+    ) -> BoxFuture<'a, Result<(), EngineError>>;
+    /// The image under this tag or id, or `None` when there is none.
+    fn inspect_image<'a>(
+        &'a self,
+        tag: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ImageInfo>, EngineError>>;
+    /// Every image wscbench built.
+    fn list_images(&self) -> BoxFuture<'_, Result<Vec<ImageInfo>, EngineError>>;
+    /// Removes an image by id or tag (forced); an image already gone is not an error.
+    fn remove_image<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_hardening_reads_like_the_docker_flags() {
+        assert_eq!(
+            Hardening::default().describe(),
+            [
+                "--read-only",
+                "--tmpfs /tmp:rw,nosuid,nodev,size=64m,mode=1777",
+                "--cap-drop ALL",
+                "--security-opt no-new-privileges",
+                "--user 65534:65534",
+                "--pids-limit 4096",
+                "--ulimit nofile=16384:16384",
+            ]
+        );
+        assert!(Hardening::none().describe().is_empty());
+        assert_eq!(ContainerSpec::default().hardening, Hardening::default());
+    }
 }

@@ -1,16 +1,16 @@
-//! Images: each server's binary (and k6) packed `FROM scratch` into an image through
-//! bollard's build API, from an in-memory tar context. Nothing is ever pulled.
+//! Images: each server's binary (and k6) packed `FROM scratch` into an image through the
+//! engine's build call, from an in-memory tar context. Nothing is ever pulled. Also the
+//! clean-up of everything wscbench made. All of it goes through [`Engine`], so a fake engine
+//! can fail any step.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use bollard::query_parameters::BuildImageOptionsBuilder;
-use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
 
 use crate::catalog::Server;
-use crate::docker::{DockerEngine, LABEL};
-use crate::engine::EngineError;
+use crate::docker::LABEL;
+use crate::engine::{Engine, EngineError};
 use crate::local;
 
 /// The label carrying the hash of what an image was built from.
@@ -62,7 +62,7 @@ pub struct Image {
 
 /// Builds the server's image unless one built from the same sources exists.
 pub async fn build_server_image(
-    engine: &DockerEngine,
+    engine: &dyn Engine,
     server: &Server,
     force: bool,
 ) -> Result<Image, ImageError> {
@@ -95,17 +95,13 @@ pub async fn build_server_image(
 
 /// Builds the k6 image from the host's k6 binary unless the same binary is already packed.
 pub async fn build_k6_image(
-    engine: &DockerEngine,
+    engine: &dyn Engine,
     k6: &Path,
     force: bool,
 ) -> Result<Image, ImageError> {
     let binary = std::fs::read(k6).map_err(|_| ImageError::NoK6 {
         path: k6.to_owned(),
     })?;
-    let hash = hex::encode(&Sha256::digest(&binary)[..12]);
-    if !force && let Some(image) = existing(engine, K6_TAG, &hash).await? {
-        return Ok(image);
-    }
     let version = std::process::Command::new(k6)
         .arg("version")
         .output()
@@ -117,67 +113,63 @@ pub async fn build_k6_image(
                 .map(str::to_string)
         })
         .unwrap_or_else(|| "unknown".into());
-    let labels = HashMap::from([
-        (LABEL.to_string(), "1".to_string()),
-        (HASH_LABEL.to_string(), hash.clone()),
-        (K6_VERSION_LABEL.to_string(), version),
-        (BINARY_SIZE_LABEL.to_string(), binary.len().to_string()),
-    ]);
-    build_scratch_image(engine, K6_TAG, "k6", &binary, &labels).await?;
-    let mut image = existing(engine, K6_TAG, &hash)
-        .await?
-        .ok_or_else(|| EngineError::Build {
-            tag: K6_TAG.into(),
-            message: "the build finished but the image is not there".into(),
-        })?;
-    image.rebuilt = true;
-    Ok(image)
+    build_tool_image(engine, K6_TAG, "k6", &binary, Some(version), force).await
 }
 
 /// Builds the blaster image from the host's blaster binary unless the same binary is packed.
 pub async fn build_blaster_image(
-    engine: &DockerEngine,
+    engine: &dyn Engine,
     blaster: &Path,
     force: bool,
 ) -> Result<Image, ImageError> {
     let binary = std::fs::read(blaster).map_err(|_| ImageError::NoBlaster {
         path: blaster.to_owned(),
     })?;
-    let hash = hex::encode(&Sha256::digest(&binary)[..12]);
-    if !force && let Some(image) = existing(engine, BLASTER_TAG, &hash).await? {
+    build_tool_image(engine, BLASTER_TAG, "blaster", &binary, None, force).await
+}
+
+/// Packs a tool's binary (k6, the blaster) under `tag`, unless the same binary is there.
+async fn build_tool_image(
+    engine: &dyn Engine,
+    tag: &str,
+    name: &str,
+    binary: &[u8],
+    version: Option<String>,
+    force: bool,
+) -> Result<Image, ImageError> {
+    let hash = hex::encode(&Sha256::digest(binary)[..12]);
+    if !force && let Some(image) = existing(engine, tag, &hash).await? {
         return Ok(image);
     }
-    let labels = HashMap::from([
+    let mut labels = HashMap::from([
         (LABEL.to_string(), "1".to_string()),
         (HASH_LABEL.to_string(), hash.clone()),
         (BINARY_SIZE_LABEL.to_string(), binary.len().to_string()),
     ]);
-    build_scratch_image(engine, BLASTER_TAG, "blaster", &binary, &labels).await?;
-    let mut image =
-        existing(engine, BLASTER_TAG, &hash)
-            .await?
-            .ok_or_else(|| EngineError::Build {
-                tag: BLASTER_TAG.into(),
-                message: "the build finished but the image is not there".into(),
-            })?;
+    if let Some(version) = version {
+        labels.insert(K6_VERSION_LABEL.to_string(), version);
+    }
+    build_scratch_image(engine, tag, name, binary, &labels).await?;
+    let mut image = existing(engine, tag, &hash)
+        .await?
+        .ok_or_else(|| EngineError::Build {
+            tag: tag.into(),
+            message: "the build finished but the image is not there".into(),
+        })?;
     image.rebuilt = true;
     Ok(image)
 }
 
 /// The image under `tag`, if it exists and was built from `hash`.
 async fn existing(
-    engine: &DockerEngine,
+    engine: &dyn Engine,
     tag: &str,
     hash: &str,
 ) -> Result<Option<Image>, EngineError> {
-    let inspect = match engine.client().inspect_image(tag).await {
-        Ok(inspect) => inspect,
-        Err(bollard::errors::Error::DockerResponseServerError {
-            status_code: 404, ..
-        }) => return Ok(None),
-        Err(e) => return Err(EngineError::docker(format!("inspecting image {tag}"), e)),
+    let Some(inspect) = engine.inspect_image(tag).await? else {
+        return Ok(None);
     };
-    let labels = inspect.config.and_then(|c| c.labels).unwrap_or_default();
+    let labels = inspect.labels;
     if labels.get(HASH_LABEL).map(String::as_str) != Some(hash) {
         return Ok(None);
     }
@@ -188,7 +180,7 @@ async fn existing(
             .get(BINARY_SIZE_LABEL)
             .and_then(|s| s.parse().ok())
             .unwrap_or(0),
-        image_size_bytes: inspect.size.unwrap_or(0).max(0) as u64,
+        image_size_bytes: inspect.size_bytes,
         rebuilt: false,
         version: labels.get(K6_VERSION_LABEL).cloned(),
     }))
@@ -197,18 +189,14 @@ async fn existing(
 /// `FROM scratch`, the binary at `/<name>`, an empty `/tmp`, and the binary as entrypoint.
 /// The image the tag named before is removed, so rebuilds leave no dangling images behind.
 async fn build_scratch_image(
-    engine: &DockerEngine,
+    engine: &dyn Engine,
     tag: &str,
     name: &str,
     binary: &[u8],
     labels: &HashMap<String, String>,
 ) -> Result<(), EngineError> {
-    let previous = engine
-        .client()
-        .inspect_image(tag)
-        .await
-        .ok()
-        .and_then(|i| i.id);
+    // Unknown is fine: the old image is only removed to save space.
+    let previous = engine.inspect_image(tag).await.ok().flatten().map(|i| i.id);
     let dockerfile = format!(
         "FROM scratch\nCOPY {name} /{name}\nCOPY tmp /tmp\nENV HOME=/tmp\nENTRYPOINT [\"/{name}\"]\n"
     );
@@ -216,43 +204,58 @@ async fn build_scratch_image(
         tag: tag.into(),
         message: format!("packing the build context: {e}"),
     })?;
-    let options = BuildImageOptionsBuilder::new()
-        .t(tag)
-        .rm(true)
-        .forcerm(true)
-        .labels(labels)
-        .build();
-    let mut stream =
-        engine
-            .client()
-            .build_image(options, None, Some(bollard::body_full(context.into())));
-    while let Some(message) = stream.next().await {
-        let info = message.map_err(|e| EngineError::docker(format!("building image {tag}"), e))?;
-        if let Some(error) = info.error {
-            return Err(EngineError::Build {
-                tag: tag.into(),
-                message: error,
-            });
-        }
-    }
-    let current = engine
-        .client()
-        .inspect_image(tag)
-        .await
-        .ok()
-        .and_then(|i| i.id);
+    engine.build_image(tag, context, labels).await?;
+    let current = engine.inspect_image(tag).await.ok().flatten().map(|i| i.id);
     if let Some(old) = previous.filter(|old| Some(old) != current.as_ref()) {
         // Still in use by a container, or already gone: either way nothing to do.
-        let _ = engine
-            .client()
-            .remove_image(
-                &old,
-                None::<bollard::query_parameters::RemoveImageOptions>,
-                None,
-            )
-            .await;
+        let _ = engine.remove_image(&old).await;
     }
     Ok(())
+}
+
+/// What [`clean`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cleaned {
+    /// Containers removed.
+    pub containers: usize,
+    /// Images removed.
+    pub images: usize,
+}
+
+/// Why [`clean`] stopped, with what it had removed by then.
+#[derive(Debug, thiserror::Error)]
+#[error("{source} (removed {} container(s) and {} image(s) before that)", done.containers, done.images)]
+pub struct CleanError {
+    /// What was removed before the failure.
+    pub done: Cleaned,
+    /// The failed call.
+    #[source]
+    pub source: EngineError,
+}
+
+/// Removes every container wscbench made, then (unless `keep_images`) every image it built.
+/// Stops at the first failure, saying what it had removed.
+pub async fn clean(engine: &dyn Engine, keep_images: bool) -> Result<Cleaned, CleanError> {
+    let mut done = Cleaned::default();
+    let fail = |done: Cleaned| move |source| CleanError { done, source };
+    done.containers = engine.remove_all_containers().await.map_err(fail(done))?;
+    if keep_images {
+        return Ok(done);
+    }
+    for image in engine.list_images().await.map_err(fail(done))? {
+        engine
+            .remove_image(&image.id)
+            .await
+            .map_err(|source| CleanError {
+                done,
+                source: EngineError::Failed {
+                    action: format!("removing image {}", image.tags.join(", ")),
+                    message: source.to_string(),
+                },
+            })?;
+        done.images += 1;
+    }
+    Ok(done)
 }
 
 fn tar_context(dockerfile: &str, name: &str, binary: &[u8]) -> std::io::Result<Vec<u8>> {

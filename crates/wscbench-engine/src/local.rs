@@ -230,10 +230,12 @@ impl LocalServer {
     /// Sends SIGTERM and waits up to `grace` for the exit; kills it after that.
     pub async fn stop(mut self, grace: Duration) -> Stopped {
         let started = Instant::now();
-        if let Some(pid) = self.child.id() {
-            if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-            }
+        if let Some(pid) = self
+            .child
+            .id()
+            .and_then(|pid| rustix::process::Pid::from_raw(pid as i32))
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }
         let (exited_after, exit_code) = match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(Ok(status)) => (Some(started.elapsed()), status.code()),

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use wscbench_engine::catalog;
 use wscbench_engine::engine::{
-    BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Usage, UsageStream,
+    BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, ImageInfo, Usage, UsageStream,
 };
 use wscbench_engine::images::Image;
 use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, VerifyLevel};
@@ -242,6 +242,35 @@ impl Engine for FakeEngine {
             }
             Ok(ids.len())
         })
+    }
+
+    // Images are not part of a run: the runner never calls these.
+    fn remove_all_containers(&self) -> BoxFuture<'_, Result<usize, EngineError>> {
+        self.remove_run("")
+    }
+
+    fn build_image<'a>(
+        &'a self,
+        _tag: &'a str,
+        _context: Vec<u8>,
+        _labels: &'a HashMap<String, String>,
+    ) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn inspect_image<'a>(
+        &'a self,
+        _tag: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ImageInfo>, EngineError>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    fn list_images(&self) -> BoxFuture<'_, Result<Vec<ImageInfo>, EngineError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    fn remove_image<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async { Ok(()) })
     }
 }
 

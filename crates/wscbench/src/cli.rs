@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use wscbench_results::{LoadPath, Mode, Scenario};
 
 use crate::commands;
+use crate::exit::{ExitCode, UsageError};
 
 /// Compare WebSocket public-chat server stacks fairly.
 ///
@@ -20,7 +21,8 @@ use crate::commands;
     name = "wscbench",
     version,
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    after_help = crate::exit::ExitCode::help_section()
 )]
 pub struct Cli {
     /// The project directory holding servers/ and scenarios/ [default: found upwards from the current directory]
@@ -40,7 +42,7 @@ pub enum Command {
     /// With --url, checks a server that is already running. With --server/--profile/--lang/--all,
     /// builds each selected server from its manifest, runs it as a local process on a free
     /// loopback port, checks it (including its SIGTERM shutdown), and stops it.
-    /// Exits 1 if any check fails.
+    /// With --hostile, attacks it instead (see --hostile). Exits 1 if any check fails.
     Verify(VerifyArgs),
     /// Measure a server's resident memory with N idle joined clients, and after they leave.
     IdleMemory(IdleMemoryArgs),
@@ -359,6 +361,12 @@ pub struct VerifyArgs {
     /// Run only this check (repeatable); see the check names in the output
     #[arg(long = "only", value_name = "CHECK")]
     pub only: Vec<String>,
+    /// Run the hostile-client checks instead of the protocol checks: malformed floods, binary,
+    /// oversize and fragmented frames, ping floods, slowloris, resets, clients that never read,
+    /// a 2,000-connection flood; after each the server must serve two canary members within 1 s
+    /// with its memory back within 64 MiB (127.0.0.1 only; about 1 min per server)
+    #[arg(long)]
+    pub hostile: bool,
     /// Use this binary instead of building the server (with exactly one --server)
     #[arg(long, value_name = "PATH", requires = "servers")]
     pub binary: Option<PathBuf>,
@@ -384,7 +392,7 @@ pub struct IdleMemoryArgs {
 }
 
 /// Parses `args` and runs the command; returns the process exit code.
-pub fn run<I, T>(args: I) -> Result<i32>
+pub fn run<I, T>(args: I) -> Result<ExitCode>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -397,14 +405,20 @@ where
         .context("starting the async runtime")?;
     runtime.block_on(async move {
         match cli.command {
-            Command::List => commands::list::run(&root),
+            Command::List => commands::list::run(&root).map(ExitCode::from_code),
             Command::Verify(args) => commands::verify::run(&root, args).await,
-            Command::IdleMemory(args) => commands::idle_memory::run(&root, args).await,
+            Command::IdleMemory(args) => commands::idle_memory::run(&root, args)
+                .await
+                .map(ExitCode::from_code),
             Command::Build(args) => commands::build::run(&root, args).await,
-            Command::Run(args) => commands::run::run(&root, args).await,
-            Command::Report(args) => commands::report::run(&root, args),
-            Command::LoadgenCapacity(args) => commands::loadgen_capacity::run(&root, args).await,
-            Command::Compare(args) => commands::compare::run(&root, args),
+            Command::Run(args) => commands::run::run(&root, args)
+                .await
+                .map(ExitCode::from_code),
+            Command::Report(args) => commands::report::run(&root, args).map(ExitCode::from_code),
+            Command::LoadgenCapacity(args) => commands::loadgen_capacity::run(&root, args)
+                .await
+                .map(ExitCode::from_code),
+            Command::Compare(args) => commands::compare::run(&root, args).map(ExitCode::from_code),
             Command::Doctor => commands::doctor::run(&root).await,
             Command::Clean(args) => commands::clean::run(args).await,
         }
@@ -414,19 +428,17 @@ where
 /// The directory holding `servers/`: the one given, or the nearest one upwards from here.
 fn project_root(given: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(dir) = given {
-        anyhow::ensure!(
-            dir.join("servers").is_dir(),
-            "{} has no servers/ directory",
-            dir.display()
-        );
+        if !dir.join("servers").is_dir() {
+            return Err(UsageError(format!("{} has no servers/ directory", dir.display())).into());
+        }
         return Ok(dir);
     }
     let here = std::env::current_dir().context("reading the current directory")?;
     here.ancestors()
         .find(|dir| dir.join("servers").is_dir() && dir.join("scenarios").is_dir())
         .map(PathBuf::from)
-        .with_context(|| {
-            format!("no wscbench project (a directory with servers/ and scenarios/) at or above {}; pass --root", here.display())
+        .ok_or_else(|| {
+            UsageError(format!("no wscbench project (a directory with servers/ and scenarios/) at or above {}; pass --root", here.display())).into()
         })
 }
 

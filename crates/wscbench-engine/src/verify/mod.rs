@@ -6,6 +6,7 @@
 
 mod checks;
 pub mod client;
+pub mod hostile;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -210,7 +211,7 @@ pub async fn verify(
     }
 }
 
-fn rand_seed() -> u32 {
+pub(crate) fn rand_seed() -> u32 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())

@@ -7,6 +7,7 @@ use wscbench_report::{Format, Loaded, compare, load_results};
 
 use crate::cli::CompareArgs;
 use crate::commands::report::resolve;
+use crate::exit::UsageError;
 
 /// A run's results: `name` is a run folder, or a run id inside `results`.
 fn load_run(root: &Path, results: &Path, name: &str) -> Result<Loaded> {
@@ -31,10 +32,13 @@ fn load_run(root: &Path, results: &Path, name: &str) -> Result<Loaded> {
 }
 
 pub fn run(root: &Path, args: CompareArgs) -> Result<i32> {
-    let a = load_run(root, &args.results, &args.a)?;
-    let b = load_run(root, &args.results, &args.b)?;
+    // Runs that are not there, share nothing or are too new are the caller's input: exit 2.
+    let usage = |err: anyhow::Error| anyhow::Error::new(UsageError(format!("{err:#}")));
+    let a = load_run(root, &args.results, &args.a).map_err(usage)?;
+    let b = load_run(root, &args.results, &args.b).map_err(usage)?;
     let comparison = compare(&args.a, &a.results, &args.b, &b.results, args.level)
-        .context("nothing to compare")?;
+        .context("nothing to compare")
+        .map_err(usage)?;
     match args.format {
         Format::Json => println!(
             "{}",

@@ -5,6 +5,8 @@ use std::process::Command;
 
 use anyhow::Result;
 
+use crate::exit::ExitCode;
+
 struct Finding {
     what: &'static str,
     ok: bool,
@@ -29,7 +31,7 @@ fn tool(what: &'static str, program: &str, args: &[&str], remedy: &str) -> Findi
     }
 }
 
-pub async fn run(root: &Path) -> Result<i32> {
+pub async fn run(root: &Path) -> Result<ExitCode> {
     let setup = "run scripts/setup";
     let mut findings = Vec::new();
     match super::connect().await {
@@ -108,5 +110,10 @@ pub async fn run(root: &Path) -> Result<i32> {
             f.detail
         );
     }
-    Ok(if findings.iter().all(|f| f.ok) { 0 } else { 1 })
+    // A missing prerequisite is a set-up problem, which has its own exit code.
+    Ok(if findings.iter().all(|f| f.ok) {
+        ExitCode::Ok
+    } else {
+        ExitCode::Setup
+    })
 }

@@ -63,7 +63,7 @@ pub fn k6_path() -> PathBuf {
 
 /// Builds (or reuses) the image of every server, printing one line each.
 pub async fn build_images(
-    engine: &DockerEngine,
+    engine: &dyn wscbench_engine::engine::Engine,
     servers: &[Server],
     rebuild: bool,
 ) -> Result<Vec<Image>> {
@@ -81,7 +81,10 @@ pub async fn build_images(
 }
 
 /// Builds (or reuses) the k6 image.
-pub async fn build_k6_image(engine: &DockerEngine, rebuild: bool) -> Result<Image> {
+pub async fn build_k6_image(
+    engine: &dyn wscbench_engine::engine::Engine,
+    rebuild: bool,
+) -> Result<Image> {
     let started = Instant::now();
     eprint!("image {:<16} ", images::K6_TAG);
     let image = images::build_k6_image(engine, &k6_path(), rebuild).await?;

@@ -3,38 +3,48 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use wscbench_engine::catalog::Server;
 use wscbench_engine::local::{self, LocalServer};
-use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport};
+use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport, hostile};
 
 use crate::cli::VerifyArgs;
+use crate::exit::{ExitCode, UsageError};
 
-pub async fn run(root: &Path, args: VerifyArgs) -> Result<i32> {
-    let known: Vec<&str> = verify::all_checks()
-        .iter()
-        .map(|c| c.name)
-        .chain([verify::SHUTDOWN_CHECK])
-        .collect();
+pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode> {
+    let known: Vec<&str> = if args.hostile {
+        hostile::all_hostile_checks()
+            .iter()
+            .map(|c| c.name)
+            .collect()
+    } else {
+        verify::all_checks()
+            .iter()
+            .map(|c| c.name)
+            .chain([verify::SHUTDOWN_CHECK])
+            .collect()
+    };
     if let Some(unknown) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
-        bail!(
+        return Err(UsageError(format!(
             "unknown check {unknown:?}; the checks are: {}",
             known.join(", ")
-        );
+        ))
+        .into());
     }
     let mut reports = Vec::new();
     if let Some(url) = &args.url {
-        let target = Target::from_url(url)?;
+        let target = Target::from_url(url).map_err(|e| UsageError(e.to_string()))?;
         reports.push(check(None, &target, &args, None).await);
     } else {
         if args.select.is_empty() && !args.all {
-            bail!(
-                "say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all"
-            );
+            return Err(UsageError(
+                "say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all".into(),
+            )
+            .into());
         }
         let servers = args.select.selection().apply(&super::discover(root)?)?;
         if args.binary.is_some() && servers.len() != 1 {
-            bail!("--binary needs exactly one --server");
+            return Err(UsageError("--binary needs exactly one --server".into()).into());
         }
         for server in &servers {
             reports.push(verify_local(server, &args).await?);
@@ -44,7 +54,7 @@ pub async fn run(root: &Path, args: VerifyArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&reports)?);
     }
     let failed = reports.iter().filter(|r| !r.passed()).count();
-    Ok(if failed == 0 { 0 } else { 1 })
+    Ok(ExitCode::from_failures(failed))
 }
 
 async fn verify_local(server: &Server, args: &VerifyArgs) -> Result<VerifyReport> {
@@ -81,12 +91,24 @@ async fn check(
             target.ws_url
         );
     }
-    let mut report = verify::verify(target, &args.only, |c| {
+    let print = |c: &CheckResult| {
         if !quiet {
             print_check(c);
         }
-    })
-    .await;
+    };
+    if args.hostile {
+        let pid = process.as_ref().and_then(|p| p.pid());
+        let report = hostile::hostile(target, pid, &args.only, print).await;
+        if let Some(process) = process {
+            process.stop(Duration::from_secs(3)).await;
+        }
+        if !quiet {
+            let passed = report.checks.iter().filter(|c| c.passed).count();
+            println!("{passed} passed, {} failed", report.checks.len() - passed);
+        }
+        return report;
+    }
+    let mut report = verify::verify(target, &args.only, print).await;
     if let Some(process) = process {
         if args.only.is_empty() || args.only.iter().any(|o| o == verify::SHUTDOWN_CHECK) {
             let result = verify::verify_shutdown(process).await;
