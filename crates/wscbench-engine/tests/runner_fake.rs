@@ -327,6 +327,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
             docker_api_version: "1.41".into(),
             k6_version: "v1.8.1".into(),
             loadgen_memory_bytes: None,
+            container_hardening: Vec::new(),
             variant_args: Vec::new(),
             variant_env: Vec::new(),
         },

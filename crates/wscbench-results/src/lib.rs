@@ -140,6 +140,10 @@ pub struct Conditions {
     /// Memory limit of the load-generator container, in bytes, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loadgen_memory_bytes: Option<u64>,
+    /// The hardening every container ran under, as docker CLI flags (`--read-only`,
+    /// `--cap-drop ALL`, ...); empty in results written before containers were hardened.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub container_hardening: Vec<String>,
     /// Extra server arguments of the variant, if any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variant_args: Vec<String>,

@@ -166,6 +166,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             docker_api_version: "1.41".to_string(),
             k6_version: "v1.8.1".to_string(),
             loadgen_memory_bytes: None,
+            container_hardening: Vec::new(),
             variant_args: Vec::new(),
             variant_env: Vec::new(),
         },

@@ -231,6 +231,7 @@ async fn prepare(
         docker_api_version: info.api_version.clone(),
         k6_version: k6_image.version.clone().unwrap_or_default(),
         loadgen_memory_bytes: Some(args.loadgen_memory),
+        container_hardening: wscbench_engine::engine::Hardening::default().describe(),
         variant_args: Vec::new(),
         variant_env: Vec::new(),
     };
