@@ -53,6 +53,8 @@ enum Fault {
     None,
     /// The server process is killed this long after it starts, and reported OOM-killed.
     OomKillAfter(Duration),
+    /// The server process is killed (SIGKILL, not for memory) this long after it starts.
+    CrashAfter(Duration),
 }
 
 struct Container {
@@ -66,6 +68,10 @@ struct FakeEngine {
     server_binary: PathBuf,
     k6_runs_for: Duration,
     k6_writes_summary: bool,
+    /// The exit code k6 reports when it ends (137: killed).
+    k6_exit_code: i64,
+    /// The stats stream ends after this many samples, as a dying engine stream would.
+    usage_samples: Option<usize>,
     fault: Fault,
     containers: Mutex<HashMap<String, Container>>,
 }
@@ -76,6 +82,8 @@ impl FakeEngine {
             server_binary: go_server(),
             k6_runs_for: Duration::from_secs(3),
             k6_writes_summary: true,
+            k6_exit_code: 0,
+            usage_samples: None,
             fault,
             containers: Mutex::new(HashMap::new()),
         }
@@ -155,9 +163,16 @@ impl Engine for FakeEngine {
                 let running = c.started.elapsed() < self.k6_runs_for && !c.removed;
                 return Ok(ContainerState {
                     running,
-                    exit_code: (!running).then_some(0),
+                    exit_code: (!running).then_some(self.k6_exit_code),
                     oom_killed: false,
                 });
+            }
+            if let Fault::CrashAfter(after) = self.fault
+                && c.started.elapsed() >= after
+                && let Some(child) = c.child.as_mut()
+            {
+                let _ = child.kill();
+                let _ = child.wait();
             }
             if let Fault::OomKillAfter(after) = self.fault
                 && c.started.elapsed() >= after
@@ -183,10 +198,14 @@ impl Engine for FakeEngine {
 
     fn usage(&self, _id: &str) -> UsageStream {
         let ticks = tokio_stream_interval(Duration::from_millis(500));
-        Box::pin(futures_util::StreamExt::map(ticks, |_| Usage {
+        let samples = futures_util::StreamExt::map(ticks, |_| Usage {
             cpu_percent: 40.0,
             mem_bytes: 8 << 20,
-        }))
+        });
+        match self.usage_samples {
+            Some(n) => Box::pin(futures_util::StreamExt::take(samples, n)),
+            None => Box::pin(samples),
+        }
     }
 
     fn stop<'a>(&'a self, id: &'a str, _grace: Duration) -> BoxFuture<'a, Result<(), EngineError>> {
@@ -435,4 +454,152 @@ async fn cancelling_mid_load_records_interrupted_skips_the_rest_and_removes_cont
     );
     assert!(!dir.path().join("profile-b/go/burst.json").exists());
     assert_eq!(engine.live(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_killed_mid_scenario_is_recorded_as_crashed_with_its_partial_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = FakeEngine::new(Fault::CrashAfter(Duration::from_millis(3500)));
+    engine.k6_runs_for = Duration::from_secs(60);
+    let plan = plan(dir.path(), &[Scenario::Steady, Scenario::Burst]);
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(results.len(), 2, "the next scenario still runs");
+    let steady = &results[0];
+    assert_eq!(
+        steady.outcome,
+        Outcome::ServerCrashed,
+        "{:?}",
+        steady.outcome_detail
+    );
+    assert!(
+        !steady.series.is_empty(),
+        "the samples taken before the crash are kept"
+    );
+    assert!(steady.duration_ms < 10_000, "no wait for k6's own end");
+    assert_eq!(engine.live(), 0, "every container removed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn k6_killed_mid_run_is_a_load_generator_failure_and_the_server_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = FakeEngine::new(Fault::None);
+    engine.k6_runs_for = Duration::from_secs(2);
+    engine.k6_exit_code = 137;
+    engine.k6_writes_summary = false;
+    let plan = plan(dir.path(), &[Scenario::Saturation]);
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(results[0].outcome, Outcome::LoadgenFailed);
+    let detail = results[0].outcome_detail.as_deref().unwrap();
+    assert!(
+        detail.contains("137") && detail.contains("no summary"),
+        "{detail}"
+    );
+    assert_eq!(engine.live(), 0, "the server is removed too");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stats_stream_that_dies_mid_run_never_hangs_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = FakeEngine::new(Fault::None);
+    engine.usage_samples = Some(2);
+    let plan = plan(dir.path(), &[Scenario::Steady]);
+    let (_tx, rx) = watch::channel(false);
+    let mut on = |_: runner::Progress<'_>| {};
+    let run = runner::execute(&engine, &plan, rx, &mut on);
+    let results = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the run ends although the stats stream stopped")
+        .unwrap();
+    let result = &results[0];
+    assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
+    // Samples go on once a second with the last reading the stream gave.
+    assert!(result.series.len() >= 2);
+    assert_eq!(engine.live(), 0);
+}
+
+/// A small deterministic generator, so a failing seed can be replayed.
+fn next_random(state: &mut u64) -> u64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *state >> 33
+}
+
+/// Interrupts at random moments (before, during and after the load) must leave no container,
+/// no temporary file and no result that claims to be complete. N from `WSCBENCH_INTERRUPTS`
+/// (default 6; `WSCBENCH_INTERRUPTS=20` for the README figure), seed from `WSCBENCH_SEED` (default: the clock; printed).
+#[tokio::test(flavor = "multi_thread")]
+async fn interrupts_at_random_moments_leave_no_container_and_no_temporary_file() {
+    let n: usize = std::env::var("WSCBENCH_INTERRUPTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6);
+    let seed: u64 = std::env::var("WSCBENCH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("WSCBENCH_SEED={seed}");
+    let mut state = seed;
+    let mut leaks = 0;
+    for i in 0..n {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = FakeEngine::new(Fault::None);
+        engine.k6_runs_for = Duration::from_secs(2);
+        let plan = plan(dir.path(), &[Scenario::Steady, Scenario::Churn]);
+        let (tx, rx) = watch::channel(false);
+        let after = Duration::from_millis(next_random(&mut state) % 6000);
+        let cancel = tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            let _ = tx.send(true);
+        });
+        let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+            .await
+            .unwrap();
+        cancel.abort();
+        let temporary = walk(dir.path())
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "tmp"))
+            .count();
+        let live = engine.live();
+        if live > 0 || temporary > 0 {
+            leaks += 1;
+            eprintln!(
+                "interrupt {i} after {after:?}: {live} containers, {temporary} temporary files left"
+            );
+        }
+        for result in &results {
+            assert!(
+                matches!(result.outcome, Outcome::Ok | Outcome::Interrupted),
+                "interrupt {i}: {:?} {:?}",
+                result.outcome,
+                result.outcome_detail
+            );
+        }
+    }
+    eprintln!("{n} interrupts, {leaks} leaks");
+    assert_eq!(leaks, 0);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
 }
