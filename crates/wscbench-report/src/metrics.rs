@@ -128,6 +128,20 @@ pub const DROP_RATE: Metric = Metric {
     value: |r| Some(r.derived.drop_rate_ratio),
     format: units::ratio_percent,
 };
+/// Share of fan-out the server dropped because a recipient's queue was full (slow consumers):
+/// `dropped_slow` ÷ (`deliveries` + `dropped_slow`).
+pub const SLOW_DROPS: Metric = Metric {
+    key: "slow-drops",
+    name: "Dropped (slow clients)",
+    better: Better::Lower,
+    loadgen_sensitive: true,
+    value: |r| {
+        let stats = r.server_stats.as_ref()?;
+        let offered = stats.deliveries + stats.dropped_slow;
+        (offered > 0).then(|| stats.dropped_slow as f64 / offered as f64)
+    },
+    format: units::ratio_percent,
+};
 /// Deliveries per CPU-second the server used.
 pub const CPU_EFFICIENCY: Metric = Metric {
     key: "deliveries-per-cpu-s",
@@ -151,7 +165,7 @@ pub const ERRORS_PER_CONNECTION: Metric = Metric {
 };
 
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 10] = [
+pub const ALL: [&Metric; 11] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,
@@ -160,6 +174,7 @@ pub const ALL: [&Metric; 10] = [
     &K6_ERRORS,
     &LATENCY_P95,
     &DROP_RATE,
+    &SLOW_DROPS,
     &CPU_EFFICIENCY,
     &ERRORS_PER_CONNECTION,
 ];
@@ -192,8 +207,9 @@ pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
             &PEAK_CPU,
         ],
         Scenario::Saturation => &[
-            &THROUGHPUT,
             &DELIVERIES,
+            &SLOW_DROPS,
+            &LATENCY_P95,
             &DROP_RATE,
             &PEAK_MEMORY,
             &CPU_EFFICIENCY,
@@ -205,6 +221,7 @@ pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
 pub fn lead(scenario: Scenario) -> &'static Metric {
     match scenario {
         Scenario::Churn => &CONNECTIONS,
+        Scenario::Saturation => &DELIVERIES,
         _ => &THROUGHPUT,
     }
 }
