@@ -1,17 +1,17 @@
-//! A deliberately tiny HTTP/1.1 GET client for `/health` and `/stats` on loopback.
-//!
-//! The servers answer these with small bodies; pulling in a full HTTP client for
-//! two GETs would cost more compile time than it saves.
+//! GET `/health` and `/stats` on loopback, through hyper's HTTP/1.1 client connection (the
+//! hyper that bollard already brings in), with a time-out around the whole exchange.
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
 /// A failed GET.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
-    /// Connecting, writing or reading failed.
+    /// Connecting failed.
     #[error("GET http://{addr}{path}: {source}")]
     Io {
         addr: String,
@@ -26,9 +26,14 @@ pub enum HttpError {
         path: String,
         timeout: Duration,
     },
-    /// The answer was not HTTP.
-    #[error("GET http://{addr}{path}: malformed response")]
-    Malformed { addr: String, path: String },
+    /// The exchange was not valid HTTP/1.1.
+    #[error("GET http://{addr}{path}: {source}")]
+    Http {
+        addr: String,
+        path: String,
+        #[source]
+        source: hyper::Error,
+    },
 }
 
 /// A response: status code and body.
@@ -42,25 +47,44 @@ pub struct Response {
 
 /// `GET http://{addr}{path}` with `Connection: close`, within `timeout`.
 pub async fn get(addr: &str, path: &str, timeout: Duration) -> Result<Response, HttpError> {
-    let fut = async {
-        let io = |source| HttpError::Io {
-            addr: addr.into(),
-            path: path.into(),
-            source,
-        };
-        let mut stream = TcpStream::connect(addr).await.map_err(io)?;
-        let request = format!(
-            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nUser-Agent: wscbench\r\n\r\n"
-        );
-        stream.write_all(request.as_bytes()).await.map_err(io)?;
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).await.map_err(io)?;
-        parse(&raw).ok_or_else(|| HttpError::Malformed {
-            addr: addr.into(),
-            path: path.into(),
-        })
+    let http = |source| HttpError::Http {
+        addr: addr.into(),
+        path: path.into(),
+        source,
     };
-    match tokio::time::timeout(timeout, fut).await {
+    let exchange = async {
+        let stream = TcpStream::connect(addr)
+            .await
+            .map_err(|source| HttpError::Io {
+                addr: addr.into(),
+                path: path.into(),
+                source,
+            })?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(http)?;
+        // The connection task ends with the exchange (Connection: close) or with this call.
+        let driver = tokio::spawn(connection);
+        let request = hyper::Request::get(path)
+            .header(hyper::header::HOST, addr)
+            .header(hyper::header::CONNECTION, "close")
+            .header(hyper::header::USER_AGENT, "wscbench")
+            .body(Empty::<Bytes>::new())
+            .expect("a GET of a path is a valid request");
+        let result = async {
+            let response = sender.send_request(request).await.map_err(http)?;
+            let status = response.status().as_u16();
+            let body = response.into_body().collect().await.map_err(http)?;
+            Ok(Response {
+                status,
+                body: body.to_bytes().to_vec(),
+            })
+        }
+        .await;
+        driver.abort();
+        result
+    };
+    match tokio::time::timeout(timeout, exchange).await {
         Ok(result) => result,
         Err(_) => Err(HttpError::Timeout {
             addr: addr.into(),
@@ -103,71 +127,50 @@ pub async fn wait_healthy<T>(
     }
 }
 
-fn parse(raw: &[u8]) -> Option<Response> {
-    let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = std::str::from_utf8(&raw[..head_end]).ok()?;
-    let mut lines = head.split("\r\n");
-    let status: u16 = lines.next()?.split_whitespace().nth(1)?.parse().ok()?;
-    let mut chunked = false;
-    let mut length = None;
-    for line in lines {
-        let (name, value) = line.split_once(':')?;
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("transfer-encoding") && value.eq_ignore_ascii_case("chunked") {
-            chunked = true;
-        } else if name.eq_ignore_ascii_case("content-length") {
-            length = value.parse::<usize>().ok();
-        }
-    }
-    let rest = &raw[head_end + 4..];
-    let body = if chunked {
-        dechunk(rest)?
-    } else {
-        match length {
-            Some(n) if n <= rest.len() => rest[..n].to_vec(),
-            Some(_) => return None,
-            None => rest.to_vec(),
-        }
-    };
-    Some(Response { status, body })
-}
-
-fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let line_end = rest.windows(2).position(|w| w == b"\r\n")?;
-        let size_text = std::str::from_utf8(&rest[..line_end]).ok()?;
-        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-        rest = &rest[line_end + 2..];
-        if size == 0 {
-            return Some(body);
-        }
-        body.extend_from_slice(rest.get(..size)?);
-        rest = rest.get(size + 2..)?;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
 
-    #[test]
-    fn parses_content_length_and_chunked_bodies() {
-        let plain = parse(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").unwrap();
-        assert_eq!((plain.status, plain.body.as_slice()), (200, &b"ok"[..]));
-        let chunked = parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"a\r\n2\r\n\"}\r\n0\r\n\r\n").unwrap();
-        assert_eq!(chunked.body, b"{\"a\"}");
-        let until_eof = parse(b"HTTP/1.0 404 Not Found\r\n\r\nnope").unwrap();
-        assert_eq!(
-            (until_eof.status, until_eof.body.as_slice()),
-            (404, &b"nope"[..])
-        );
+    /// A one-shot server that answers the first request with `raw`.
+    async fn answer_once(raw: &'static [u8]) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 1024];
+            let _ = socket.read(&mut request).await;
+            let _ = socket.write_all(raw).await;
+        });
+        addr
     }
 
-    #[test]
-    fn garbage_is_not_a_response() {
-        assert!(parse(b"hello").is_none());
-        assert!(parse(b"HTTP/1.1 abc\r\n\r\n").is_none());
-        assert!(parse(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort").is_none());
+    #[tokio::test]
+    async fn reads_content_length_and_chunked_bodies() {
+        let addr = answer_once(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").await;
+        let plain = get(&addr, "/health", Duration::from_secs(2)).await.unwrap();
+        assert_eq!((plain.status, plain.body.as_slice()), (200, &b"ok"[..]));
+        let addr = answer_once(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"a\r\n2\r\n\"}\r\n0\r\n\r\n",
+        )
+        .await;
+        let chunked = get(&addr, "/stats", Duration::from_secs(2)).await.unwrap();
+        assert_eq!(chunked.body, b"{\"a\"}");
+    }
+
+    #[tokio::test]
+    async fn garbage_and_silence_are_errors_not_panics() {
+        let addr = answer_once(b"hello\r\n\r\n").await;
+        assert!(matches!(
+            get(&addr, "/health", Duration::from_secs(2)).await,
+            Err(HttpError::Http { .. })
+        ));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let silent = listener.local_addr().unwrap().to_string();
+        assert!(matches!(
+            get(&silent, "/health", Duration::from_millis(200)).await,
+            Err(HttpError::Timeout { .. })
+        ));
     }
 }

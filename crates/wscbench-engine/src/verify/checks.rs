@@ -657,37 +657,7 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
         slow.send_join().await?;
         let mut reader = Member::join(t, ctx.user("slow", "reader")).await?;
 
-        let padding = "p".repeat(3800);
-        let mut senders = Vec::new();
-        for i in 0..SENDERS {
-            let mut sender = Member {
-                ws: client::connect(t, Some(4096)).await?,
-                user: ctx.user("slow", &format!("s{i}")),
-                online_at_join: None,
-            };
-            sender.send_join().await?;
-            senders.push(sender);
-        }
-        let sent = Arc::new(AtomicU64::new(0));
-        let mut tasks = Vec::new();
-        let mut unread = Vec::new();
-        for (i, member) in senders.into_iter().enumerate() {
-            let (mut sink, stream) = member.ws.split();
-            unread.push(stream);
-            let sent = sent.clone();
-            let padding = padding.clone();
-            tasks.push(tokio::spawn(async move {
-                let start = Instant::now() + Duration::from_millis(3 * i as u64);
-                for n in 0..CHATS_EACH {
-                    tokio::time::sleep_until((start + PERIOD * n as u32).into()).await;
-                    let chat = json!({"type":"chat","room":"public","text":format!("slow-{i}-{n}-{padding}"),"ts":now_ms()});
-                    if sink.send(Message::text(chat.to_string())).await.is_err() {
-                        return;
-                    }
-                    sent.fetch_add(1, Ordering::Relaxed);
-                }
-            }));
-        }
+        let (sent, tasks, unread) = start_slow_senders(ctx, SENDERS, CHATS_EACH, PERIOD).await?;
 
         let health_probe = {
             let addr = t.addr.clone();
@@ -768,6 +738,57 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
             dropped.map_or("?".to_string(), |d| d.to_string())
         ))
     })
+}
+
+/// `senders` members who join, then stop reading (tiny receive buffers) and send `chats_each`
+/// padded chats every `period`. Returns the count sent so far, the sending tasks, and the
+/// unread halves, which must stay open for as long as the senders should.
+async fn start_slow_senders(
+    ctx: &Context,
+    senders: usize,
+    chats_each: usize,
+    period: Duration,
+) -> Result<
+    (
+        Arc<AtomicU64>,
+        Vec<tokio::task::JoinHandle<()>>,
+        Vec<Box<dyn Send>>,
+    ),
+    String,
+> {
+    let t = &ctx.target;
+    let padding = "p".repeat(3800);
+    let mut members = Vec::new();
+    for i in 0..senders {
+        let mut sender = Member {
+            ws: client::connect(t, Some(4096)).await?,
+            user: ctx.user("slow", &format!("s{i}")),
+            online_at_join: None,
+        };
+        sender.send_join().await?;
+        members.push(sender);
+    }
+    let sent = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    let mut unread: Vec<Box<dyn Send>> = Vec::new();
+    for (i, member) in members.into_iter().enumerate() {
+        let (mut sink, stream) = member.ws.split();
+        unread.push(Box::new(stream));
+        let sent = sent.clone();
+        let padding = padding.clone();
+        tasks.push(tokio::spawn(async move {
+            let start = Instant::now() + Duration::from_millis(3 * i as u64);
+            for n in 0..chats_each {
+                tokio::time::sleep_until((start + period * n as u32).into()).await;
+                let chat = json!({"type":"chat","room":"public","text":format!("slow-{i}-{n}-{padding}"),"ts":now_ms()});
+                if sink.send(Message::text(chat.to_string())).await.is_err() {
+                    return;
+                }
+                sent.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    Ok((sent, tasks, unread))
 }
 
 #[cfg(test)]
