@@ -185,10 +185,8 @@ pub fn result_relative_path(
     load_params: &BTreeMap<String, f64>,
     repetition: Repetition,
 ) -> PathBuf {
-    PathBuf::from(server_label(server, variant)).join(format!(
-        "{}.json",
-        point_stem(scenario, load_params, repetition)
-    ))
+    let stem = point_stem(scenario, load_params, repetition);
+    PathBuf::from(server_label(server, variant)).join(format!("{stem}.json"))
 }
 
 /// Where the load generator's raw output for a result goes, relative to its run directory.
@@ -199,9 +197,10 @@ pub fn raw_relative_dir(
     load_params: &BTreeMap<String, f64>,
     repetition: Repetition,
 ) -> PathBuf {
+    let stem = point_stem(scenario, load_params, repetition);
     PathBuf::from(RAW_DIR)
         .join(server_label(server, variant))
-        .join(point_stem(scenario, load_params, repetition))
+        .join(stem)
 }
 
 fn point_stem(

@@ -241,18 +241,9 @@ pub async fn hostile(
                 })
             }
         };
-        let (passed, detail) = match outcome {
-            Ok(d) => (true, d),
-            Err(d) => (false, d),
-        };
-        let result = CheckResult {
-            name: check.name,
-            rule: check.rule,
-            passed,
-            detail,
-            duration_ms: started.elapsed().as_millis() as u64,
-        };
+        let result = CheckResult::of(check.name, check.rule, outcome, started);
         on_check(&result);
+        let passed = result.passed;
         results.push(result);
         if !passed {
             // A failed check may have cost the canaries their connections: start the next

@@ -87,6 +87,29 @@ pub struct CheckResult {
     pub duration_ms: u64,
 }
 
+impl CheckResult {
+    /// The result of a check named `name` (proving `rule`) that ended with `outcome` (its
+    /// evidence, or its first discrepancy) and started at `started`.
+    pub fn of(
+        name: &'static str,
+        rule: &'static str,
+        outcome: Result<String, String>,
+        started: Instant,
+    ) -> Self {
+        let (passed, detail) = match outcome {
+            Ok(detail) => (true, detail),
+            Err(detail) => (false, detail),
+        };
+        CheckResult {
+            name,
+            rule,
+            passed,
+            detail,
+            duration_ms: started.elapsed().as_millis() as u64,
+        }
+    }
+}
+
 /// All checks against one server.
 #[derive(Debug, Clone, Serialize)]
 pub struct VerifyReport {
@@ -189,17 +212,7 @@ pub async fn verify(
                 "the check did not finish within {CHECK_TIMEOUT:?} (server hung?)"
             )),
         };
-        let (passed, detail) = match outcome {
-            Ok(detail) => (true, detail),
-            Err(detail) => (false, detail),
-        };
-        let result = CheckResult {
-            name: check.name,
-            rule: check.rule,
-            passed,
-            detail,
-            duration_ms: started.elapsed().as_millis() as u64,
-        };
+        let result = CheckResult::of(check.name, check.rule, outcome, started);
         on_check(&result);
         results.push(result);
         // Let the server finish tearing down this check's connections before the next one.

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use wscbench_results::{BoundReason, PointKey, RunResult, Scenario};
+use wscbench_results::{PointKey, RunResult, Scenario};
 
 use super::charts::{self, Bar, BarGroup, Line, Panel};
 use crate::units;
@@ -394,7 +394,7 @@ pub(crate) fn reasons_by_kind(points: &[Point]) -> Vec<(&'static str, Vec<String
     let mut kinds: Vec<(&'static str, Vec<String>)> = Vec::new();
     for point in points {
         for reason in point.results.iter().flat_map(|r| &r.loadgen_bound_reasons) {
-            let kind = reason_title(reason);
+            let kind = crate::wording::reason_kind(reason);
             let label = point.full_label();
             match kinds.iter_mut().find(|(k, _)| *k == kind) {
                 Some((_, labels)) if labels.contains(&label) => {}
@@ -404,25 +404,6 @@ pub(crate) fn reasons_by_kind(points: &[Point]) -> Vec<(&'static str, Vec<String
         }
     }
     kinds
-}
-
-/// A reason kind in a few words; the tables' footnotes word each instance in full.
-fn reason_title(reason: &BoundReason) -> &'static str {
-    match reason {
-        BoundReason::ReceivedShort { .. } => "k6 received fewer chats than the server wrote",
-        BoundReason::SessionsCutOff { .. } => "k6 cut off sessions it could not finish in time",
-        BoundReason::SlowConsumerDrops { .. } => {
-            "the server dropped messages for clients (all k6) that did not read in time"
-        }
-        BoundReason::LoadgenCpuSaturated { .. } => "k6's CPU sat at its ceiling",
-        BoundReason::MachineSaturated { .. } => {
-            "the machine's cores were saturated and k6 competed with the server for them"
-        }
-        BoundReason::LoadgenOutOfMemory { .. } => "k6 reached its memory limit",
-        BoundReason::Legacy { .. } => {
-            "recorded as text by an older wscbench (see the tables' footnotes)"
-        }
-    }
 }
 
 fn capitalized(word: &str) -> String {
