@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+use wscbench_engine::runner::VerifyLevel;
 use wscbench_results::{LoadPath, Mode, Scenario};
 
 use crate::commands;
@@ -130,8 +131,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "CPUS")]
     pub cpuset_loadgen: Option<String>,
     /// How much protocol verification each fresh server container gets before its load
-    #[arg(long, default_value = "quick", value_parser = ["quick", "full", "off"])]
-    pub verify: String,
+    #[arg(long, default_value = "quick", value_parser = one_of(VerifyLevel::ALL, VerifyLevel::as_str))]
+    pub verify: VerifyLevel,
     /// Where runs are stored (a run goes to DIR/<run-id>/)
     #[arg(long, default_value = "results", value_name = "DIR")]
     pub results: PathBuf,

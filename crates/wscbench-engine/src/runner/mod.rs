@@ -48,6 +48,32 @@ pub enum VerifyLevel {
     Off,
 }
 
+impl VerifyLevel {
+    /// Every level, as `--verify` lists them.
+    pub const ALL: &'static [VerifyLevel] =
+        &[VerifyLevel::Quick, VerifyLevel::Full, VerifyLevel::Off];
+
+    /// The name `--verify` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerifyLevel::Quick => "quick",
+            VerifyLevel::Full => "full",
+            VerifyLevel::Off => "off",
+        }
+    }
+}
+
+impl std::str::FromStr for VerifyLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        VerifyLevel::ALL
+            .iter()
+            .copied()
+            .find(|level| level.as_str() == s)
+            .ok_or_else(|| format!("unknown verify level {s:?}; the levels are quick, full, off"))
+    }
+}
+
 /// A named variant of a server: extra arguments and environment for the same image.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Variant {

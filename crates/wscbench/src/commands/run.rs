@@ -34,11 +34,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     } else {
         args.scenarios.clone()
     };
-    let verify = match args.verify.as_str() {
-        "full" => VerifyLevel::Full,
-        "off" => VerifyLevel::Off,
-        _ => VerifyLevel::Quick,
-    };
+    let verify = args.verify;
     // The results folder first: a disk or permission problem shows before any build or container.
     let run_id = runner::new_run_id();
     let results_dir = results_root(root, &args.results).join(&run_id);
