@@ -284,7 +284,7 @@ impl Comparison {
                 self.only_in_a, self.only_in_b
             ));
         }
-        let columns = [
+        let columns = Column::unranked(&[
             ("Point", false),
             ("Metric", false),
             ("A", true),
@@ -292,14 +292,7 @@ impl Comparison {
             ("Change", true),
             ("B ÷ A", true),
             ("Verdict", false),
-        ]
-        .into_iter()
-        .map(|(name, numeric)| Column {
-            name: name.into(),
-            better: None,
-            numeric,
-        })
-        .collect();
+        ]);
         let rows = self
             .changes
             .iter()

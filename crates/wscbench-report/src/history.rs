@@ -55,7 +55,7 @@ pub fn history(
 ) -> Report {
     let metric = metric.unwrap_or_else(|| metrics::lead(scenario));
     let ordered = runs_in_order(results, server, scenario);
-    let columns = [
+    let columns = Column::unranked(&[
         ("Run", false),
         ("Started", false),
         ("Mode", false),
@@ -63,14 +63,7 @@ pub fn history(
         ("n", true),
         (metric.name, true),
         ("Sources", false),
-    ]
-    .into_iter()
-    .map(|(name, numeric)| Column {
-        name: name.into(),
-        better: None,
-        numeric,
-    })
-    .collect();
+    ]);
     let mut rows = Vec::new();
     let mut previous_hash: Option<String> = None;
     let mut changed = false;

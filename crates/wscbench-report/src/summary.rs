@@ -55,20 +55,13 @@ const DIMENSIONS: [Dimension; 5] = [
 
 /// The summary table; rows only where something was measured.
 pub(crate) fn summary_table(groups: &[Group]) -> Table {
-    let columns = [
+    let columns = Column::unranked(&[
         ("Dimension", false),
         ("Profile", false),
         ("Best", false),
         ("Margin", true),
         ("Note", false),
-    ]
-    .into_iter()
-    .map(|(name, numeric)| Column {
-        name: name.into(),
-        better: None,
-        numeric,
-    })
-    .collect();
+    ]);
     let profiles = ordered(
         groups.iter().map(|g| g.results[0].server.profile.as_str()),
         &PROFILES,

@@ -72,6 +72,20 @@ pub struct Column {
     pub numeric: bool,
 }
 
+impl Column {
+    /// Unranked columns from `(heading, numeric)` pairs: for tables that name no best.
+    pub fn unranked(columns: &[(&str, bool)]) -> Vec<Column> {
+        columns
+            .iter()
+            .map(|&(name, numeric)| Column {
+                name: name.into(),
+                better: None,
+                numeric,
+            })
+            .collect()
+    }
+}
+
 /// One row of a table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(transparent)]

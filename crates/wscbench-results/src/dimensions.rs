@@ -197,10 +197,9 @@ pub fn raw_relative_dir(
     load_params: &BTreeMap<String, f64>,
     repetition: Repetition,
 ) -> PathBuf {
-    let stem = point_stem(scenario, load_params, repetition);
-    PathBuf::from(RAW_DIR)
-        .join(server_label(server, variant))
-        .join(stem)
+    // The result's own path without its `.json`: one layout for both.
+    let result = result_relative_path(server, variant, scenario, load_params, repetition);
+    PathBuf::from(RAW_DIR).join(result.with_extension(""))
 }
 
 fn point_stem(
