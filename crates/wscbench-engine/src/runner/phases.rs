@@ -462,11 +462,11 @@ fn k6_outcome(
     native: &Option<Result<native::Merged, native::NativeError>>,
     teardown: &Teardown,
 ) -> (Outcome, Option<String>) {
+    // A native run whose report is missing or unreadable has no trustworthy counters.
+    if let (Some(Ok(_)), Some(Err(e))) = (summary, native) {
+        return (Outcome::LoadgenFailed, Some(e.to_string()));
+    }
     match (summary, code) {
-        (Some(Ok(_)), _) if matches!(native, Some(Err(_))) => {
-            let Some(Err(e)) = native else { unreachable!() };
-            (Outcome::LoadgenFailed, Some(e.to_string()))
-        }
         (Some(Ok(_)), Some(0) | Some(k6::THRESHOLDS_CROSSED)) => (Outcome::Ok, None),
         (Some(Ok(_)), code) => {
             result.errors.script_errors += 1;
