@@ -11,6 +11,7 @@ import (
 	"wscbench/chat"
 
 	"github.com/gofiber/contrib/websocket"
+	"github.com/gofiber/fiber/v2"
 )
 
 const (
@@ -31,10 +32,13 @@ const (
 )
 
 var wsConfig = websocket.Config{
-	// The sizes gorilla uses by default (contrib's are 1024); write buffers
-	// come from a pool so that idle connections hold none. Every Origin is
-	// allowed by default: benchmark clients send none worth checking.
-	ReadBufferSize:  4096,
+	// Reads already go through the 4 KiB reader fasthttp hands over with the
+	// hijacked connection, so the WebSocket reader on top of it keeps
+	// contrib's default 1 KiB (4 KiB here cost 3 KiB more per idle client:
+	// docs/fairness.md). Write buffers come from a pool so that idle
+	// connections hold none. Every Origin is allowed by default: benchmark
+	// clients send none worth checking.
+	ReadBufferSize:  1024,
 	WriteBufferSize: 4096,
 	WriteBufferPool: &sync.Pool{},
 }
@@ -50,6 +54,10 @@ type Client struct {
 	hub  *chat.Hub
 	conn *websocket.Conn
 
+	// batch is the socket under conn, held while writePump writes a batch
+	// so that the batch leaves in one write (see chat.BatchConn).
+	batch *chat.BatchConn
+
 	// member is this connection in the room: its protocol state, its bounded
 	// queue (which writePump drains) and the request to close.
 	member *chat.Member
@@ -58,10 +66,11 @@ type Client struct {
 	writeDone chan struct{} // closed when writePump returns
 }
 
-func newClient(hub *chat.Hub, conn *websocket.Conn) *Client {
+func newClient(hub *chat.Hub, conn *websocket.Conn, batch *chat.BatchConn) *Client {
 	return &Client{
 		hub:       hub,
 		conn:      conn,
+		batch:     batch,
 		member:    chat.NewMember(hub),
 		readDone:  make(chan struct{}),
 		writeDone: make(chan struct{}),
@@ -121,18 +130,23 @@ func (c *Client) writePump() {
 	for {
 		select {
 		case m := <-send:
-			// Batch: write everything queued so far under one deadline.
+			// Batch: write everything queued so far under one deadline,
+			// and send it to the socket with one write.
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+			c.batch.Hold()
 			delivered, err := c.write(m)
 			for n := len(send); n > 0 && err == nil; n-- {
 				var d int64
 				d, err = c.write(<-send)
 				delivered += d
 			}
-			c.hub.Stats.Deliveries.Add(delivered)
+			if flushErr := c.batch.Flush(); err == nil {
+				err = flushErr
+			}
 			if err != nil {
 				return
 			}
+			c.hub.Stats.Deliveries.Add(delivered)
 		case <-ticker.C:
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
@@ -163,10 +177,23 @@ func (c *Client) write(m *chat.Outbound) (int64, error) {
 	return 0, nil
 }
 
+// batchConnKey is the request local under which keepBatchConn leaves the
+// socket for serveWs: fasthttp hands the upgraded connection a wrapper of
+// its own, so the BatchConn under it is taken before the upgrade.
+const batchConnKey = "wscbench.batch"
+
+// keepBatchConn remembers the socket the server accepted (a BatchConn, as
+// the server accepts through chat.BatchListener) for serveWs.
+func keepBatchConn(c *fiber.Ctx) error {
+	c.Locals(batchConnKey, c.Context().Conn())
+	return c.Next()
+}
+
 // serveWs runs an upgraded connection until both pumps end. It must not
 // return earlier: contrib/websocket recycles conn when it does.
 func serveWs(hub *chat.Hub, conn *websocket.Conn) {
-	newClient(hub, conn).run()
+	batch, _ := conn.Locals(batchConnKey).(*chat.BatchConn)
+	newClient(hub, conn, batch).run()
 }
 
 // run is the life of a connection: registered with the hub, one writer

@@ -33,6 +33,7 @@ func main() {
 	host := flag.String("host", "0.0.0.0", "address to bind")
 	port := flag.Int("port", 8080, "port to bind")
 	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
+	noWriteBatch := flag.Bool("no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
 
@@ -45,7 +46,7 @@ func main() {
 	// reader is blocked (a dead slow consumer), so the connection is ours to
 	// close; writePump always does.
 	app.Server().KeepHijackedConns = true
-	app.Get("/ws", websocket.New(func(conn *websocket.Conn) {
+	app.Get("/ws", keepBatchConn, websocket.New(func(conn *websocket.Conn) {
 		serveWs(hub, conn)
 	}, wsConfig))
 	app.Get("/health", func(c *fiber.Ctx) error {
@@ -62,7 +63,13 @@ func main() {
 		log.Fatalf("listen: %v", err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- app.Listener(ln) }()
+	// Accepted through BatchListener, a connection's writer can send what
+	// is queued for it with one write (see chat.BatchConn).
+	accepted := chat.BatchListener(ln)
+	if *noWriteBatch {
+		accepted = ln
+	}
+	go func() { served <- app.Listener(accepted) }()
 	log.Printf("listening on %s", ln.Addr())
 
 	// PID 1 in a scratch container gets no default signal handling.

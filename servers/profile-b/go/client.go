@@ -50,6 +50,10 @@ type Client struct {
 	hub  *chat.Hub
 	conn *websocket.Conn
 
+	// batch is the socket under conn, held while writePump writes a batch
+	// so that the batch leaves in one write (see chat.BatchConn).
+	batch *chat.BatchConn
+
 	// member is this connection in the room: its protocol state, its bounded
 	// queue (which writePump drains) and the request to close.
 	member *chat.Member
@@ -58,10 +62,11 @@ type Client struct {
 	writeDone chan struct{} // closed when writePump returns
 }
 
-func newClient(hub *chat.Hub, conn *websocket.Conn) *Client {
+func newClient(hub *chat.Hub, conn *websocket.Conn, batch *chat.BatchConn) *Client {
 	return &Client{
 		hub:       hub,
 		conn:      conn,
+		batch:     batch,
 		member:    chat.NewMember(hub),
 		readDone:  make(chan struct{}),
 		writeDone: make(chan struct{}),
@@ -120,18 +125,23 @@ func (c *Client) writePump() {
 	for {
 		select {
 		case m := <-send:
-			// Batch: write everything queued so far under one deadline.
+			// Batch: write everything queued so far under one deadline,
+			// and send it to the socket with one write.
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+			c.batch.Hold()
 			delivered, err := c.write(m)
 			for n := len(send); n > 0 && err == nil; n-- {
 				var d int64
 				d, err = c.write(<-send)
 				delivered += d
 			}
-			c.hub.Stats.Deliveries.Add(delivered)
+			if flushErr := c.batch.Flush(); err == nil {
+				err = flushErr
+			}
 			if err != nil {
 				return
 			}
+			c.hub.Stats.Deliveries.Add(delivered)
 		case <-ticker.C:
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
@@ -171,7 +181,10 @@ func serveWs(hub *chat.Hub, w http.ResponseWriter, r *http.Request) {
 		log.Printf("upgrade: %v", err) // the upgrader has answered the request
 		return
 	}
-	go newClient(hub, conn).run()
+	// The server accepts through chat.BatchListener, so the socket under
+	// the upgraded connection is a BatchConn.
+	batch, _ := conn.NetConn().(*chat.BatchConn)
+	go newClient(hub, conn, batch).run()
 }
 
 // run is the life of a connection: registered with the hub, one writer

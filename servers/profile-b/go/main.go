@@ -34,6 +34,7 @@ func main() {
 	host := flag.String("host", "0.0.0.0", "address to bind")
 	port := flag.Int("port", 8080, "port to bind")
 	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
+	noWriteBatch := flag.Bool("no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
 
@@ -60,7 +61,13 @@ func main() {
 	}
 	srv := &http.Server{Handler: mux}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	// Accepted through BatchListener, a connection's writer can send what
+	// is queued for it with one write (see chat.BatchConn).
+	accepted := chat.BatchListener(ln)
+	if *noWriteBatch {
+		accepted = ln
+	}
+	go func() { served <- srv.Serve(accepted) }()
 	log.Printf("listening on %s", ln.Addr())
 
 	// PID 1 in a scratch container gets no default signal handling.

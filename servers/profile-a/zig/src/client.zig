@@ -183,6 +183,15 @@ pub const Client = struct {
             lws.lws_close_reason(wsi, self.close_code, null, 0);
             return -1;
         }
+        // Everything queued goes in this one callback: lws-ws-state.h allows
+        // several lws_write calls per writable callback as long as none of
+        // them was left partly unsent (lws_partial_buffered). libwebsockets
+        // sends each frame with its own send(); with more than one queued,
+        // the socket is corked meanwhile so that they leave together, as one
+        // write would (docs/fairness.md).
+        const corked = self.outbox.len > 1 and cork_batches;
+        if (corked) setCork(wsi, true);
+        defer if (corked) setCork(wsi, false);
         if (self.ping_due) {
             self.ping_due = false;
             // The payload is not decoration: libwebsockets 4.1 swallows a pong
@@ -191,7 +200,9 @@ pub const Client = struct {
             var frame: [lws.LWS_PRE + ping_payload.len]u8 = undefined;
             @memcpy(frame[lws.LWS_PRE..], ping_payload);
             if (lws.lws_write(wsi, frame[lws.LWS_PRE..].ptr, ping_payload.len, lws.LWS_WRITE_PING) < 0) return -1;
-        } else if (self.outbox.pop()) |m| {
+        }
+        while (lws.lws_partial_buffered(wsi) == 0) {
+            const m = self.outbox.pop() orelse break;
             defer m.release(self.hub.gpa);
             const payload = m.payload();
             if (lws.lws_write(wsi, payload.ptr, payload.len, lws.LWS_WRITE_TEXT) < payload.len) return -1;
@@ -201,6 +212,15 @@ pub const Client = struct {
         return 0;
     }
 };
+
+/// Whether onWritable corks a batch of several frames (--no-write-batch clears it).
+pub var cork_batches = true;
+
+/// Holds back (or releases) the socket's partial TCP segments: TCP_CORK.
+fn setCork(wsi: *lws.struct_lws, on: bool) void {
+    const flag: c_int = @intFromBool(on);
+    _ = lws.setsockopt(lws.lws_get_socket_fd(wsi), lws.IPPROTO_TCP, lws.TCP_CORK, &flag, @sizeOf(c_int));
+}
 
 /// The chat protocol's libwebsockets callback.
 pub fn callback(

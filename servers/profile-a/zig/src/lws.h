@@ -4,3 +4,4 @@
  * the declarations we actually use, so its untranslatable inline helpers and
  * macros never matter. */
 #include <libwebsockets.h>
+#include <netinet/tcp.h>

@@ -5,7 +5,7 @@
 //! accepted on /ws only). Everything runs on one thread, libwebsockets'
 //! poll() event loop; see README.md for why.
 //!
-//! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS]
+//! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch]
 //!
 //! On SIGTERM/SIGINT or when --duration ends: stop accepting, close every
 //! client with 1001, print the final /stats JSON as the last stdout line and
@@ -28,6 +28,9 @@ const Options = struct {
     host: [:0]const u8 = "0.0.0.0",
     port: u16 = 8080,
     duration_s: u32 = 0,
+    /// Cork the socket while a writable callback sends several frames
+    /// (client.zig); off only to measure what that is worth.
+    write_batch: bool = true,
 };
 
 /// Set by the signal handler (or the --duration timer); read by the loop.
@@ -42,7 +45,7 @@ var shutdown_timer: lws.lws_sorted_usec_list_t = .{};
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     const opts = parseArgs(init.args) catch |err| {
-        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS]\n", .{@errorName(err)});
+        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch]\n", .{@errorName(err)});
         return 2;
     };
     return run(opts) catch |err| {
@@ -54,6 +57,7 @@ pub fn main(init: std.process.Init.Minimal) u8 {
 fn run(opts: Options) !u8 {
     const gpa = std.heap.c_allocator;
     raiseFileLimit();
+    client.cork_batches = opts.write_batch;
     lws.lws_set_log_level(lws.LLL_ERR | lws.LLL_WARN, null);
 
     var stats: Stats = .{};
@@ -193,6 +197,8 @@ fn parseArgs(args: std.process.Args) !Options {
             opts.port = std.fmt.parseInt(u16, it.next() orelse return error.MissingValue, 10) catch return error.BadPort;
         } else if (std.mem.eql(u8, arg, "--duration")) {
             opts.duration_s = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadDuration;
+        } else if (std.mem.eql(u8, arg, "--no-write-batch")) {
+            opts.write_batch = false;
         } else {
             return error.UnknownArgument;
         }

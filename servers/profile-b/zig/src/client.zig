@@ -46,7 +46,8 @@ pub const going_away_timeout: Io.Duration = .fromMilliseconds(500);
 /// switch, and those were two thirds of the server's CPU time under load
 /// (see README.md). A quiet connection is never delayed: pausing there would
 /// add a timer wake-up to every message instead of saving one.
-pub const write_coalesce: Io.Duration = .fromMilliseconds(5);
+/// Set from `--write-coalesce-ms` (default 5); 0 turns the pause off.
+pub var write_coalesce: Io.Duration = .fromMilliseconds(5);
 
 /// Also the largest HTTP request head accepted before the upgrade: the
 /// std server parses the head in this buffer, and `readSmallMessage` accepts
@@ -594,7 +595,7 @@ pub const Client = struct {
                 const busy = got.messages.len > 1 or
                     now.nanoseconds - last_send.nanoseconds < write_coalesce.nanoseconds;
                 last_send = now;
-                if (busy and got.close_code == null) io.sleep(write_coalesce, .awake) catch {};
+                if (busy and got.close_code == null and write_coalesce.nanoseconds > 0) io.sleep(write_coalesce, .awake) catch {};
             }
 
             if (got.close_code) |code| {

@@ -36,6 +36,7 @@ const shutdown_grace: Io.Duration = .fromMilliseconds(1500);
 
 const usage =
     \\usage: wsc-zig [--host ADDR] [--port PORT] [--duration SECONDS]
+    \\               [--sched batch|other] [--write-coalesce-ms MS]
     \\
 ;
 
@@ -43,6 +44,10 @@ const Options = struct {
     host: []const u8 = "0.0.0.0",
     port: u16 = 8080,
     duration_s: u64 = 0,
+    /// The scheduling policy of every thread: SCHED_BATCH or SCHED_OTHER.
+    sched_batch: bool = true,
+    /// A busy connection's writer pauses this long between batches.
+    write_coalesce_ms: u32 = 5,
 };
 
 fn parseOptions(args: std.process.Args) !Options {
@@ -67,6 +72,14 @@ fn parseOptions(args: std.process.Args) !Options {
             o.port = try std.fmt.parseInt(u16, v, 10);
         } else if (std.mem.eql(u8, name, "--duration")) {
             o.duration_s = try std.fmt.parseInt(u64, v, 10);
+        } else if (std.mem.eql(u8, name, "--sched")) {
+            if (std.mem.eql(u8, v, "batch")) {
+                o.sched_batch = true;
+            } else if (std.mem.eql(u8, v, "other")) {
+                o.sched_batch = false;
+            } else return error.BadSchedulingPolicy;
+        } else if (std.mem.eql(u8, name, "--write-coalesce-ms")) {
+            o.write_coalesce_ms = try std.fmt.parseInt(u32, v, 10);
         } else return error.UnknownFlag;
     }
     return o;
@@ -150,7 +163,8 @@ pub fn main(init: std.process.Init) !void {
     app.hub = .init(io, init.gpa, &app.stats);
 
     installSignalHandlers();
-    useBatchScheduling();
+    if (opts.sched_batch) useBatchScheduling();
+    client.write_coalesce = .fromMilliseconds(opts.write_coalesce_ms);
     const address = try net.IpAddress.parse(opts.host, opts.port);
     var server = try address.listen(io, .{ .reuse_address = true, .kernel_backlog = 1024 });
     listen_fd.store(server.socket.handle, .release);

@@ -1,0 +1,112 @@
+// batch.go owns write batching: a net.Conn that, while its writer holds it,
+// collects what the WebSocket library writes and sends it with one write
+// when the writer flushes. It is how the Go servers let the frames queued for
+// one connection leave in one syscall, as tokio-tungstenite (feed, then
+// flush) and Zig std (a buffered writer) do by design; docs/fairness.md has
+// the policy and the measurement behind it.
+//
+// gorilla/websocket and fasthttp/websocket both write each frame straight to
+// the net.Conn they were given, one write per frame; both take any net.Conn.
+// BatchListener wraps every accepted connection, so the library writes to a
+// BatchConn without knowing it. Outside Hold and Flush a BatchConn passes
+// writes straight through, so HTTP responses and the upgrade are unchanged.
+package chat
+
+import (
+	"net"
+	"sync"
+)
+
+// maxBatchBytes bounds one batch: a held write that would grow the buffer
+// past it sends what is held first. 16 KiB is about 150 typical chat frames
+// per write, and keeps the pool small when a broadcast has every writer
+// holding a batch at once (1,000 writers hold at most 16 MiB).
+const maxBatchBytes = 16 << 10
+
+// batchBuffers holds the buffers of batches in progress, so that an idle
+// connection holds no buffer at all.
+var batchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, maxBatchBytes); return &b }}
+
+// BatchListener wraps the connections ln accepts in BatchConn.
+func BatchListener(ln net.Listener) net.Listener { return batchListener{ln} }
+
+type batchListener struct{ net.Listener }
+
+func (l batchListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &BatchConn{Conn: c}, nil
+}
+
+// BatchConn is a net.Conn whose writes can be held and sent together.
+//
+// The connection's writer calls Hold, writes its queued frames through the
+// library, and calls Flush. Writes from other goroutines meanwhile (the
+// control frames a reader answers with) join the batch, in order. The write
+// deadline the library sets on the connection applies to the flush.
+type BatchConn struct {
+	net.Conn
+	mu   sync.Mutex
+	held bool
+	buf  *[]byte // from batchBuffers while a batch holds bytes
+}
+
+// Hold starts a batch: writes are kept until Flush. Hold and Flush on a nil
+// *BatchConn do nothing, for connections that were not accepted through
+// BatchListener.
+func (c *BatchConn) Hold() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.held = true
+	c.mu.Unlock()
+}
+
+// Flush ends the batch and sends what it holds with one write.
+func (c *BatchConn) Flush() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held = false
+	return c.sendLocked()
+}
+
+// Write sends p, or keeps it while the connection is held.
+func (c *BatchConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.held {
+		return c.Conn.Write(p)
+	}
+	if c.buf != nil && len(*c.buf)+len(p) > maxBatchBytes {
+		if err := c.sendLocked(); err != nil {
+			return 0, err
+		}
+	}
+	if len(p) > maxBatchBytes {
+		return c.Conn.Write(p)
+	}
+	if c.buf == nil {
+		c.buf = batchBuffers.Get().(*[]byte)
+	}
+	*c.buf = append(*c.buf, p...)
+	return len(p), nil
+}
+
+// sendLocked writes the held bytes and returns the buffer to the pool.
+func (c *BatchConn) sendLocked() error {
+	if c.buf == nil {
+		return nil
+	}
+	b := c.buf
+	c.buf = nil
+	_, err := c.Conn.Write(*b)
+	*b = (*b)[:0]
+	batchBuffers.Put(b)
+	return err
+}

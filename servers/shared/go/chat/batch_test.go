@@ -1,0 +1,108 @@
+package chat
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"testing"
+)
+
+// countingConn records every write that reaches the socket.
+type countingConn struct {
+	net.Conn
+	writes [][]byte
+	fail   error
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	if c.fail != nil {
+		return 0, c.fail
+	}
+	c.writes = append(c.writes, append([]byte(nil), p...))
+	return len(p), nil
+}
+
+func TestWritesOutsideABatchPassStraightThrough(t *testing.T) {
+	raw := &countingConn{}
+	c := &BatchConn{Conn: raw}
+	c.Write([]byte("HTTP/1.1 101"))
+	c.Write([]byte("frame"))
+	if len(raw.writes) != 2 {
+		t.Fatalf("want 2 writes, got %d", len(raw.writes))
+	}
+}
+
+func TestAHeldBatchLeavesInOneWriteInOrder(t *testing.T) {
+	raw := &countingConn{}
+	c := &BatchConn{Conn: raw}
+	c.Hold()
+	for _, f := range []string{"one", "two", "three"} {
+		if n, err := c.Write([]byte(f)); n != len(f) || err != nil {
+			t.Fatalf("held write: %d, %v", n, err)
+		}
+	}
+	if len(raw.writes) != 0 {
+		t.Fatalf("held writes reached the socket: %q", raw.writes)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw.writes) != 1 || string(raw.writes[0]) != "onetwothree" {
+		t.Fatalf("want one write of onetwothree, got %q", raw.writes)
+	}
+	if c.buf != nil {
+		t.Fatal("the flushed batch kept its buffer")
+	}
+	c.Write([]byte("after"))
+	if len(raw.writes) != 2 {
+		t.Fatal("a write after Flush was held")
+	}
+}
+
+func TestABatchNeverGrowsPastItsBound(t *testing.T) {
+	raw := &countingConn{}
+	c := &BatchConn{Conn: raw}
+	frame := bytes.Repeat([]byte("x"), 1000)
+	c.Hold()
+	for i := 0; i < 50; i++ {
+		c.Write(frame)
+	}
+	c.Flush()
+	total := 0
+	for _, w := range raw.writes {
+		if len(w) > maxBatchBytes {
+			t.Fatalf("a write of %d bytes", len(w))
+		}
+		total += len(w)
+	}
+	// 16 frames of 1000 bytes fit in 16 KiB: 16 + 16 + 16 + 2.
+	if total != 50*1000 || len(raw.writes) != 4 {
+		t.Fatalf("want 50000 bytes in 4 writes, got %d in %d", total, len(raw.writes))
+	}
+	big := bytes.Repeat([]byte("y"), maxBatchBytes+1)
+	c.Hold()
+	c.Write([]byte("a"))
+	c.Write(big)
+	c.Flush()
+	if n := len(raw.writes); n != 6 || len(raw.writes[5]) != len(big) {
+		t.Fatalf("an oversize frame should follow what was held, unbuffered; writes: %d", n)
+	}
+}
+
+func TestAFailedFlushIsReported(t *testing.T) {
+	broken := errors.New("connection reset")
+	c := &BatchConn{Conn: &countingConn{fail: broken}}
+	c.Hold()
+	c.Write([]byte("lost"))
+	if err := c.Flush(); !errors.Is(err, broken) {
+		t.Fatalf("want the write's error, got %v", err)
+	}
+}
+
+func TestANilBatchConnBatchesNothing(t *testing.T) {
+	var c *BatchConn
+	c.Hold()
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
