@@ -151,6 +151,17 @@ pub const CPU_EFFICIENCY: Metric = Metric {
     value: deliveries_per_cpu_s,
     format: units::rate,
 };
+/// The server's memory per open connection, at the second it held the most: memory
+/// efficiency beside CPU efficiency (the process's fixed memory included, so it reads
+/// high at low connection counts).
+pub const MEMORY_PER_CONNECTION: Metric = Metric {
+    key: "memory-per-connection",
+    name: "Memory per connection",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: memory_per_connection,
+    format: |v| units::size(v.round() as u64),
+};
 /// Errors per connection: churn stability.
 pub const ERRORS_PER_CONNECTION: Metric = Metric {
     key: "errors-per-connection",
@@ -165,7 +176,7 @@ pub const ERRORS_PER_CONNECTION: Metric = Metric {
 };
 
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 11] = [
+pub const ALL: [&Metric; 12] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,
@@ -176,6 +187,7 @@ pub const ALL: [&Metric; 11] = [
     &DROP_RATE,
     &SLOW_DROPS,
     &CPU_EFFICIENCY,
+    &MEMORY_PER_CONNECTION,
     &ERRORS_PER_CONNECTION,
 ];
 
@@ -235,3 +247,14 @@ fn deliveries_per_cpu_s(r: &RunResult) -> Option<f64> {
     let deliveries = r.server_stats.as_ref()?.deliveries;
     (cpu_s > 0.0).then(|| deliveries as f64 / cpu_s)
 }
+
+/// Server memory ÷ open connections at the sample with the most connections.
+fn memory_per_connection(r: &RunResult) -> Option<f64> {
+    let busiest = r
+        .series
+        .iter()
+        .filter(|s| s.connections.unwrap_or(0) > 0)
+        .max_by_key(|s| s.connections)?;
+    Some(busiest.server_mem_bytes as f64 / busiest.connections? as f64)
+}
+

@@ -472,13 +472,16 @@ struct ScenarioTable {
     lead: Option<&'static Metric>,
 }
 
-const STEADY_METRICS: [&Metric; 6] = [
+const STEADY_METRICS: [&Metric; 8] = [
     &metrics::THROUGHPUT,
     &metrics::PEAK_MEMORY,
     &metrics::PEAK_CPU,
     &metrics::K6_ERRORS,
     &metrics::LATENCY_P95,
     &metrics::DELIVERIES,
+    // Efficiency: what each delivery and each connection cost the server.
+    &metrics::CPU_EFFICIENCY,
+    &metrics::MEMORY_PER_CONNECTION,
 ];
 const SCENARIO_TABLES: [ScenarioTable; 4] = [
     ScenarioTable {
@@ -516,6 +519,7 @@ const SCENARIO_TABLES: [ScenarioTable; 4] = [
             &metrics::PEAK_MEMORY,
             &metrics::PEAK_CPU,
             &metrics::CPU_EFFICIENCY,
+            &metrics::MEMORY_PER_CONNECTION,
             &metrics::K6_ERRORS,
         ],
         lead: Some(&metrics::DELIVERIES),

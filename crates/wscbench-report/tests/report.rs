@@ -4,8 +4,8 @@
 mod common;
 
 use common::{RUN, failed, full_run, loadgen_bound, result};
-use wscbench_report::{Format, Report, Table};
-use wscbench_results::{BoundReason, Outcome};
+use wscbench_report::{Format, Report, Table, metrics};
+use wscbench_results::{BoundReason, Outcome, RunResult, Sample};
 
 fn table<'a>(report: &'a Report, title: &str) -> &'a Table {
     report
@@ -156,6 +156,7 @@ fn a_loadgen_bound_run_marks_its_load_dependent_figures_and_explains_why() {
             "5.7 MiB",
             "85.4%",
             "— †",
+            "—",
             "0"
         ]
     );
@@ -477,4 +478,31 @@ fn the_markdown_report_of_repetitions_with_a_tie_a_clear_best_and_a_noisy_row() 
         results.extend(common::repetitions(RUN, server, scenario, &throughputs));
     }
     insta::assert_snapshot!(Format::Markdown.render(&Report::from_results(&results)));
+}
+
+fn with_connections(series: &[(Option<u64>, u64)]) -> RunResult {
+    let mut r = common::result("20261123-000000", "profile-b/go", "saturation");
+    r.series = series
+        .iter()
+        .map(|&(connections, mem_mib)| Sample {
+            connections,
+            server_mem_bytes: mem_mib << 20,
+            ..Sample::default()
+        })
+        .collect();
+    r
+}
+
+#[test]
+fn memory_per_connection_is_taken_at_the_second_with_the_most_connections() {
+    let r = with_connections(&[(None, 90), (Some(100), 10), (Some(1000), 40), (Some(500), 60)]);
+    let per = (metrics::MEMORY_PER_CONNECTION.value)(&r);
+    assert_eq!(per, Some((40u64 << 20) as f64 / 1000.0));
+    assert_eq!((metrics::MEMORY_PER_CONNECTION.format)(per.unwrap()), "41.0 KiB");
+}
+
+#[test]
+fn memory_per_connection_is_absent_without_connection_counts() {
+    let r = with_connections(&[(None, 90), (Some(0), 10)]);
+    assert_eq!((metrics::MEMORY_PER_CONNECTION.value)(&r), None);
 }
