@@ -1,5 +1,6 @@
 //! The catalog: servers found through their `server.toml` manifests (the scenarios are in [`crate::scenarios`]).
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,16 @@ pub enum CatalogError {
     /// No server matches a selection.
     #[error("no server matches {selection}; known servers: {known}")]
     NoMatch { selection: String, known: String },
+    /// A manifest declares a variant that cannot be run.
+    #[error("{}: variant {name:?}: {reason}", path.display())]
+    BadVariant {
+        path: PathBuf,
+        name: String,
+        reason: String,
+    },
+    /// `--variant` names a variant that none of the selected servers declares.
+    #[error("unknown variant {name:?}: {known}")]
+    UnknownVariant { name: String, known: String },
     /// Reading the sources for the hash failed.
     #[error("reading {}: {source}", path.display())]
     Io {
@@ -63,12 +74,59 @@ pub struct Server {
     /// of the source hash, so changing a shared core rebuilds both servers' images.
     #[serde(default)]
     pub shared: Vec<PathBuf>,
+    /// Named variants: extra arguments and environment for the same binary and image,
+    /// run as rows of their own (`wscbench run --variant NAME`), e.g.
+    /// `[variants.gomaxprocs-1]` with `env = ["GOMAXPROCS=1"]`. Sorted by name.
+    #[serde(default)]
+    pub variants: BTreeMap<String, VariantSpec>,
     /// The server's directory (not part of the manifest).
     #[serde(skip)]
     pub dir: PathBuf,
 }
 
+/// One `[variants.NAME]` table of a manifest.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSpec {
+    /// Extra arguments after the server's own `--host` and `--port`.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment, each `KEY=value`.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// What `--variant` takes besides a variant's name: the plain server, and every row.
+pub const DEFAULT_VARIANT: &str = "default";
+/// `--variant all`: the plain server and every variant it declares.
+pub const ALL_VARIANTS: &str = "all";
+
 impl Server {
+    /// The runnable variant `name`, if the manifest declares it.
+    pub fn variant(&self, name: &str) -> Option<crate::runner::Variant> {
+        self.variants.get(name).map(|spec| crate::runner::Variant {
+            name: name.to_string(),
+            args: spec.args.clone(),
+            env: spec.env.clone(),
+        })
+    }
+
+    /// `gomaxprocs-1 (GOMAXPROCS=1)`, one per variant, for `list --variants` and errors.
+    pub fn describe_variants(&self) -> Vec<String> {
+        self.variants
+            .iter()
+            .map(|(name, spec)| {
+                let what: Vec<&str> = spec
+                    .env
+                    .iter()
+                    .chain(&spec.args)
+                    .map(String::as_str)
+                    .collect();
+                format!("{name} ({})", what.join(" "))
+            })
+            .collect()
+    }
+
     /// The built binary's full path.
     pub fn binary_path(&self) -> PathBuf {
         self.dir.join(&self.binary)
@@ -200,8 +258,91 @@ pub fn load_manifest(path: &Path, servers_dir: &Path) -> Result<Server, CatalogE
             expected,
         });
     }
+    for (name, spec) in &server.variants {
+        if let Err(reason) = check_variant(name, spec) {
+            return Err(CatalogError::BadVariant {
+                path: path.to_owned(),
+                name: name.clone(),
+                reason,
+            });
+        }
+    }
     server.dir = dir;
     Ok(server)
+}
+
+/// A variant's name goes into ids, file names and container names; its environment must be
+/// `KEY=value`; and it must change something, or it would only measure noise twice.
+fn check_variant(name: &str, spec: &VariantSpec) -> Result<(), String> {
+    if name == DEFAULT_VARIANT || name == ALL_VARIANTS {
+        return Err(format!("{name:?} is reserved for --variant"));
+    }
+    let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+    if name.is_empty() || !name.chars().all(valid) || name.starts_with('-') {
+        return Err("a name is lower-case letters, digits and '-', e.g. gomaxprocs-1".into());
+    }
+    if spec.args.is_empty() && spec.env.is_empty() {
+        return Err("declares neither args nor env".into());
+    }
+    for entry in &spec.env {
+        match entry.split_once('=') {
+            Some((key, _))
+                if !key.is_empty()
+                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {}
+            _ => return Err(format!("env entry {entry:?} is not KEY=value")),
+        }
+    }
+    Ok(())
+}
+
+/// The rows `--variant` asks for: each server as itself and/or as its variants, in catalog
+/// order, the plain server before its variants. No names: the plain servers only.
+/// `default` is the plain server, `all` the plain server and every variant. A server that
+/// has none of the named variants is left out (it is returned in the second list); a name
+/// that no selected server declares is an error that lists the variants there are.
+pub fn with_variants(
+    servers: &[Server],
+    names: &[String],
+) -> Result<(Vec<(Server, Option<crate::runner::Variant>)>, Vec<String>), CatalogError> {
+    if names.is_empty() {
+        return Ok((servers.iter().map(|s| (s.clone(), None)).collect(), Vec::new()));
+    }
+    let all = names.iter().any(|n| n == ALL_VARIANTS);
+    for name in names {
+        if name == ALL_VARIANTS || name == DEFAULT_VARIANT {
+            continue;
+        }
+        if !servers.iter().any(|s| s.variants.contains_key(name)) {
+            let known: Vec<String> = servers
+                .iter()
+                .map(|s| match s.variants.keys().cloned().collect::<Vec<_>>() {
+                    v if v.is_empty() => format!("{} has none", s.id),
+                    v => format!("{} has {}", s.id, v.join(", ")),
+                })
+                .collect();
+            return Err(CatalogError::UnknownVariant {
+                name: name.clone(),
+                known: format!("{} (and every server has default; all is every one)", known.join("; ")),
+            });
+        }
+    }
+    let mut rows = Vec::new();
+    let mut left_out = Vec::new();
+    for server in servers {
+        let before = rows.len();
+        if all || names.iter().any(|n| n == DEFAULT_VARIANT) {
+            rows.push((server.clone(), None));
+        }
+        for name in server.variants.keys() {
+            if all || names.contains(name) {
+                rows.push((server.clone(), server.variant(name)));
+            }
+        }
+        if rows.len() == before {
+            left_out.push(server.id.clone());
+        }
+    }
+    Ok((rows, left_out))
 }
 
 /// A selection of servers, as the CLI's `--server`, `--profile` and `--lang` give it.
