@@ -305,7 +305,10 @@ pub fn with_variants(
     names: &[String],
 ) -> Result<(Vec<(Server, Option<crate::runner::Variant>)>, Vec<String>), CatalogError> {
     if names.is_empty() {
-        return Ok((servers.iter().map(|s| (s.clone(), None)).collect(), Vec::new()));
+        return Ok((
+            servers.iter().map(|s| (s.clone(), None)).collect(),
+            Vec::new(),
+        ));
     }
     let all = names.iter().any(|n| n == ALL_VARIANTS);
     for name in names {
@@ -322,7 +325,10 @@ pub fn with_variants(
                 .collect();
             return Err(CatalogError::UnknownVariant {
                 name: name.clone(),
-                known: format!("{} (and every server has default; all is every one)", known.join("; ")),
+                known: format!(
+                    "{} (and every server has default; all is every one)",
+                    known.join("; ")
+                ),
             });
         }
     }
