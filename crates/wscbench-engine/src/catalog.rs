@@ -572,4 +572,121 @@ mod tests {
         server.shared = vec!["../../shared/nowhere".into()];
         assert!(matches!(server.source_hash(), Err(CatalogError::Io { .. })));
     }
+
+    fn with_variants_text(root: &Path, id: &str, text: &str) -> Result<Server, CatalogError> {
+        write_manifest(root, id, "wsc-go");
+        let manifest = root.join(id).join("server.toml");
+        let mut base = fs::read_to_string(&manifest).unwrap();
+        base.push_str(text);
+        fs::write(&manifest, base).unwrap();
+        load_manifest(&manifest, root)
+    }
+
+    #[test]
+    fn a_manifest_declares_variants_with_args_and_env_in_two_lines_each() {
+        let root = tempfile::tempdir().unwrap();
+        let server = with_variants_text(
+            root.path(),
+            "profile-b/go",
+            "\n[variants.gomaxprocs-1]\nenv = [\"GOMAXPROCS=1\"]\n\n\
+             [variants.batched]\nargs = [\"--write-batch\", \"64\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            server.variant("gomaxprocs-1"),
+            Some(crate::runner::Variant {
+                name: "gomaxprocs-1".into(),
+                args: vec![],
+                env: vec!["GOMAXPROCS=1".into()],
+            })
+        );
+        assert_eq!(
+            server.variant("batched").unwrap().args,
+            ["--write-batch", "64"]
+        );
+        assert_eq!(server.variant("nope"), None);
+        assert_eq!(
+            server.describe_variants(),
+            ["batched (--write-batch 64)", "gomaxprocs-1 (GOMAXPROCS=1)"]
+        );
+    }
+
+    #[test]
+    fn bad_variants_are_refused_when_the_manifest_is_read() {
+        for (text, says) in [
+            ("[variants.x]\nenv = [\"GOMAXPROCS\"]\n", "not KEY=value"),
+            ("[variants.x]\n", "declares neither args nor env"),
+            ("[variants.Fast]\nenv = [\"A=1\"]\n", "lower-case letters"),
+            ("[variants.all]\nenv = [\"A=1\"]\n", "reserved"),
+            ("[variants.default]\nenv = [\"A=1\"]\n", "reserved"),
+            ("[variants.x]\nenvironment = [\"A=1\"]\n", "unknown field"),
+            ("[variants.x]\nenv = \"A=1\"\n", "invalid type"),
+        ] {
+            let root = tempfile::tempdir().unwrap();
+            let err = with_variants_text(root.path(), "profile-b/go", text)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn variant_selection_keeps_catalog_order_and_names_the_known_variants() {
+        let root = tempfile::tempdir().unwrap();
+        let go = with_variants_text(
+            root.path(),
+            "profile-b/go",
+            "[variants.gomaxprocs-1]\nenv = [\"GOMAXPROCS=1\"]\n[variants.gomaxprocs-2]\nenv = [\"GOMAXPROCS=2\"]\n",
+        )
+        .unwrap();
+        write_manifest(root.path(), "profile-b/rust", "wsc-rust");
+        let rust =
+            load_manifest(&root.path().join("profile-b/rust/server.toml"), root.path()).unwrap();
+        let servers = [go, rust];
+        let labels = |names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            let (rows, left_out) = with_variants(&servers, &names).unwrap();
+            let rows: Vec<String> = rows
+                .iter()
+                .map(|(s, v)| {
+                    wscbench_results::dimensions::server_label(
+                        &s.id,
+                        v.as_ref().map(|v| v.name.as_str()),
+                    )
+                })
+                .collect();
+            (rows, left_out)
+        };
+        assert_eq!(labels(&[]).0, ["profile-b/go", "profile-b/rust"]);
+        assert_eq!(
+            labels(&["all"]).0,
+            [
+                "profile-b/go",
+                "profile-b/go@gomaxprocs-1",
+                "profile-b/go@gomaxprocs-2",
+                "profile-b/rust"
+            ]
+        );
+        assert_eq!(
+            labels(&["gomaxprocs-2"]),
+            (
+                vec!["profile-b/go@gomaxprocs-2".to_string()],
+                vec!["profile-b/rust".to_string()]
+            )
+        );
+        assert_eq!(
+            labels(&["default", "gomaxprocs-1"]).0,
+            [
+                "profile-b/go",
+                "profile-b/go@gomaxprocs-1",
+                "profile-b/rust"
+            ]
+        );
+        let err = with_variants(&servers, &["gomaxprocs-3".into()]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown variant \"gomaxprocs-3\": profile-b/go has gomaxprocs-1, gomaxprocs-2; \
+             profile-b/rust has none (and every server has default; all is every one)"
+        );
+    }
 }
