@@ -19,7 +19,7 @@ use crate::units;
 pub use crate::metrics::Better;
 
 /// Marks a number that measures the load generator rather than the server.
-const LOADGEN_BOUND_MARK: &str = "†";
+pub(crate) const LOADGEN_BOUND_MARK: &str = "†";
 /// Marks a row whose run did not end `ok`.
 const FAILED_MARK: &str = "‡";
 /// Marks values tied within noise.
@@ -218,11 +218,11 @@ pub(crate) struct Group<'a> {
 }
 
 impl<'a> Group<'a> {
-    fn first(&self) -> &'a RunResult {
+    pub(crate) fn first(&self) -> &'a RunResult {
         self.results[0]
     }
 
-    fn ok(&self) -> Vec<&'a RunResult> {
+    pub(crate) fn ok(&self) -> Vec<&'a RunResult> {
         self.results.iter().copied().filter(|r| r.is_ok()).collect()
     }
 
@@ -329,6 +329,7 @@ impl Report {
                 |g, i| (LOADGEN_COLUMNS[i].2)(g.results[g.results.len() - 1]),
             ));
         }
+        tables.extend(crate::knobs::knob_tables(&all));
         let mut sizes = binary_sizes(&refs);
         sizes.mark_best();
         tables.push(sizes);
@@ -524,7 +525,7 @@ const SCENARIO_TABLES: [ScenarioTable; 4] = [
 
 /// A metric over a group's repetitions; a load-generator bound group's figures never
 /// compete, and its sensitive ones are marked.
-fn metric_cell(metric: &Metric, group: &Group) -> Cell {
+pub(crate) fn metric_cell(metric: &Metric, group: &Group) -> Cell {
     let mut cell = match group.summary(metric) {
         Some(s) => Cell::summary(&s, metric.format),
         None => Cell::absent(),
@@ -836,8 +837,32 @@ pub(crate) fn profile_title(profile: &str) -> String {
     }
 }
 
+/// A row's name in a profile's tables: the language, with the variant and the load
+/// parameters when the result has them (`Go@gomaxprocs-1 clients=100`).
 pub(crate) fn language(result: &RunResult) -> String {
-    capitalized(&result.server.language)
+    let mut name = capitalized(&result.server.language);
+    if let Some(variant) = &result.variant {
+        name.push_str(&format!("@{variant}"));
+    }
+    for (k, v) in wscbench_results::dimensions::params_text(&result.load_params) {
+        name.push_str(&format!(" {k}={v}"));
+    }
+    name
+}
+
+/// Where a server's rows go: profiles in order, then languages in order.
+pub(crate) fn server_order(result: &RunResult) -> usize {
+    let profile = rank(&result.server.profile, &PROFILES).0;
+    let language = rank(&result.server.language, &LANGUAGES).0;
+    profile * (LANGUAGES.len() + 1) + language
+}
+
+/// A scenario's name in table titles (`Steady`).
+pub(crate) fn scenario_title(scenario: Scenario) -> &'static str {
+    SCENARIO_TABLES
+        .iter()
+        .find(|t| t.scenario == scenario)
+        .map_or("", |t| t.title)
 }
 
 fn capitalized(word: &str) -> String {
