@@ -279,28 +279,57 @@ impl Report {
                 .collect();
             let title = profile_title(profile);
             for scenario in &SCENARIO_TABLES {
-                let rows = in_profile
+                // Like with like: the points of a sweep's values rank in tables of their own
+                // (the knob tables set them side by side).
+                let mut loads: Vec<Vec<(String, String)>> = in_profile
                     .iter()
-                    .copied()
-                    .filter(|g| g.first().scenario == scenario.scenario);
-                let rows = by_language(rows).map(|g| (vec![Cell::label(language(g.first()))], g));
-                let mut table = metric_table(
-                    format!("{title} — {}", scenario.title),
-                    &["Language"],
-                    &scenario
-                        .metrics
-                        .iter()
-                        .map(|m| Column::metric(m))
-                        .collect::<Vec<_>>(),
-                    rows,
-                    false,
-                    |g, i| metric_cell(scenario.metrics[i], g),
-                );
-                table.mark_best();
-                if let Some(lead) = scenario.lead {
-                    table.add_percent_of_best(lead.name);
+                    .filter(|g| g.first().scenario == scenario.scenario)
+                    .map(|g| g.first().point().load_params)
+                    .collect();
+                // In the values' order, not their text's: 200 before 1000.
+                loads.sort_by(|a, b| {
+                    let number = |l: &Vec<(String, String)>| -> Vec<(String, f64)> {
+                        l.iter()
+                            .map(|(k, v)| (k.clone(), v.parse().unwrap_or(f64::NAN)))
+                            .collect()
+                    };
+                    number(a)
+                        .partial_cmp(&number(b))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                });
+                loads.dedup();
+                for load in loads {
+                    let rows = in_profile.iter().copied().filter(|g| {
+                        g.first().scenario == scenario.scenario
+                            && g.first().point().load_params == load
+                    });
+                    let rows =
+                        by_language(rows).map(|g| (vec![Cell::label(language(g.first()))], g));
+                    let params: Vec<String> =
+                        load.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    let suffix = if params.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", params.join(", "))
+                    };
+                    let mut table = metric_table(
+                        format!("{title} — {}{suffix}", scenario.title),
+                        &["Language"],
+                        &scenario
+                            .metrics
+                            .iter()
+                            .map(|m| Column::metric(m))
+                            .collect::<Vec<_>>(),
+                        rows,
+                        false,
+                        |g, i| metric_cell(scenario.metrics[i], g),
+                    );
+                    table.mark_best();
+                    if let Some(lead) = scenario.lead {
+                        table.add_percent_of_best(lead.name);
+                    }
+                    tables.push(table);
                 }
-                tables.push(table);
             }
             let mut by_scenario: Vec<&Group> = by_language(in_profile.into_iter()).collect();
             by_scenario.sort_by_key(|g| rank(g.first().scenario.as_str(), &SCENARIOS));

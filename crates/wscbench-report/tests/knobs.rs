@@ -35,9 +35,9 @@ fn sweep() -> Vec<RunResult> {
         ("profile-b/rust", 900.0),
         ("profile-a/zig", 400.0),
     ] {
-        for clients in [100.0, 200.0, 500.0] {
-            // profile-a/zig never ran at 500.
-            if server == "profile-a/zig" && clients == 500.0 {
+        for clients in [100.0, 1000.0, 200.0] {
+            // profile-a/zig never ran at 1000.
+            if server == "profile-a/zig" && clients == 1000.0 {
                 continue;
             }
             results.push(swept(server, clients, knee, None));
@@ -99,7 +99,7 @@ fn a_sweep_adds_one_table_per_metric_across_its_values() {
     let columns: Vec<&str> = deliveries.columns.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(
         columns,
-        ["Server", "clients=100", "clients=200", "clients=500"]
+        ["Server", "clients=100", "clients=200", "clients=1000"]
     );
     let rows: Vec<&str> = deliveries
         .rows
@@ -107,6 +107,19 @@ fn a_sweep_adds_one_table_per_metric_across_its_values() {
         .map(|r| r.cells[0].text.as_str())
         .collect();
     assert_eq!(rows, ["profile-a/zig", "profile-b/go", "profile-b/rust"]);
+    // Like with like: each value's points rank in a profile table of their own.
+    let profile_b: Vec<&str> = titles(&report)
+        .into_iter()
+        .filter(|t| t.starts_with("Profile B (minimal / stdlib) — Saturation"))
+        .collect();
+    assert_eq!(
+        profile_b,
+        [
+            "Profile B (minimal / stdlib) — Saturation (clients=100)",
+            "Profile B (minimal / stdlib) — Saturation (clients=200)",
+            "Profile B (minimal / stdlib) — Saturation (clients=1000)",
+        ]
+    );
     // The point that never ran is absent, not zero.
     assert_eq!(deliveries.rows[0].cells[3].text, "—");
     assert_eq!(deliveries.rows[0].cells[3].value, None);
@@ -214,7 +227,7 @@ fn a_failed_point_shows_its_outcome_in_its_knob_table() {
     let mut results = sweep();
     let at = results
         .iter()
-        .position(|r| r.server.id == "profile-b/rust" && r.load_params["clients"] == 500.0)
+        .position(|r| r.server.id == "profile-b/rust" && r.load_params["clients"] == 1000.0)
         .unwrap();
     results[at] = common::failed(results[at].clone(), Outcome::ServerCrashed, "exit 2");
     let report = Report::from_results(&results);
