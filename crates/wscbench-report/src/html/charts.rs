@@ -248,6 +248,7 @@ pub(crate) const KNOB_SIZE: (u32, u32) = (380, 260);
 pub(crate) fn knob_chart(
     title: &str,
     x_desc: &str,
+    y_desc: &str,
     x_names: &[String],
     xs: &[f64],
     numeric: bool,
@@ -276,6 +277,7 @@ pub(crate) fn knob_chart(
         mesh.light_line_style(WHITE)
             .bold_line_style(BLACK.mix(0.08))
             .y_label_formatter(&|y| short_number(*y))
+            .y_desc(y_desc)
             .x_desc(x_desc)
             .label_style(font(LABEL_PX))
             .axis_desc_style(font(LABEL_PX));
@@ -469,6 +471,7 @@ mod tests {
         let out = knob_chart(
             "Deliveries/s across clients",
             "clients",
+            "deliveries/s",
             &[
                 "clients=100".into(),
                 "clients=200".into(),

@@ -435,6 +435,7 @@ mod tests {
 /// colour).
 pub(crate) fn knob_figure(table: &crate::tables::Table, axis: &crate::knobs::Axis) -> Figure {
     let names: Vec<String> = table.columns[1..].iter().map(|c| c.name.clone()).collect();
+    let (unit, scale) = knob_unit(&axis.metric);
     let mut lines: Vec<Line> = Vec::new();
     let mut used: Vec<plotters::style::RGBColor> = Vec::new();
     for row in &table.rows {
@@ -442,7 +443,7 @@ pub(crate) fn knob_figure(table: &crate::tables::Table, axis: &crate::knobs::Axi
         let points: Vec<(f64, f64)> = row.cells[1..]
             .iter()
             .zip(&axis.xs)
-            .filter_map(|(cell, &x)| cell.value.map(|v| (x, v)))
+            .filter_map(|(cell, &x)| cell.value.map(|v| (x, v / scale)))
             .collect();
         if points.is_empty() {
             continue;
@@ -475,7 +476,29 @@ pub(crate) fn knob_figure(table: &crate::tables::Table, axis: &crate::knobs::Axi
     }
     let title = format!("{} across {}", axis.metric, axis.knob);
     Figure::Chart {
-        svg: charts::knob_chart(&title, &axis.knob, &names, &axis.xs, axis.numeric, &lines),
+        svg: charts::knob_chart(
+            &title,
+            &axis.knob,
+            unit,
+            &names,
+            &axis.xs,
+            axis.numeric,
+            &lines,
+        ),
         caption: table.title.clone(),
+    }
+}
+
+/// The y axis of a knob chart: the unit its values are drawn in, and what to divide the
+/// table's values (in the result's own unit) by.
+fn knob_unit(metric: &str) -> (&'static str, f64) {
+    use crate::metrics;
+    match metric {
+        m if m == metrics::THROUGHPUT.name => ("chats/s", 1.0),
+        m if m == metrics::DELIVERIES.name => ("deliveries/s", 1.0),
+        m if m == metrics::LATENCY_P95.name || m == metrics::LATENCY_P99.name => ("ms", 1.0),
+        m if m == metrics::PEAK_CPU.name => ("% of one core", 1.0),
+        m if m == metrics::PEAK_MEMORY.name => ("MiB", MIB),
+        _ => ("", 1.0),
     }
 }
