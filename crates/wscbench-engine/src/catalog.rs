@@ -295,6 +295,9 @@ fn check_variant(name: &str, spec: &VariantSpec) -> Result<(), String> {
     Ok(())
 }
 
+/// One row of a run: a server, as itself or as one of its variants.
+pub type Row = (Server, Option<crate::runner::Variant>);
+
 /// The rows `--variant` asks for: each server as itself and/or as its variants, in catalog
 /// order, the plain server before its variants. No names: the plain servers only.
 /// `default` is the plain server, `all` the plain server and every variant. A server that
@@ -303,7 +306,7 @@ fn check_variant(name: &str, spec: &VariantSpec) -> Result<(), String> {
 pub fn with_variants(
     servers: &[Server],
     names: &[String],
-) -> Result<(Vec<(Server, Option<crate::runner::Variant>)>, Vec<String>), CatalogError> {
+) -> Result<(Vec<Row>, Vec<String>), CatalogError> {
     if names.is_empty() {
         return Ok((
             servers.iter().map(|s| (s.clone(), None)).collect(),

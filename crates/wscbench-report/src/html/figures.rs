@@ -414,22 +414,6 @@ fn capitalized(word: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_value_has_no_interval_and_more_have_a_t_interval() {
-        assert_eq!(mean_and_interval(&[]), None);
-        assert_eq!(mean_and_interval(&[4.0]), Some((4.0, None)));
-        let (mean, interval) = mean_and_interval(&[1.0, 3.0]).unwrap();
-        assert_eq!(mean, 2.0);
-        // s = √2, n = 2: half width t(0.975, 1) · √2/√2 = 12.7062.
-        let (lo, hi) = interval.unwrap();
-        assert!((hi - mean - 12.7062).abs() < 1e-4 && (mean - lo - 12.7062).abs() < 1e-4);
-    }
-}
-
 /// A knob table as a line chart: one line per row (server) through the columns it has a
 /// value in, coloured by language (a second row of the same language takes the next free
 /// colour).
@@ -500,5 +484,21 @@ fn knob_unit(metric: &str) -> (&'static str, f64) {
         m if m == metrics::PEAK_CPU.name => ("% of one core", 1.0),
         m if m == metrics::PEAK_MEMORY.name => ("MiB", MIB),
         _ => ("", 1.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_value_has_no_interval_and_more_have_a_t_interval() {
+        assert_eq!(mean_and_interval(&[]), None);
+        assert_eq!(mean_and_interval(&[4.0]), Some((4.0, None)));
+        let (mean, interval) = mean_and_interval(&[1.0, 3.0]).unwrap();
+        assert_eq!(mean, 2.0);
+        // s = √2, n = 2: half width t(0.975, 1) · √2/√2 = 12.7062.
+        let (lo, hi) = interval.unwrap();
+        assert!((hi - mean - 12.7062).abs() < 1e-4 && (mean - lo - 12.7062).abs() < 1e-4);
     }
 }
