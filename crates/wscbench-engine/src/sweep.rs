@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use wscbench_results::Scenario;
 
+use crate::runner::clock;
 use crate::scenarios;
 
 /// Why a sweep cannot run; each is one line naming what to change.
@@ -165,15 +166,6 @@ pub struct TooLong {
     pub bound: Duration,
     /// How many points it has.
     pub points: usize,
-}
-
-/// `2h05m`, `12m30s`.
-fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    match (s / 3600, s % 3600 / 60, s % 60) {
-        (0, m, s) => format!("{m}m{s:02}s"),
-        (h, m, _) => format!("{h}h{m:02}m"),
-    }
 }
 
 #[cfg(test)]

@@ -385,6 +385,16 @@ pub async fn execute<E: crate::engine::Engine>(
     Ok(results)
 }
 
+/// A duration as a progress line or an estimate shows it: `2h05m`, `12m30s`.
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
 /// A run id from the current time, `YYYYMMDD-HHMMSS` (UTC).
 pub fn new_run_id() -> String {
     let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();

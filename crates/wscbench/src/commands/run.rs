@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use wscbench_engine::catalog::{self, Server};
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::engine::Engine;
-use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, Progress, VerifyLevel};
+use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, Progress, VerifyLevel, clock};
 use wscbench_engine::scenarios;
 use wscbench_engine::sweep::Sweep;
 use wscbench_report::{Report, html};
@@ -554,14 +554,5 @@ impl Display {
 
     fn finish(&self) {
         self.bar.finish_and_clear();
-    }
-}
-
-fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
     }
 }
