@@ -1,5 +1,6 @@
 // Owns the environment interface every scenario shares: WS_URL, MODE, LOADGEN,
-// SUMMARY_PATH, NATIVE_PATH.
+// SUMMARY_PATH, NATIVE_PATH, and the load parameters a sweep sets (CLIENTS,
+// RATE; see LOAD_PARAMS in modes.js for which shape takes which).
 //
 // Read once in the init context, so a missing or malformed setting stops k6
 // before a single VU starts, with a message that says what to set.
@@ -39,10 +40,33 @@ function readLoadgen() {
   return loadgen;
 }
 
+/**
+ * The load parameters given in the environment (`wscbench run --sweep`), each
+ * under its upper-case name: `clients` a positive whole number, `rate` (chats
+ * per second per client) a positive number. Absent ones are left out, so the
+ * shape keeps its mode's default.
+ */
+function readLoadParams() {
+  const params = {};
+  for (const [key, whole] of [['clients', true], ['rate', false]]) {
+    const name = key.toUpperCase();
+    const text = __ENV[name];
+    if (text === undefined || text === '') continue;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
+      const what = whole ? 'a positive whole number' : 'a positive number';
+      throw new Error(`${name} must be ${what}, got "${text}"`);
+    }
+    params[key] = value;
+  }
+  return params;
+}
+
 export const config = {
   wsUrl: readWsUrl(),
   mode: readMode(),
   loadgen: readLoadgen(),
   summaryPath: __ENV.SUMMARY_PATH || 'summary.json',
   nativePath: __ENV.NATIVE_PATH || 'native.json',
+  loadParams: readLoadParams(),
 };

@@ -29,8 +29,58 @@ const SHAPES = {
   },
 };
 
-/** The shape of scenario `name` in the current MODE (soak falls back to quick). */
+/** Every load parameter a sweep can set (crates/wscbench-engine/src/scenarios.rs). */
+export const LOAD_PARAMS = ['clients', 'rate'];
+
+/**
+ * The load parameters each shape takes, and how each changes it. A swept
+ * shape runs exactly as long as the plain one, so the orchestrator's timings
+ * hold: saturation with CLIENTS holds that one level of clients for the time
+ * its steps took (one ramp, then the rest as one hold).
+ */
+const OVERRIDES = {
+  steady: {
+    clients: (shape, n) => ({ ...shape, clients: n }),
+    rate: (shape, r) => ({ ...shape, chatsPerSecond: r }),
+  },
+  burst: {
+    clients: (shape, n) => ({ ...shape, clients: n }),
+  },
+  churn: {
+    clients: (shape, n) => ({ ...shape, clients: n }),
+  },
+  saturation: {
+    clients: (shape, n) => ({
+      ...shape,
+      steps: [n],
+      holdSeconds: [
+        shape.holdSeconds.reduce((a, b) => a + b, 0) + (shape.steps.length - 1) * shape.rampSeconds,
+      ],
+    }),
+    rate: (shape, r) => ({ ...shape, chatsPerSecond: r }),
+  },
+};
+
+/** Which load parameters each scenario takes; the orchestrator checks a sweep against it. */
+export const SWEEP_KEYS = Object.fromEntries(
+  Object.entries(OVERRIDES).map(([name, keys]) => [name, Object.keys(keys)]),
+);
+
+/**
+ * The shape of scenario `name` in the current MODE (soak falls back to quick),
+ * with the load parameters given in the environment applied.
+ */
 export function shapeOf(name) {
   const rows = SHAPES[name];
-  return rows[config.mode] || rows.quick;
+  let shape = rows[config.mode] || rows.quick;
+  for (const [key, value] of Object.entries(config.loadParams)) {
+    const apply = OVERRIDES[name][key];
+    if (!apply) {
+      throw new Error(
+        `${name} does not take ${key.toUpperCase()} (it takes ${SWEEP_KEYS[name].map((k) => k.toUpperCase()).join(', ')})`,
+      );
+    }
+    shape = apply(shape, value);
+  }
+  return shape;
 }

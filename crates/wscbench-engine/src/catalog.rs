@@ -1,5 +1,6 @@
 //! The catalog: servers found through their `server.toml` manifests (the scenarios are in [`crate::scenarios`]).
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,16 @@ pub enum CatalogError {
     /// No server matches a selection.
     #[error("no server matches {selection}; known servers: {known}")]
     NoMatch { selection: String, known: String },
+    /// A manifest declares a variant that cannot be run.
+    #[error("{}: variant {name:?}: {reason}", path.display())]
+    BadVariant {
+        path: PathBuf,
+        name: String,
+        reason: String,
+    },
+    /// `--variant` names a variant that none of the selected servers declares.
+    #[error("unknown variant {name:?}: {known}")]
+    UnknownVariant { name: String, known: String },
     /// Reading the sources for the hash failed.
     #[error("reading {}: {source}", path.display())]
     Io {
@@ -63,12 +74,59 @@ pub struct Server {
     /// of the source hash, so changing a shared core rebuilds both servers' images.
     #[serde(default)]
     pub shared: Vec<PathBuf>,
+    /// Named variants: extra arguments and environment for the same binary and image,
+    /// run as rows of their own (`wscbench run --variant NAME`), e.g.
+    /// `[variants.gomaxprocs-1]` with `env = ["GOMAXPROCS=1"]`. Sorted by name.
+    #[serde(default)]
+    pub variants: BTreeMap<String, VariantSpec>,
     /// The server's directory (not part of the manifest).
     #[serde(skip)]
     pub dir: PathBuf,
 }
 
+/// One `[variants.NAME]` table of a manifest.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSpec {
+    /// Extra arguments after the server's own `--host` and `--port`.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment, each `KEY=value`.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// What `--variant` takes besides a variant's name: the plain server, and every row.
+pub const DEFAULT_VARIANT: &str = "default";
+/// `--variant all`: the plain server and every variant it declares.
+pub const ALL_VARIANTS: &str = "all";
+
 impl Server {
+    /// The runnable variant `name`, if the manifest declares it.
+    pub fn variant(&self, name: &str) -> Option<crate::runner::Variant> {
+        self.variants.get(name).map(|spec| crate::runner::Variant {
+            name: name.to_string(),
+            args: spec.args.clone(),
+            env: spec.env.clone(),
+        })
+    }
+
+    /// `gomaxprocs-1 (GOMAXPROCS=1)`, one per variant, for `list --variants` and errors.
+    pub fn describe_variants(&self) -> Vec<String> {
+        self.variants
+            .iter()
+            .map(|(name, spec)| {
+                let what: Vec<&str> = spec
+                    .env
+                    .iter()
+                    .chain(&spec.args)
+                    .map(String::as_str)
+                    .collect();
+                format!("{name} ({})", what.join(" "))
+            })
+            .collect()
+    }
+
     /// The built binary's full path.
     pub fn binary_path(&self) -> PathBuf {
         self.dir.join(&self.binary)
@@ -200,8 +258,100 @@ pub fn load_manifest(path: &Path, servers_dir: &Path) -> Result<Server, CatalogE
             expected,
         });
     }
+    for (name, spec) in &server.variants {
+        if let Err(reason) = check_variant(name, spec) {
+            return Err(CatalogError::BadVariant {
+                path: path.to_owned(),
+                name: name.clone(),
+                reason,
+            });
+        }
+    }
     server.dir = dir;
     Ok(server)
+}
+
+/// A variant's name goes into ids, file names and container names; its environment must be
+/// `KEY=value`; and it must change something, or it would only measure noise twice.
+fn check_variant(name: &str, spec: &VariantSpec) -> Result<(), String> {
+    if name == DEFAULT_VARIANT || name == ALL_VARIANTS {
+        return Err(format!("{name:?} is reserved for --variant"));
+    }
+    let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+    if name.is_empty() || !name.chars().all(valid) || name.starts_with('-') {
+        return Err("a name is lower-case letters, digits and '-', e.g. gomaxprocs-1".into());
+    }
+    if spec.args.is_empty() && spec.env.is_empty() {
+        return Err("declares neither args nor env".into());
+    }
+    for entry in &spec.env {
+        match entry.split_once('=') {
+            Some((key, _))
+                if !key.is_empty()
+                    && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {}
+            _ => return Err(format!("env entry {entry:?} is not KEY=value")),
+        }
+    }
+    Ok(())
+}
+
+/// One row of a run: a server, as itself or as one of its variants.
+pub type Row = (Server, Option<crate::runner::Variant>);
+
+/// The rows `--variant` asks for: each server as itself and/or as its variants, in catalog
+/// order, the plain server before its variants. No names: the plain servers only.
+/// `default` is the plain server, `all` the plain server and every variant. A server that
+/// has none of the named variants is left out (it is returned in the second list); a name
+/// that no selected server declares is an error that lists the variants there are.
+pub fn with_variants(
+    servers: &[Server],
+    names: &[String],
+) -> Result<(Vec<Row>, Vec<String>), CatalogError> {
+    if names.is_empty() {
+        return Ok((
+            servers.iter().map(|s| (s.clone(), None)).collect(),
+            Vec::new(),
+        ));
+    }
+    let all = names.iter().any(|n| n == ALL_VARIANTS);
+    for name in names {
+        if name == ALL_VARIANTS || name == DEFAULT_VARIANT {
+            continue;
+        }
+        if !servers.iter().any(|s| s.variants.contains_key(name)) {
+            let known: Vec<String> = servers
+                .iter()
+                .map(|s| match s.variants.keys().cloned().collect::<Vec<_>>() {
+                    v if v.is_empty() => format!("{} has none", s.id),
+                    v => format!("{} has {}", s.id, v.join(", ")),
+                })
+                .collect();
+            return Err(CatalogError::UnknownVariant {
+                name: name.clone(),
+                known: format!(
+                    "{} (and every server has default; all is every one)",
+                    known.join("; ")
+                ),
+            });
+        }
+    }
+    let mut rows = Vec::new();
+    let mut left_out = Vec::new();
+    for server in servers {
+        let before = rows.len();
+        if all || names.iter().any(|n| n == DEFAULT_VARIANT) {
+            rows.push((server.clone(), None));
+        }
+        for name in server.variants.keys() {
+            if all || names.contains(name) {
+                rows.push((server.clone(), server.variant(name)));
+            }
+        }
+        if rows.len() == before {
+            left_out.push(server.id.clone());
+        }
+    }
+    Ok((rows, left_out))
 }
 
 /// A selection of servers, as the CLI's `--server`, `--profile` and `--lang` give it.
@@ -424,5 +574,122 @@ mod tests {
         let mut server = discover(root.path()).unwrap().remove(0);
         server.shared = vec!["../../shared/nowhere".into()];
         assert!(matches!(server.source_hash(), Err(CatalogError::Io { .. })));
+    }
+
+    fn with_variants_text(root: &Path, id: &str, text: &str) -> Result<Server, CatalogError> {
+        write_manifest(root, id, "wsc-go");
+        let manifest = root.join(id).join("server.toml");
+        let mut base = fs::read_to_string(&manifest).unwrap();
+        base.push_str(text);
+        fs::write(&manifest, base).unwrap();
+        load_manifest(&manifest, root)
+    }
+
+    #[test]
+    fn a_manifest_declares_variants_with_args_and_env_in_two_lines_each() {
+        let root = tempfile::tempdir().unwrap();
+        let server = with_variants_text(
+            root.path(),
+            "profile-b/go",
+            "\n[variants.gomaxprocs-1]\nenv = [\"GOMAXPROCS=1\"]\n\n\
+             [variants.batched]\nargs = [\"--write-batch\", \"64\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            server.variant("gomaxprocs-1"),
+            Some(crate::runner::Variant {
+                name: "gomaxprocs-1".into(),
+                args: vec![],
+                env: vec!["GOMAXPROCS=1".into()],
+            })
+        );
+        assert_eq!(
+            server.variant("batched").unwrap().args,
+            ["--write-batch", "64"]
+        );
+        assert_eq!(server.variant("nope"), None);
+        assert_eq!(
+            server.describe_variants(),
+            ["batched (--write-batch 64)", "gomaxprocs-1 (GOMAXPROCS=1)"]
+        );
+    }
+
+    #[test]
+    fn bad_variants_are_refused_when_the_manifest_is_read() {
+        for (text, says) in [
+            ("[variants.x]\nenv = [\"GOMAXPROCS\"]\n", "not KEY=value"),
+            ("[variants.x]\n", "declares neither args nor env"),
+            ("[variants.Fast]\nenv = [\"A=1\"]\n", "lower-case letters"),
+            ("[variants.all]\nenv = [\"A=1\"]\n", "reserved"),
+            ("[variants.default]\nenv = [\"A=1\"]\n", "reserved"),
+            ("[variants.x]\nenvironment = [\"A=1\"]\n", "unknown field"),
+            ("[variants.x]\nenv = \"A=1\"\n", "invalid type"),
+        ] {
+            let root = tempfile::tempdir().unwrap();
+            let err = with_variants_text(root.path(), "profile-b/go", text)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn variant_selection_keeps_catalog_order_and_names_the_known_variants() {
+        let root = tempfile::tempdir().unwrap();
+        let go = with_variants_text(
+            root.path(),
+            "profile-b/go",
+            "[variants.gomaxprocs-1]\nenv = [\"GOMAXPROCS=1\"]\n[variants.gomaxprocs-2]\nenv = [\"GOMAXPROCS=2\"]\n",
+        )
+        .unwrap();
+        write_manifest(root.path(), "profile-b/rust", "wsc-rust");
+        let rust =
+            load_manifest(&root.path().join("profile-b/rust/server.toml"), root.path()).unwrap();
+        let servers = [go, rust];
+        let labels = |names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            let (rows, left_out) = with_variants(&servers, &names).unwrap();
+            let rows: Vec<String> = rows
+                .iter()
+                .map(|(s, v)| {
+                    wscbench_results::dimensions::server_label(
+                        &s.id,
+                        v.as_ref().map(|v| v.name.as_str()),
+                    )
+                })
+                .collect();
+            (rows, left_out)
+        };
+        assert_eq!(labels(&[]).0, ["profile-b/go", "profile-b/rust"]);
+        assert_eq!(
+            labels(&["all"]).0,
+            [
+                "profile-b/go",
+                "profile-b/go@gomaxprocs-1",
+                "profile-b/go@gomaxprocs-2",
+                "profile-b/rust"
+            ]
+        );
+        assert_eq!(
+            labels(&["gomaxprocs-2"]),
+            (
+                vec!["profile-b/go@gomaxprocs-2".to_string()],
+                vec!["profile-b/rust".to_string()]
+            )
+        );
+        assert_eq!(
+            labels(&["default", "gomaxprocs-1"]).0,
+            [
+                "profile-b/go",
+                "profile-b/go@gomaxprocs-1",
+                "profile-b/rust"
+            ]
+        );
+        let err = with_variants(&servers, &["gomaxprocs-3".into()]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown variant \"gomaxprocs-3\": profile-b/go has gomaxprocs-1, gomaxprocs-2; \
+             profile-b/rust has none (and every server has default; all is every one)"
+        );
     }
 }

@@ -14,5 +14,6 @@ pub mod native;
 pub mod runner;
 pub mod scenarios;
 pub mod stats;
+pub mod sweep;
 pub mod verdict;
 pub mod verify;

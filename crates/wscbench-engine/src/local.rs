@@ -275,6 +275,7 @@ mod tests {
             test: "true".into(),
             exclude: vec![],
             shared: vec![],
+            variants: Default::default(),
             dir: dir.path().to_owned(),
         };
         (dir, server)

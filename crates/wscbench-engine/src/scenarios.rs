@@ -1,5 +1,6 @@
-//! The scenario set as the runner plans it: how long each shape runs in each mode. The
-//! numbers are those of `scenarios/lib/modes.js` (a test reads that file and checks them).
+//! The scenario set as the runner plans it: how long each shape runs in each mode, and which
+//! load parameters (`--sweep` keys) each shape takes. Both are those of
+//! `scenarios/lib/modes.js` (tests read that file under node and check them).
 
 use wscbench_results::{Mode, Scenario};
 
@@ -21,6 +22,31 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
     }
 }
 
+/// The load parameters a sweep can set, each passed to k6 as its upper-case environment
+/// variable (`clients` → `CLIENTS`): `clients` is how many clients the shape holds (at once,
+/// or over its length for churn), `rate` the chats per second each client sends.
+pub const LOAD_PARAMS: &[&str] = &["clients", "rate"];
+
+/// The load parameters scenario `scenario` takes (`SWEEP_KEYS` in `scenarios/lib/modes.js`).
+/// A burst's clients chat once and a churn client once per stay, so only the shapes that
+/// chat at a rate take `rate`.
+pub fn load_params(scenario: Scenario) -> &'static [&'static str] {
+    match scenario {
+        Scenario::Steady | Scenario::Saturation => &["clients", "rate"],
+        Scenario::Burst | Scenario::Churn => &["clients"],
+    }
+}
+
+/// True when a value of `key` must be a whole number (a count of clients).
+pub fn is_count(key: &str) -> bool {
+    key == "clients"
+}
+
+/// The environment variable k6 reads `key` from.
+pub fn env_name(key: &str) -> String {
+    key.to_ascii_uppercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -31,24 +57,101 @@ mod tests {
     /// The shapes of every scenario in `mode`, as `scenarios/lib/modes.js` computes them
     /// (run under node with k6's `__ENV` stubbed).
     fn shapes(mode: Mode) -> Value {
+        node(
+            &format!("MODE: '{mode}'"),
+            "console.log(JSON.stringify(Object.fromEntries(\
+               ['steady', 'burst', 'churn', 'saturation'].map((n) => [n, m.shapeOf(n)]))));",
+        )
+        .unwrap()
+    }
+
+    /// Runs `body` under node after importing modes.js with `env` as k6's `__ENV`, and
+    /// returns what it printed as JSON.
+    fn node(env: &str, body: &str) -> Result<Value, String> {
         let modes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/lib/modes.js");
         let script = format!(
-            "globalThis.__ENV = {{ WS_URL: 'ws://127.0.0.1:1/ws', MODE: '{mode}' }};\n\
-             const m = await import('file://{}');\n\
-             console.log(JSON.stringify(Object.fromEntries(\
-               ['steady', 'burst', 'churn', 'saturation'].map((n) => [n, m.shapeOf(n)]))));",
+            "globalThis.__ENV = {{ WS_URL: 'ws://127.0.0.1:1/ws', {env} }};\n\
+             const m = await import('file://{}');\n{body}",
             modes.canonicalize().unwrap().display()
         );
         let out = Command::new("node")
             .args(["--input-type=module", "-e", &script])
             .output()
             .expect("this test needs node (installed on every machine of this project's kind)");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(serde_json::from_slice(&out.stdout).unwrap())
+    }
+
+    #[test]
+    fn the_load_parameters_of_every_scenario_match_modes_js() {
+        let keys = node(
+            "MODE: 'smoke'",
+            "console.log(JSON.stringify({ keys: m.SWEEP_KEYS, params: m.LOAD_PARAMS }));",
+        )
+        .unwrap();
+        assert_eq!(keys["params"], serde_json::json!(LOAD_PARAMS));
+        for &scenario in Scenario::ALL {
+            assert_eq!(
+                keys["keys"][scenario.as_str()],
+                serde_json::json!(load_params(scenario)),
+                "{scenario}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_sweep_value_reaches_the_shape_through_the_environment() {
+        let shape = |env: &str, name: &str| {
+            node(
+                env,
+                &format!("console.log(JSON.stringify(m.shapeOf('{name}')));"),
+            )
+        };
+        let steady = shape("MODE: 'smoke', CLIENTS: '40', RATE: '2.5'", "steady").unwrap();
+        assert_eq!(
+            (
+                steady["clients"].as_u64(),
+                steady["chatsPerSecond"].as_f64()
+            ),
+            (Some(40), Some(2.5))
         );
-        serde_json::from_slice(&out.stdout).unwrap()
+        // Without a value, the mode's defaults.
+        let plain = shape("MODE: 'smoke'", "steady").unwrap();
+        assert_eq!(
+            (plain["clients"].as_u64(), plain["chatsPerSecond"].as_f64()),
+            (Some(10), Some(1.0))
+        );
+        // Saturation holds one level of clients for as long as its steps took.
+        let saturation = shape("MODE: 'smoke', CLIENTS: '30'", "saturation").unwrap();
+        assert_eq!(saturation["steps"], serde_json::json!([30]));
+        let burst = shape("MODE: 'quick', CLIENTS: '300'", "burst").unwrap();
+        assert_eq!(burst["clients"].as_u64(), Some(300));
+        // A key the shape does not take, and a value that is not a positive number, stop k6.
+        let err = shape("MODE: 'smoke', RATE: '2'", "burst").unwrap_err();
+        assert!(err.contains("burst does not take RATE"), "{err}");
+        let err = shape("MODE: 'smoke', CLIENTS: '-3'", "steady").unwrap_err();
+        assert!(
+            err.contains("CLIENTS must be a positive whole number"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_swept_shape_runs_as_long_as_the_plain_one() {
+        for &mode in Mode::ALL {
+            let swept = node(
+                &format!("MODE: '{mode}', CLIENTS: '7', RATE: '3'"),
+                "console.log(JSON.stringify(m.shapeOf('saturation')));",
+            )
+            .unwrap();
+            let total = swept["rampSeconds"].as_u64().unwrap()
+                * swept["steps"].as_array().unwrap().len() as u64
+                + sum(&swept["holdSeconds"])
+                + sum(&swept["rampDownSeconds"]);
+            assert_eq!(total, seconds(Scenario::Saturation, mode), "{mode}");
+        }
     }
 
     fn sum(v: &Value) -> u64 {

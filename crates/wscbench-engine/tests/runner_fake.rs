@@ -74,6 +74,8 @@ struct FakeEngine {
     usage_samples: Option<usize>,
     fault: Fault,
     containers: Mutex<HashMap<String, Container>>,
+    /// Every spec started, in order.
+    specs: Mutex<Vec<ContainerSpec>>,
 }
 
 impl FakeEngine {
@@ -86,6 +88,7 @@ impl FakeEngine {
             usage_samples: None,
             fault,
             containers: Mutex::new(HashMap::new()),
+            specs: Mutex::new(Vec::new()),
         }
     }
 
@@ -117,6 +120,7 @@ impl Drop for FakeEngine {
 impl Engine for FakeEngine {
     fn start<'a>(&'a self, spec: &'a ContainerSpec) -> BoxFuture<'a, Result<String, EngineError>> {
         Box::pin(async move {
+            self.specs.lock().unwrap().push(spec.clone());
             let mut containers = self.containers.lock().unwrap();
             let id = format!("fake-{}", containers.len());
             let is_k6 = spec.image == "fake-k6";
@@ -136,6 +140,7 @@ impl Engine for FakeEngine {
                 Some(
                     Command::new(&self.server_binary)
                         .args(&spec.cmd)
+                        .envs(spec.env.iter().filter_map(|e| e.split_once('=')))
                         .stdout(Stdio::null())
                         .stderr(Stdio::null())
                         .spawn()
@@ -321,6 +326,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
             variant: None,
         }],
         scenarios: scenarios.to_vec(),
+        load_points: Vec::new(),
         mode: Mode::Smoke,
         load_path: LoadPath::Js,
         repetitions: 1,
@@ -351,6 +357,115 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
             variant_env: Vec::new(),
         },
     }
+}
+
+fn planned(server: catalog::Server, variant: Option<runner::Variant>) -> PlannedServer {
+    PlannedServer {
+        image: Image {
+            tag: server.tag.clone(),
+            source_hash: "test".into(),
+            binary_size_bytes: 1,
+            image_size_bytes: 1,
+            rebuilt: false,
+            version: None,
+        },
+        server,
+        variant,
+    }
+}
+
+#[test]
+fn a_two_key_sweep_runs_its_product_inside_each_repetition_every_server_at_each_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = plan(dir.path(), &[Scenario::Steady]);
+    let go = plan.servers[0].server.clone();
+    plan.servers
+        .push(planned(go.clone(), go.variant("gomaxprocs-1")));
+    plan.repetitions = 2;
+    plan.load_points = wscbench_engine::sweep::Sweep::new(vec![
+        "clients=10,20".parse().unwrap(),
+        "rate=1,2".parse().unwrap(),
+    ])
+    .unwrap()
+    .points();
+    let points: Vec<String> = plan
+        .points()
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} {}",
+                p.repetition.index,
+                p.server.label(),
+                p.result_path(Path::new("")).display()
+            )
+        })
+        .collect();
+    assert_eq!(points.len(), plan.len());
+    assert_eq!(
+        points[..5],
+        [
+            "1 profile-b/go profile-b/go/steady+clients=10+rate=1.rep-1.json",
+            "1 profile-b/go@gomaxprocs-1 profile-b/go@gomaxprocs-1/steady+clients=10+rate=1.rep-1.json",
+            "1 profile-b/go profile-b/go/steady+clients=10+rate=2.rep-1.json",
+            "1 profile-b/go@gomaxprocs-1 profile-b/go@gomaxprocs-1/steady+clients=10+rate=2.rep-1.json",
+            "1 profile-b/go profile-b/go/steady+clients=20+rate=1.rep-1.json",
+        ]
+    );
+    assert_eq!(points.len(), 2 * 2 * 2 * 2);
+    assert!(points[8].starts_with("2 profile-b/go profile-b/go/steady+clients=10+rate=1.rep-2"));
+    let distinct: std::collections::BTreeSet<&String> = points.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        points.len(),
+        "every point has a file of its own"
+    );
+    // Two rows × 4 load points × 2 repetitions of smoke steady (8 s) + 5 s each.
+    assert_eq!(plan.estimate(), Duration::from_secs(16 * 13));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_variant_runs_the_same_image_with_its_environment_and_a_sweep_value_reaches_k6() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FakeEngine::new(Fault::None);
+    let mut plan = plan(dir.path(), &[Scenario::Steady]);
+    let go = plan.servers[0].server.clone();
+    let variant = go
+        .variant("gomaxprocs-1")
+        .expect("profile-b/go declares gomaxprocs-1");
+    plan.servers = vec![planned(go, Some(variant))];
+    plan.load_points = vec![[("clients".to_string(), 20.0)].into()];
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+        .await
+        .unwrap();
+
+    let result = &results[0];
+    assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
+    assert_eq!(result.variant.as_deref(), Some("gomaxprocs-1"));
+    assert_eq!(result.conditions.variant_env, ["GOMAXPROCS=1"]);
+    assert!(result.conditions.variant_args.is_empty());
+    assert_eq!(result.load_params, [("clients".to_string(), 20.0)].into());
+    assert!(
+        dir.path()
+            .join("profile-b/go@gomaxprocs-1/steady+clients=20.json")
+            .is_file()
+    );
+    let specs = engine.specs.lock().unwrap();
+    let (server, k6) = (&specs[0], &specs[1]);
+    assert_eq!(server.image, "wsc-go", "the plain server's image");
+    assert_eq!(server.env, ["GOMAXPROCS=1"]);
+    assert_eq!(server.cmd[..2], ["--host", "127.0.0.1"]);
+    assert!(
+        server
+            .name
+            .contains("wsc-go-gomaxprocs-1-steady-clients20-r1"),
+        "{}",
+        server.name
+    );
+    assert!(k6.env.contains(&"CLIENTS=20".to_string()), "{:?}", k6.env);
+    assert!(k6.env.contains(&"MODE=smoke".to_string()));
+    assert!(!k6.env.iter().any(|e| e.starts_with("RATE=")));
+    assert_eq!(engine.live(), 0);
 }
 
 fn read(path: PathBuf) -> RunResult {

@@ -3,6 +3,7 @@
 //! (an overall summary first), and render it for a terminal, as Markdown or as JSON.
 //! [`compare()`] sets two runs side by side with a verdict per metric; [`history`] follows
 //! one metric across runs. [`metrics`] is the one table of metrics and directions they share.
+//! [`knobs`] adds, for a sweep or variants, one table per metric across the knob's values.
 //!
 //! This crate reads result files only. It never talks to Docker and never runs async
 //! code, so a report can be made anywhere the `results/` directory is.
@@ -28,6 +29,7 @@
 pub mod compare;
 pub mod history;
 pub mod html;
+pub mod knobs;
 pub mod load;
 pub mod metrics;
 pub mod render;

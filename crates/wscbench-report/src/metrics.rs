@@ -119,6 +119,18 @@ pub const LATENCY_P95: Metric = Metric {
     },
     format: units::ms,
 };
+/// 99th percentile chat latency.
+pub const LATENCY_P99: Metric = Metric {
+    key: "latency-p99",
+    name: "Latency p99",
+    better: Better::Lower,
+    loadgen_sensitive: true,
+    value: |r| match &r.k6 {
+        Some(k6) if k6.chat_received > 0 => Some(k6.latency.p99_ms),
+        _ => None,
+    },
+    format: units::ms,
+};
 /// Share of chats the rate limit dropped.
 pub const DROP_RATE: Metric = Metric {
     key: "drop-rate",
@@ -184,6 +196,7 @@ pub const ALL: [&Metric; 12] = [
     &PEAK_CPU,
     &K6_ERRORS,
     &LATENCY_P95,
+    &LATENCY_P99,
     &DROP_RATE,
     &SLOW_DROPS,
     &CPU_EFFICIENCY,

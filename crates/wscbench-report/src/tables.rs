@@ -19,7 +19,7 @@ use crate::units;
 pub use crate::metrics::Better;
 
 /// Marks a number that measures the load generator rather than the server.
-const LOADGEN_BOUND_MARK: &str = "†";
+pub(crate) const LOADGEN_BOUND_MARK: &str = "†";
 /// Marks a row whose run did not end `ok`.
 const FAILED_MARK: &str = "‡";
 /// Marks values tied within noise.
@@ -218,11 +218,11 @@ pub(crate) struct Group<'a> {
 }
 
 impl<'a> Group<'a> {
-    fn first(&self) -> &'a RunResult {
+    pub(crate) fn first(&self) -> &'a RunResult {
         self.results[0]
     }
 
-    fn ok(&self) -> Vec<&'a RunResult> {
+    pub(crate) fn ok(&self) -> Vec<&'a RunResult> {
         self.results.iter().copied().filter(|r| r.is_ok()).collect()
     }
 
@@ -279,28 +279,57 @@ impl Report {
                 .collect();
             let title = profile_title(profile);
             for scenario in &SCENARIO_TABLES {
-                let rows = in_profile
+                // Like with like: the points of a sweep's values rank in tables of their own
+                // (the knob tables set them side by side).
+                let mut loads: Vec<Vec<(String, String)>> = in_profile
                     .iter()
-                    .copied()
-                    .filter(|g| g.first().scenario == scenario.scenario);
-                let rows = by_language(rows).map(|g| (vec![Cell::label(language(g.first()))], g));
-                let mut table = metric_table(
-                    format!("{title} — {}", scenario.title),
-                    &["Language"],
-                    &scenario
-                        .metrics
-                        .iter()
-                        .map(|m| Column::metric(m))
-                        .collect::<Vec<_>>(),
-                    rows,
-                    false,
-                    |g, i| metric_cell(scenario.metrics[i], g),
-                );
-                table.mark_best();
-                if let Some(lead) = scenario.lead {
-                    table.add_percent_of_best(lead.name);
+                    .filter(|g| g.first().scenario == scenario.scenario)
+                    .map(|g| g.first().point().load_params)
+                    .collect();
+                // In the values' order, not their text's: 200 before 1000.
+                loads.sort_by(|a, b| {
+                    let number = |l: &Vec<(String, String)>| -> Vec<(String, f64)> {
+                        l.iter()
+                            .map(|(k, v)| (k.clone(), v.parse().unwrap_or(f64::NAN)))
+                            .collect()
+                    };
+                    number(a)
+                        .partial_cmp(&number(b))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                });
+                loads.dedup();
+                for load in loads {
+                    let rows = in_profile.iter().copied().filter(|g| {
+                        g.first().scenario == scenario.scenario
+                            && g.first().point().load_params == load
+                    });
+                    let rows =
+                        by_language(rows).map(|g| (vec![Cell::label(language(g.first()))], g));
+                    let params: Vec<String> =
+                        load.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    let suffix = if params.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", params.join(", "))
+                    };
+                    let mut table = metric_table(
+                        format!("{title} — {}{suffix}", scenario.title),
+                        &["Language"],
+                        &scenario
+                            .metrics
+                            .iter()
+                            .map(|m| Column::metric(m))
+                            .collect::<Vec<_>>(),
+                        rows,
+                        false,
+                        |g, i| metric_cell(scenario.metrics[i], g),
+                    );
+                    table.mark_best();
+                    if let Some(lead) = scenario.lead {
+                        table.add_percent_of_best(lead.name);
+                    }
+                    tables.push(table);
                 }
-                tables.push(table);
             }
             let mut by_scenario: Vec<&Group> = by_language(in_profile.into_iter()).collect();
             by_scenario.sort_by_key(|g| rank(g.first().scenario.as_str(), &SCENARIOS));
@@ -329,6 +358,7 @@ impl Report {
                 |g, i| (LOADGEN_COLUMNS[i].2)(g.results[g.results.len() - 1]),
             ));
         }
+        tables.extend(crate::knobs::knob_tables(&all));
         let mut sizes = binary_sizes(&refs);
         sizes.mark_best();
         tables.push(sizes);
@@ -528,7 +558,7 @@ const SCENARIO_TABLES: [ScenarioTable; 4] = [
 
 /// A metric over a group's repetitions; a load-generator bound group's figures never
 /// compete, and its sensitive ones are marked.
-fn metric_cell(metric: &Metric, group: &Group) -> Cell {
+pub(crate) fn metric_cell(metric: &Metric, group: &Group) -> Cell {
     let mut cell = match group.summary(metric) {
         Some(s) => Cell::summary(&s, metric.format),
         None => Cell::absent(),
@@ -840,8 +870,32 @@ pub(crate) fn profile_title(profile: &str) -> String {
     }
 }
 
+/// A row's name in a profile's tables: the language, with the variant and the load
+/// parameters when the result has them (`Go@gomaxprocs-1 clients=100`).
 pub(crate) fn language(result: &RunResult) -> String {
-    capitalized(&result.server.language)
+    let mut name = capitalized(&result.server.language);
+    if let Some(variant) = &result.variant {
+        name.push_str(&format!("@{variant}"));
+    }
+    for (k, v) in wscbench_results::dimensions::params_text(&result.load_params) {
+        name.push_str(&format!(" {k}={v}"));
+    }
+    name
+}
+
+/// Where a server's rows go: profiles in order, then languages in order.
+pub(crate) fn server_order(result: &RunResult) -> usize {
+    let profile = rank(&result.server.profile, &PROFILES).0;
+    let language = rank(&result.server.language, &LANGUAGES).0;
+    profile * (LANGUAGES.len() + 1) + language
+}
+
+/// A scenario's name in table titles (`Steady`).
+pub(crate) fn scenario_title(scenario: Scenario) -> &'static str {
+    SCENARIO_TABLES
+        .iter()
+        .find(|t| t.scenario == scenario)
+        .map_or("", |t| t.title)
 }
 
 fn capitalized(word: &str) -> String {

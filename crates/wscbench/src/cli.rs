@@ -37,7 +37,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the servers found through their server.toml manifests.
-    List,
+    List(ListArgs),
     /// Prove that a server speaks the chat protocol (docs/protocol.md), check by named check.
     ///
     /// With --url, checks a server that is already running. With --server/--profile/--lang/--all,
@@ -87,6 +87,13 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Also list each server's variants (run them with run --variant NAME or --variant all)
+    #[arg(long)]
+    pub variants: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct BuildArgs {
     #[command(flatten)]
     pub select: SelectArgs,
@@ -102,6 +109,22 @@ pub struct RunArgs {
     /// Only this scenario (repeatable) [default: all four]
     #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
     pub scenarios: Vec<Scenario>,
+    /// Run this variant of each selected server that declares it (server.toml
+    /// [variants.NAME]: extra args and env, same image) as a row of its own, ID@NAME
+    /// (repeatable); `default` is the plain server, `all` the plain server and every
+    /// variant (see list --variants) [default: the plain server only]
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Run each scenario once per value of a load parameter, each its own result:
+    /// clients=100,200,500 (clients held) or rate=1,2,5 (chats/s per client); two --sweep
+    /// flags run their product. steady and saturation take clients and rate, burst and
+    /// churn clients
+    #[arg(long = "sweep", value_name = "KEY=V1,V2,...", value_parser = parse_sweep)]
+    pub sweep: Vec<wscbench_engine::sweep::SweepKey>,
+    /// Refuse, before building anything, a run whose estimated length (its scenarios plus
+    /// about 5 s per point) exceeds this, e.g. 30m, 4h
+    #[arg(long, default_value = "2h", value_name = "DURATION", value_parser = parse_duration)]
+    pub max_duration: std::time::Duration,
     /// smoke: each scenario ≤10 s with a tenth of the clients; quick: the benchmark's timings
     /// (about 4 min per server); soak: steady 300 s and churn 180 s
     #[arg(long, default_value = "quick", value_parser = one_of(Mode::ALL, Mode::as_str))]
@@ -235,6 +258,18 @@ pub struct CompareArgs {
     /// Exit 1 when a headline metric got significantly worse by more than PCT %
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
+}
+
+fn parse_sweep(s: &str) -> Result<wscbench_engine::sweep::SweepKey, String> {
+    s.parse()
+        .map_err(|e: wscbench_engine::sweep::SweepError| e.to_string())
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(s) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(format!("{s:?} is not a duration such as 90m or 4h")),
+    }
 }
 
 fn parse_metric(s: &str) -> Result<&'static wscbench_report::Metric, String> {
@@ -406,7 +441,7 @@ where
         .context("starting the async runtime")?;
     runtime.block_on(async move {
         match cli.command {
-            Command::List => commands::list::run(&root).map(ExitCode::from_code),
+            Command::List(args) => commands::list::run(&root, args).map(ExitCode::from_code),
             Command::Verify(args) => commands::verify::run(&root, args).await,
             Command::IdleMemory(args) => commands::idle_memory::run(&root, args)
                 .await
@@ -553,5 +588,75 @@ mod tests {
             .is_err()
         );
         assert!(Cli::try_parse_from(["wscbench", "verify", "--lang", "cobol"]).is_err());
+    }
+
+    fn run_args(extra: &[&str]) -> Result<RunArgs, clap::Error> {
+        let args = ["wscbench", "run"].iter().chain(extra);
+        Cli::try_parse_from(args).map(|cli| match cli.command {
+            Command::Run(args) => args,
+            _ => panic!("not run"),
+        })
+    }
+
+    #[test]
+    fn run_takes_variants_sweeps_and_a_duration_bound() {
+        let args = run_args(&[
+            "--variant",
+            "gomaxprocs-1",
+            "--variant",
+            "all",
+            "--sweep",
+            "clients=100,200",
+            "--sweep",
+            "rate=1,2.5",
+            "--max-duration",
+            "4h",
+        ])
+        .unwrap();
+        assert_eq!(args.variants, ["gomaxprocs-1", "all"]);
+        assert_eq!(
+            args.sweep
+                .iter()
+                .map(|k| (k.key.as_str(), k.values.clone()))
+                .collect::<Vec<_>>(),
+            [("clients", vec![100.0, 200.0]), ("rate", vec![1.0, 2.5])]
+        );
+        assert_eq!(args.max_duration, std::time::Duration::from_secs(4 * 3600));
+        let plain = run_args(&[]).unwrap();
+        assert!(plain.variants.is_empty() && plain.sweep.is_empty());
+        assert_eq!(plain.max_duration, std::time::Duration::from_secs(2 * 3600));
+    }
+
+    #[test]
+    fn run_refuses_bad_sweeps_and_durations_with_one_clear_line() {
+        for (flags, says) in [
+            (["--sweep", "clients"], "expected KEY=V1,V2"),
+            (
+                ["--sweep", "speed=1"],
+                "unknown load parameter; the parameters are clients, rate",
+            ),
+            (
+                ["--sweep", "clients=100,lots"],
+                "\"lots\" is not a positive whole number",
+            ),
+            (
+                ["--sweep", "clients=-5"],
+                "\"-5\" is not a positive whole number",
+            ),
+            (["--sweep", "rate=0"], "\"0\" is not a positive number"),
+            (
+                ["--max-duration", "forever"],
+                "not a duration such as 90m or 4h",
+            ),
+            (["--max-duration", "0s"], "not a duration"),
+        ] {
+            let err = run_args(&flags).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{flags:?}"
+            );
+            assert!(err.to_string().contains(says), "{flags:?}: {err}");
+        }
     }
 }

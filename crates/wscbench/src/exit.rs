@@ -94,7 +94,10 @@ impl ExitCode {
                 return Self::Usage;
             }
             if let Some(e) = cause.downcast_ref::<CatalogError>()
-                && matches!(e, CatalogError::NoMatch { .. })
+                && matches!(
+                    e,
+                    CatalogError::NoMatch { .. } | CatalogError::UnknownVariant { .. }
+                )
             {
                 return Self::Usage;
             }

@@ -1,5 +1,6 @@
 //! End to end with the real Docker engine, k6 and every server: a smoke-mode run of every
-//! server × scenario, its report, and an interrupted run that must leave no container behind.
+//! server × scenario, its report, a variant and a sweep, and an interrupted run that must
+//! leave no container behind.
 //!
 //! These need the machine that `scripts/setup` prepares, so they are ignored by a plain
 //! `cargo test`; `scripts/test` runs them with `--ignored`.
@@ -268,4 +269,60 @@ fn interrupt_mid_run(signal: &str, code: i32) {
     let metadata: Value =
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(metadata["status"], "interrupted");
+}
+
+#[test]
+#[ignore = "needs Docker, k6 and the Go toolchain: run by scripts/test"]
+fn a_variant_and_a_sweep_run_for_real_and_the_report_sets_them_across_the_knob() {
+    // 2 rows × 2 values of 8 s smoke steady: about 45 s.
+    let results = tempfile::tempdir().unwrap();
+    let status = wscbench()
+        .args(["run", "--server", "profile-b/go", "--scenario", "steady"])
+        .args(["--variant", "default", "--variant", "gomaxprocs-1"])
+        .args(["--sweep", "clients=5,10", "--mode", "smoke", "--results"])
+        .arg(results.path())
+        .status()
+        .unwrap();
+    assert!(status.success(), "wscbench run exited with {status}");
+    let run_dir = only_run(results.path());
+    let mut deliveries = Vec::new();
+    for server in ["profile-b/go", "profile-b/go@gomaxprocs-1"] {
+        for clients in [5, 10] {
+            let scenario = format!("steady+clients={clients}");
+            let result = ok_result(&run_dir, server, &scenario, LoadPath::Native);
+            assert_eq!(result.load_params["clients"], clients as f64);
+            let expected_env: &[&str] = if server.contains('@') {
+                &["GOMAXPROCS=1"]
+            } else {
+                &[]
+            };
+            assert_eq!(result.conditions.variant_env, expected_env, "{server}");
+            deliveries.push(result.server_stats.expect("server counters").deliveries);
+        }
+    }
+    // The value reached k6: every chat goes to every other member, so 10 clients get
+    // 10·9 deliveries per round of chats where 5 get 5·4.
+    for pair in deliveries.chunks(2) {
+        assert!(
+            pair[1] > 2 * pair[0],
+            "deliveries at 5 and 10 clients: {pair:?}"
+        );
+    }
+    let markdown = wscbench()
+        .args(["report", "--format", "markdown"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&markdown.stdout);
+    for title in [
+        "### Steady — Deliveries/s across clients",
+        "### Steady — Deliveries/s across variant",
+        "| profile-b/go@gomaxprocs-1 |",
+    ] {
+        assert!(text.contains(title), "no {title:?} in:\n{text}");
+    }
+    assert!(
+        docker_containers("label=wscbench.run").is_empty(),
+        "containers left behind"
+    );
 }

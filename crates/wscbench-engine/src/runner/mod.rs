@@ -1,4 +1,5 @@
-//! The runner: every measured point of a plan (server × scenario × repetition), each through
+//! The runner: every measured point of a plan (server × variant × scenario × load parameters
+//! × repetition), each through
 //! the same phases — start → ready → load → collect → write (see [`phases`]) — with one
 //! cleanup path, writing each result the moment its point ends. It reports progress
 //! through a callback and never prints.
@@ -115,6 +116,9 @@ pub struct Plan {
     pub servers: Vec<PlannedServer>,
     /// Scenarios, in order.
     pub scenarios: Vec<Scenario>,
+    /// The load parameters of each point of a sweep ([`crate::sweep::Sweep::points`]); one
+    /// empty set (or none) runs each shape with its own defaults.
+    pub load_points: Vec<BTreeMap<String, f64>>,
     /// Timing mode.
     pub mode: Mode,
     /// Which client loop k6 runs.
@@ -142,14 +146,23 @@ pub struct Point<'p> {
     pub server: &'p PlannedServer,
     /// The load shape.
     pub scenario: Scenario,
+    /// Load parameters that override the shape's defaults (a sweep's values), if any.
+    pub params: &'p BTreeMap<String, f64>,
     /// Which repetition.
     pub repetition: Repetition,
 }
 
+/// What a point without a sweep takes: the shape's own defaults.
+static NO_PARAMS: BTreeMap<String, f64> = BTreeMap::new();
+
+/// Time a point spends outside its scenario (start, health, verification, stop, write): for
+/// estimates.
+pub const POINT_OVERHEAD: Duration = Duration::from_secs(5);
+
 impl Point<'_> {
-    /// Load parameters that override the shape's defaults (none yet: the shapes' own).
+    /// Load parameters that override the shape's defaults (a sweep's values).
     pub fn load_params(&self) -> BTreeMap<String, f64> {
-        BTreeMap::new()
+        self.params.clone()
     }
 
     /// Where this point's result goes under the run directory.
@@ -177,25 +190,50 @@ impl Point<'_> {
 
 impl Plan {
     /// Every point in run order: repetitions outermost, so that the servers and scenarios
-    /// take turns (A B C A B C) and drift on a shared machine spreads evenly over them.
+    /// take turns (A B C A B C) and drift on a shared machine spreads evenly over them; then
+    /// a sweep's load parameters, so every server meets one value close in time.
     pub fn points(&self) -> Vec<Point<'_>> {
         let of = self.repetitions.max(1);
-        (1..=of)
-            .flat_map(|index| {
-                self.servers.iter().flat_map(move |server| {
-                    self.scenarios.iter().map(move |&scenario| Point {
-                        server,
-                        scenario,
-                        repetition: Repetition { index, of },
-                    })
-                })
-            })
-            .collect()
+        let loads: Vec<&BTreeMap<String, f64>> = if self.load_points.is_empty() {
+            vec![&NO_PARAMS]
+        } else {
+            self.load_points.iter().collect()
+        };
+        let mut points = Vec::new();
+        for index in 1..=of {
+            for params in &loads {
+                for server in &self.servers {
+                    for &scenario in &self.scenarios {
+                        points.push(Point {
+                            server,
+                            scenario,
+                            params,
+                            repetition: Repetition { index, of },
+                        });
+                    }
+                }
+            }
+        }
+        points
     }
 
     /// Number of points.
     pub fn len(&self) -> usize {
-        self.servers.len() * self.scenarios.len() * self.repetitions.max(1) as usize
+        self.servers.len()
+            * self.scenarios.len()
+            * self.load_points.len().max(1)
+            * self.repetitions.max(1) as usize
+    }
+
+    /// How long the plan should take: every point's scenario and [`POINT_OVERHEAD`].
+    pub fn estimate(&self) -> Duration {
+        estimate(
+            self.servers.len(),
+            &self.scenarios,
+            self.load_points.len(),
+            self.repetitions,
+            self.mode,
+        )
     }
 
     /// True when there is nothing to run.
@@ -210,6 +248,42 @@ impl Plan {
             .map(|p| Duration::from_secs(scenarios::seconds(p.scenario, self.mode)))
             .sum()
     }
+}
+
+/// How long a plan of these dimensions should take (its scenarios' lengths, which a sweep
+/// does not change, and [`POINT_OVERHEAD`] per point): known before any image is built.
+pub fn estimate(
+    servers: usize,
+    scenarios: &[Scenario],
+    load_points: usize,
+    repetitions: u32,
+    mode: Mode,
+) -> Duration {
+    let per_round: Duration = scenarios
+        .iter()
+        .map(|&s| Duration::from_secs(scenarios::seconds(s, mode)) + POINT_OVERHEAD)
+        .sum();
+    per_round * (servers * load_points.max(1) * repetitions.max(1) as usize) as u32
+}
+
+/// Refuses a plan whose [`estimate`] exceeds `bound`.
+pub fn check_duration(
+    servers: usize,
+    scenarios: &[Scenario],
+    load_points: usize,
+    repetitions: u32,
+    mode: Mode,
+    bound: Duration,
+) -> Result<Duration, crate::sweep::TooLong> {
+    let estimate = estimate(servers, scenarios, load_points, repetitions, mode);
+    if estimate > bound {
+        return Err(crate::sweep::TooLong {
+            estimate,
+            bound,
+            points: servers * scenarios.len() * load_points.max(1) * repetitions.max(1) as usize,
+        });
+    }
+    Ok(estimate)
 }
 
 /// What the runner is doing, for a progress display.
@@ -309,6 +383,16 @@ pub async fn execute<E: crate::engine::Engine>(
         }
     }
     Ok(results)
+}
+
+/// A duration as a progress line or an estimate shows it: `2h05m`, `12m30s`.
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
 }
 
 /// A run id from the current time, `YYYYMMDD-HHMMSS` (UTC).

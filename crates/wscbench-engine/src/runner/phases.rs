@@ -145,8 +145,13 @@ impl<E: Engine> Session<'_, E> {
             .as_ref()
             .map(|v| format!("-{}", v.name))
             .unwrap_or_default();
+        // A sweep's points differ only in their parameters: `-clients100-rate2.5`.
+        let params: String = wscbench_results::dimensions::params_text(self.point.params)
+            .into_iter()
+            .map(|(k, v)| format!("-{k}{v}"))
+            .collect();
         format!(
-            "wscbench-{}-{}{variant}-{}-r{}{suffix}",
+            "wscbench-{}-{}{variant}-{}{params}-r{}{suffix}",
             self.plan.run_id, server.server.tag, self.point.scenario, self.point.repetition.index
         )
     }
@@ -260,7 +265,7 @@ impl<E: Engine> Session<'_, E> {
                 .into_iter()
                 .chain([format!("/scenarios/{}.js", self.point.scenario)])
                 .collect(),
-            env: vec![
+            env: [
                 "K6_NO_USAGE_REPORT=true".into(),
                 // Never look an extension up on the network: ours is compiled in.
                 "K6_AUTO_EXTENSION_RESOLUTION=false".into(),
@@ -269,7 +274,15 @@ impl<E: Engine> Session<'_, E> {
                 format!("LOADGEN={}", self.plan.load_path),
                 format!("SUMMARY_PATH=/out/{SUMMARY_FILE}"),
                 format!("NATIVE_PATH=/out/{NATIVE_FILE}"),
-            ],
+            ]
+            .into_iter()
+            // A sweep's values, next to MODE: CLIENTS=500, RATE=2.5 (scenarios/lib/config.js).
+            .chain(
+                wscbench_results::dimensions::params_text(self.point.params)
+                    .into_iter()
+                    .map(|(k, v)| format!("{}={v}", scenarios::env_name(&k))),
+            )
+            .collect(),
             binds: vec![
                 format!("{}:/scenarios:ro", self.plan.scenarios_dir.display()),
                 format!("{}:/out", absolute(&out_dir).display()),

@@ -239,6 +239,82 @@ pub(crate) fn nines(percentile: f64) -> f64 {
     -(1.0 - percentile / 100.0).log10()
 }
 
+/// Size of a chart across a knob, in pixels.
+pub(crate) const KNOB_SIZE: (u32, u32) = (380, 260);
+
+/// One metric across a knob: one line per server through its values (a dot on each), on a
+/// numeric x axis for a load parameter or one slot per name for variants. Lines are solid
+/// and keyed by swatches, so the SVG holds one polyline in a line's colour per line.
+pub(crate) fn knob_chart(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    x_names: &[String],
+    xs: &[f64],
+    numeric: bool,
+    lines: &[Line],
+) -> String {
+    svg(KNOB_SIZE, |root| {
+        let top = lines
+            .iter()
+            .flat_map(|l| &l.points)
+            .map(|p| p.1)
+            .fold(0.0_f64, f64::max);
+        // Headroom above the highest point keeps the key clear of the lines.
+        let top = if top > 0.0 { top * 1.45 } else { 1.0 };
+        let (lo, hi) = xs
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        let pad = ((hi - lo) * 0.06).max(if numeric { 0.5 } else { 0.4 });
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, font(CAPTION_PX))
+            .margin(8)
+            .margin_right(16)
+            .x_label_area_size(34)
+            .y_label_area_size(52)
+            .build_cartesian_2d((lo - pad)..(hi + pad), 0.0..top)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.light_line_style(WHITE)
+            .bold_line_style(BLACK.mix(0.08))
+            .y_label_formatter(&|y| short_number(*y))
+            .y_desc(y_desc)
+            .x_desc(x_desc)
+            .label_style(font(LABEL_PX))
+            .axis_desc_style(font(LABEL_PX));
+        let by_slot = |x: &f64| label_at(x_names, *x);
+        if numeric {
+            mesh.x_label_formatter(&|x| short_number(*x));
+        } else {
+            mesh.disable_x_mesh()
+                .x_labels(x_names.len() * 2 + 1)
+                .x_label_formatter(&by_slot);
+        }
+        mesh.draw()?;
+        // Every line solid (a dashed one would be many polylines): the key names each.
+        for line in lines {
+            let style = line.color.stroke_width(2);
+            let drawn = chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?;
+            let color = line.color;
+            drawn.label(&line.label).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled())
+            });
+            chart.draw_series(
+                line.points
+                    .iter()
+                    .map(|&p| Circle::new(p, 3, line.color.filled())),
+            )?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font(font(LABEL_PX))
+            .background_style(WHITE.mix(0.9))
+            .border_style(MUTED.mix(0.4))
+            .draw()?;
+        Ok(())
+    })
+}
+
 /// The latency chart's x position of the maximum, right of p99.9.
 pub(crate) const MAX_AT: f64 = 4.0;
 
@@ -382,6 +458,68 @@ mod tests {
         assert!((nines(99.9) - 3.0).abs() < 1e-9);
         assert_eq!(percentile_label(3.0), "p99.9");
         assert_eq!(percentile_label(2.5), "");
+    }
+
+    #[test]
+    fn a_knob_chart_draws_one_polyline_per_server_and_names_each() {
+        let line = |label: &str, language: &str, points: Vec<(f64, f64)>, dashed| Line {
+            label: label.into(),
+            color: language_color(language, 0),
+            points,
+            dashed,
+        };
+        let out = knob_chart(
+            "Deliveries/s across clients",
+            "clients",
+            "deliveries/s",
+            &[
+                "clients=100".into(),
+                "clients=200".into(),
+                "clients=500".into(),
+            ],
+            &[100.0, 200.0, 500.0],
+            true,
+            &[
+                line(
+                    "profile-b/go",
+                    "go",
+                    vec![(100.0, 5e4), (200.0, 9e4), (500.0, 1.2e5)],
+                    false,
+                ),
+                line(
+                    "profile-b/rust",
+                    "rust",
+                    vec![(100.0, 6e4), (500.0, 1.4e5)],
+                    false,
+                ),
+                line(
+                    "profile-a/zig",
+                    "zig",
+                    vec![(100.0, 4e4), (200.0, 7e4), (500.0, 8e4)],
+                    true,
+                ),
+            ],
+        );
+        assert!(out.starts_with("<svg"), "{out}");
+        let polylines: Vec<&str> = out.lines().filter(|l| l.starts_with("<polyline")).collect();
+        for language in ["go", "rust", "zig"] {
+            let stroke = format!(
+                "stroke=\"{}\"",
+                css(language_color(language, 0)).to_uppercase()
+            );
+            let drawn = polylines.iter().filter(|l| l.contains(&stroke)).count();
+            assert_eq!(drawn, 1, "{language}: {stroke}\n{out}");
+        }
+        for name in [
+            "profile-b/go",
+            "profile-b/rust",
+            "profile-a/zig",
+            "Deliveries/s across clients",
+        ] {
+            assert!(out.contains(name), "{name}");
+        }
+        // A dot on each of the 8 values.
+        assert_eq!(out.matches("<circle").count(), 8, "{out}");
     }
 
     #[test]

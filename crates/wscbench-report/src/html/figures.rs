@@ -414,6 +414,79 @@ fn capitalized(word: &str) -> String {
     }
 }
 
+/// A knob table as a line chart: one line per row (server) through the columns it has a
+/// value in, coloured by language (a second row of the same language takes the next free
+/// colour).
+pub(crate) fn knob_figure(table: &crate::tables::Table, axis: &crate::knobs::Axis) -> Figure {
+    let names: Vec<String> = table.columns[1..].iter().map(|c| c.name.clone()).collect();
+    let (unit, scale) = knob_unit(&axis.metric);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut used: Vec<plotters::style::RGBColor> = Vec::new();
+    for row in &table.rows {
+        let label = row.cells[0].text.clone();
+        let points: Vec<(f64, f64)> = row.cells[1..]
+            .iter()
+            .zip(&axis.xs)
+            .filter_map(|(cell, &x)| cell.value.map(|v| (x, v / scale)))
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        // `profile-b/go@gomaxprocs-1 rate=2` → `go`.
+        let language = label
+            .split('/')
+            .nth(1)
+            .and_then(|rest| rest.split(['@', ' ']).next())
+            .unwrap_or("");
+        let mut color = charts::language_color(language, 0);
+        let mut other = 0;
+        while used.contains(&color) {
+            color = charts::language_color("", other);
+            other += 1;
+            if other > 8 {
+                break;
+            }
+        }
+        used.push(color);
+        lines.push(Line {
+            label,
+            color,
+            points,
+            dashed: false,
+        });
+    }
+    if lines.is_empty() {
+        return Figure::Note(format!("{}: no value to draw.", table.title));
+    }
+    let title = format!("{} across {}", axis.metric, axis.knob);
+    Figure::Chart {
+        svg: charts::knob_chart(
+            &title,
+            &axis.knob,
+            unit,
+            &names,
+            &axis.xs,
+            axis.numeric,
+            &lines,
+        ),
+        caption: table.title.clone(),
+    }
+}
+
+/// The y axis of a knob chart: the unit its values are drawn in, and what to divide the
+/// table's values (in the result's own unit) by.
+fn knob_unit(metric: &str) -> (&'static str, f64) {
+    use crate::metrics;
+    match metric {
+        m if m == metrics::THROUGHPUT.name => ("chats/s", 1.0),
+        m if m == metrics::DELIVERIES.name => ("deliveries/s", 1.0),
+        m if m == metrics::LATENCY_P95.name || m == metrics::LATENCY_P99.name => ("ms", 1.0),
+        m if m == metrics::PEAK_CPU.name => ("% of one core", 1.0),
+        m if m == metrics::PEAK_MEMORY.name => ("MiB", MIB),
+        _ => ("", 1.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

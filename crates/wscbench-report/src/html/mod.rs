@@ -300,6 +300,26 @@ fn scenario_section(results: &[RunResult], scenario: Scenario, tables: &[&Table]
         }
         out.push_str("</div>\n");
     }
+    let knobs: Vec<(&Table, crate::knobs::Axis)> = tables
+        .iter()
+        .filter_map(|t| crate::knobs::axis(t).map(|axis| (*t, axis)))
+        .collect();
+    let mut knob_names: Vec<&str> = knobs.iter().map(|(_, a)| a.knob.as_str()).collect();
+    knob_names.dedup();
+    for knob in knob_names {
+        let _ = write!(
+            out,
+            "<h3>Across {}</h3>\n<p class=\"key\">One line per server through each value of \
+             {}; every other dimension of its points is equal. The exact values are in the \
+             tables below.</p>\n<div class=\"charts knobs\">\n",
+            escape(knob),
+            escape(knob)
+        );
+        for (table, axis) in knobs.iter().filter(|(_, a)| a.knob == knob) {
+            out.push_str(&figure_html(&figures::knob_figure(table, axis), "knob"));
+        }
+        out.push_str("</div>\n");
+    }
     if !tables.is_empty() {
         out.push_str("<h3>Tables</h3>\n");
         tables.iter().for_each(|t| out.push_str(&table(t)));

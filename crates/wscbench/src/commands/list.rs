@@ -1,10 +1,13 @@
-//! `wscbench list`: the servers found through their manifests.
+//! `wscbench list`: the servers found through their manifests, and with `--variants` the
+//! variants each declares.
 
 use std::path::Path;
 
 use anyhow::Result;
 
-pub fn run(root: &Path) -> Result<i32> {
+use crate::cli::ListArgs;
+
+pub fn run(root: &Path, args: ListArgs) -> Result<i32> {
     let servers = super::discover(root)?;
     if servers.is_empty() {
         println!("no servers found under {}", root.join("servers").display());
@@ -21,6 +24,15 @@ pub fn run(root: &Path) -> Result<i32> {
             "{:width$}  {:tag_width$}  {:4}  {:7}  {}",
             s.id, s.tag, s.language, s.profile, s.framework
         );
+        if args.variants {
+            let variants = s.describe_variants();
+            if variants.is_empty() {
+                println!("  (no variants)");
+            }
+            for v in variants {
+                println!("  @{v}");
+            }
+        }
     }
     Ok(0)
 }

@@ -1,6 +1,7 @@
 //! `wscbench run`: build, then every server × scenario through the engine's runner, with
 //! live progress, Ctrl-C handling, and the comparison tables at the end.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -8,20 +9,24 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
+use wscbench_engine::catalog::{self, Server};
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::engine::Engine;
-use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, Progress, VerifyLevel};
+use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, Progress, VerifyLevel, clock};
 use wscbench_engine::scenarios;
+use wscbench_engine::sweep::Sweep;
 use wscbench_report::{Report, html};
+use wscbench_results::dimensions::{params_text, server_label};
 use wscbench_results::{
     Conditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest, RunResult, RunStatus,
     SCHEMA_VERSION, Scenario,
 };
 
 use crate::cli::RunArgs;
+use crate::exit::UsageError;
 
 /// Time a run spends outside its scenario (start, health, verification, stop, write): for the ETA.
-const OVERHEAD_ESTIMATE: Duration = Duration::from_secs(5);
+const OVERHEAD_ESTIMATE: Duration = runner::POINT_OVERHEAD;
 
 /// Exit codes of an interrupted run: 128 + the signal's number, as shells report it.
 const EXIT_SIGINT: i32 = 130;
@@ -34,15 +39,24 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     } else {
         args.scenarios.clone()
     };
+    // Every check of the command line before the results folder, any build or any container.
+    let shape = RunShape::check(&args, &servers, &scenarios)?;
+    for id in &shape.left_out {
+        eprintln!(
+            "{id} declares none of the variants asked for ({}): left out",
+            args.variants.join(", ")
+        );
+    }
     let verify = args.verify;
     // The results folder first: a disk or permission problem shows before any build or container.
     let run_id = runner::new_run_id();
     let results_dir = results_root(root, &args.results).join(&run_id);
-    let mut manifest = RunLog::open(&args, &run_id, &results_dir, &servers, &scenarios)?;
+    let mut manifest = RunLog::open(&args, &run_id, &results_dir, &shape, &scenarios)?;
     let prepared = prepare(
         &args,
         root,
-        servers,
+        &servers,
+        shape,
         scenarios,
         verify,
         &run_id,
@@ -54,15 +68,14 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
         Err(err) => return Err(manifest.failed(err)),
     };
     eprintln!(
-        "run {run_id}: {} server(s) × {} scenario(s) × {} run(s), {} mode, {} load path, about {} min; results in {}",
+        "run {run_id}: {} server row(s) × {} scenario(s) × {} load point(s) × {} run(s), {} mode, {} load path, about {} min; results in {}",
         plan.servers.len(),
         plan.scenarios.len(),
+        plan.load_points.len().max(1),
         plan.repetitions,
         plan.mode,
         plan.load_path,
-        (plan.scenario_time() + OVERHEAD_ESTIMATE * plan.len() as u32)
-            .as_secs()
-            .div_ceil(60),
+        plan.estimate().as_secs().div_ceil(60),
         results_dir.display()
     );
     let (outcome, signal) = execute(&engine, &plan).await?;
@@ -101,6 +114,58 @@ async fn execute(
     Ok((outcome, signal))
 }
 
+/// What the command line asks for beyond the servers and scenarios, checked as a whole:
+/// the server rows (variants), the sweep's load points, and a length within --max-duration.
+#[derive(Debug)]
+pub struct RunShape {
+    /// Each server as itself or as one of its variants, in run order.
+    pub rows: Vec<(Server, Option<runner::Variant>)>,
+    /// Selected servers that declare none of the variants asked for.
+    pub left_out: Vec<String>,
+    /// The sweep as given.
+    pub sweep: Sweep,
+    /// Its load points (one empty set without a sweep).
+    pub load_points: Vec<BTreeMap<String, f64>>,
+}
+
+impl RunShape {
+    /// One clear usage error (exit 2) for an unknown variant, a sweep key given twice or one
+    /// a chosen scenario does not take, or a plan longer than --max-duration.
+    pub fn check(args: &RunArgs, servers: &[Server], scenarios: &[Scenario]) -> Result<RunShape> {
+        let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
+        let (rows, left_out) = catalog::with_variants(servers, &args.variants)?;
+        let sweep = Sweep::new(args.sweep.clone()).map_err(|e| usage(&e))?;
+        sweep.check(scenarios).map_err(|e| usage(&e))?;
+        let load_points = if sweep.is_empty() {
+            Vec::new()
+        } else {
+            sweep.points()
+        };
+        runner::check_duration(
+            rows.len(),
+            scenarios,
+            load_points.len(),
+            args.runs,
+            args.mode,
+            args.max_duration,
+        )
+        .map_err(|e| usage(&e))?;
+        Ok(RunShape {
+            rows,
+            left_out,
+            sweep,
+            load_points,
+        })
+    }
+
+    fn labels(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .map(|(s, v)| server_label(&s.id, v.as_ref().map(|v| v.name.as_str())))
+            .collect()
+    }
+}
+
 /// The run's `run.json`: written when the run starts, rewritten however it ends.
 struct RunLog {
     path: PathBuf,
@@ -112,7 +177,7 @@ impl RunLog {
         args: &RunArgs,
         run_id: &str,
         results_dir: &Path,
-        servers: &[wscbench_engine::catalog::Server],
+        shape: &RunShape,
         scenarios: &[Scenario],
     ) -> Result<RunLog> {
         let mut log = RunLog {
@@ -127,10 +192,13 @@ impl RunLog {
                 mode: args.mode,
                 load_path: args.loadgen,
                 repetitions: args.runs,
-                servers: servers.iter().map(|s| s.id.clone()).collect(),
+                servers: shape.labels(),
                 scenarios: scenarios.to_vec(),
-                sweep: Default::default(),
-                planned_points: (servers.len() * scenarios.len()) as u32 * args.runs,
+                sweep: shape.sweep.as_map(),
+                planned_points: (shape.rows.len()
+                    * scenarios.len()
+                    * shape.load_points.len().max(1)) as u32
+                    * args.runs,
                 written_points: 0,
                 started_at: now(),
                 written_at: now(),
@@ -189,10 +257,12 @@ impl RunLog {
 }
 
 /// Builds the images and the plan: everything a run needs before its first container.
+#[allow(clippy::too_many_arguments)]
 async fn prepare(
     args: &RunArgs,
     root: &Path,
-    servers: Vec<wscbench_engine::catalog::Server>,
+    servers: &[Server],
+    shape: RunShape,
     scenarios: Vec<Scenario>,
     verify: VerifyLevel,
     run_id: &str,
@@ -204,7 +274,13 @@ async fn prepare(
         .await
         .context("asking the engine for its version")?;
     let k6_image = super::build_k6_image(&engine, args.rebuild).await?;
-    let images = super::build_images(&engine, &servers, args.rebuild).await?;
+    // One image per server, shared by its variants: a variant is not a rebuild.
+    let built: Vec<&Server> = servers
+        .iter()
+        .filter(|s| shape.rows.iter().any(|(row, _)| row.id == s.id))
+        .collect();
+    let built: Vec<Server> = built.into_iter().cloned().collect();
+    let images = super::build_images(&engine, &built, args.rebuild).await?;
     let limits = Limits {
         cpus: args.cpus,
         memory_bytes: args.memory,
@@ -233,16 +309,25 @@ async fn prepare(
     };
     let plan = Plan {
         run_id: run_id.to_string(),
-        servers: servers
+        servers: shape
+            .rows
             .into_iter()
-            .zip(images)
-            .map(|(server, image)| PlannedServer {
-                server,
-                image,
-                variant: None,
+            .map(|(server, variant)| {
+                let image = built
+                    .iter()
+                    .zip(&images)
+                    .find(|(b, _)| b.id == server.id)
+                    .map(|(_, image)| image.clone())
+                    .expect("every row's server was built");
+                PlannedServer {
+                    server,
+                    image,
+                    variant,
+                }
             })
             .collect(),
         scenarios,
+        load_points: shape.load_points,
         mode: args.mode,
         load_path: args.loadgen,
         repetitions: args.runs,
@@ -394,8 +479,12 @@ impl Display {
                 } else {
                     String::new()
                 };
+                let params: String = params_text(point.params)
+                    .into_iter()
+                    .map(|(k, v)| format!(" {k}={v}"))
+                    .collect();
                 self.current = format!(
-                    "[{index}/{total}] {} × {}{repetition}",
+                    "[{index}/{total}] {} × {}{params}{repetition}",
                     point.server.label(),
                     point.scenario
                 );
@@ -465,14 +554,5 @@ impl Display {
 
     fn finish(&self) {
         self.bar.finish_and_clear();
-    }
-}
-
-fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
     }
 }

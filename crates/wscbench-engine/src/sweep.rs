@@ -1,0 +1,251 @@
+//! Load sweeps (`wscbench run --sweep clients=100,200`): parsing one key's values, checking a
+//! whole sweep against the scenarios it will run, and the points it expands to (the product
+//! of its keys). Which scenario takes which key is [`crate::scenarios::load_params`].
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+use wscbench_results::Scenario;
+
+use crate::runner::clock;
+use crate::scenarios;
+
+/// Why a sweep cannot run; each is one line naming what to change.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SweepError {
+    /// Not `key=v1,v2,...`.
+    #[error("--sweep {given:?}: expected KEY=V1,V2,... such as clients=100,200,500")]
+    Malformed { given: String },
+    /// A key no scenario takes.
+    #[error("--sweep {key}: unknown load parameter; the parameters are {}", scenarios::LOAD_PARAMS.join(", "))]
+    UnknownKey { key: String },
+    /// A value that is not a positive number (or not whole, for a count).
+    #[error("--sweep {key}: {value:?} is not {}", if scenarios::is_count(key) { "a positive whole number" } else { "a positive number" })]
+    BadValue { key: String, value: String },
+    /// The same value twice in one key.
+    #[error("--sweep {key}: {value} is given twice")]
+    DuplicateValue { key: String, value: String },
+    /// The same key in two `--sweep` flags.
+    #[error("--sweep {key} is given twice; put every value in one flag: {key}=V1,V2,...")]
+    DuplicateKey { key: String },
+    /// A key one of the chosen scenarios does not take.
+    #[error("--sweep {key}: the {scenario} scenario does not take it (it takes {}); choose scenarios with --scenario", scenarios::load_params(*scenario).join(", "))]
+    NotTaken { key: String, scenario: Scenario },
+}
+
+/// One `--sweep` flag: a load parameter and its values, in the order given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepKey {
+    /// `clients` or `rate`.
+    pub key: String,
+    /// The values, each a positive number (whole for counts).
+    pub values: Vec<f64>,
+}
+
+impl FromStr for SweepKey {
+    type Err = SweepError;
+
+    fn from_str(given: &str) -> Result<Self, SweepError> {
+        let malformed = || SweepError::Malformed {
+            given: given.to_string(),
+        };
+        let (key, values) = given.split_once('=').ok_or_else(malformed)?;
+        let key = key.trim().to_ascii_lowercase();
+        if key.is_empty() || values.trim().is_empty() {
+            return Err(malformed());
+        }
+        if !scenarios::LOAD_PARAMS.contains(&key.as_str()) {
+            return Err(SweepError::UnknownKey { key });
+        }
+        let mut parsed: Vec<f64> = Vec::new();
+        for text in values.split(',').map(str::trim) {
+            let bad = || SweepError::BadValue {
+                key: key.clone(),
+                value: text.to_string(),
+            };
+            let value: f64 = text.parse().map_err(|_| bad())?;
+            if !value.is_finite()
+                || value <= 0.0
+                || (scenarios::is_count(&key) && value.fract() != 0.0)
+            {
+                return Err(bad());
+            }
+            if parsed.contains(&value) {
+                return Err(SweepError::DuplicateValue {
+                    key,
+                    value: text.to_string(),
+                });
+            }
+            parsed.push(value);
+        }
+        Ok(SweepKey {
+            key,
+            values: parsed,
+        })
+    }
+}
+
+/// Every `--sweep` of a run, at most one per key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sweep {
+    keys: Vec<SweepKey>,
+}
+
+impl Sweep {
+    /// The sweep of these flags, refusing a key given twice.
+    pub fn new(keys: Vec<SweepKey>) -> Result<Sweep, SweepError> {
+        for (i, k) in keys.iter().enumerate() {
+            if keys[..i].iter().any(|earlier| earlier.key == k.key) {
+                return Err(SweepError::DuplicateKey { key: k.key.clone() });
+            }
+        }
+        Ok(Sweep { keys })
+    }
+
+    /// Refuses a key that one of `scenarios` does not take.
+    pub fn check(&self, scenarios: &[Scenario]) -> Result<(), SweepError> {
+        for k in &self.keys {
+            if let Some(&scenario) = scenarios
+                .iter()
+                .find(|s| !scenarios::load_params(**s).contains(&k.key.as_str()))
+            {
+                return Err(SweepError::NotTaken {
+                    key: k.key.clone(),
+                    scenario,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// True without any `--sweep`.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Key to values, as the run manifest records it.
+    pub fn as_map(&self) -> BTreeMap<String, Vec<f64>> {
+        self.keys
+            .iter()
+            .map(|k| (k.key.clone(), k.values.clone()))
+            .collect()
+    }
+
+    /// The load parameters of every point: the product of the keys' values, the first key
+    /// outermost, each key's values in the order given. One empty set without a sweep.
+    pub fn points(&self) -> Vec<BTreeMap<String, f64>> {
+        let mut points = vec![BTreeMap::new()];
+        for k in &self.keys {
+            points = points
+                .into_iter()
+                .flat_map(|point| {
+                    k.values.iter().map(move |&v| {
+                        let mut next = point.clone();
+                        next.insert(k.key.clone(), v);
+                        next
+                    })
+                })
+                .collect();
+        }
+        points
+    }
+}
+
+/// A plan that would run longer than `--max-duration`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "this run would take about {} ({points} points of load and set-up), more than --max-duration {}; narrow --server, --scenario, --variant, --sweep or --runs, or raise --max-duration",
+    clock(*estimate),
+    clock(*bound)
+)]
+pub struct TooLong {
+    /// How long the plan would take.
+    pub estimate: Duration,
+    /// The bound it exceeds.
+    pub bound: Duration,
+    /// How many points it has.
+    pub points: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(text: &str) -> Result<SweepKey, SweepError> {
+        text.parse()
+    }
+
+    #[test]
+    fn a_sweep_flag_parses_its_key_and_values_in_order() {
+        assert_eq!(
+            key("clients=100, 200,50").unwrap(),
+            SweepKey {
+                key: "clients".into(),
+                values: vec![100.0, 200.0, 50.0]
+            }
+        );
+        assert_eq!(key("RATE=0.5,2").unwrap().values, [0.5, 2.0]);
+    }
+
+    #[test]
+    fn every_bad_sweep_flag_says_what_is_wrong() {
+        let message = |text: &str| key(text).unwrap_err().to_string();
+        assert!(message("clients").contains("expected KEY=V1,V2"));
+        assert!(message("clients=").contains("expected KEY=V1,V2"));
+        assert!(
+            message("speed=1,2")
+                .contains("unknown load parameter; the parameters are clients, rate")
+        );
+        assert!(message("clients=100,abc").contains("\"abc\" is not a positive whole number"));
+        assert!(message("clients=0").contains("\"0\" is not a positive whole number"));
+        assert!(message("clients=2.5").contains("\"2.5\" is not a positive whole number"));
+        assert!(message("rate=-1").contains("\"-1\" is not a positive number"));
+        assert!(message("rate=inf").contains("\"inf\" is not a positive number"));
+        assert!(message("rate=1,,2").contains("\"\" is not a positive number"));
+        assert!(message("clients=10,10").contains("10 is given twice"));
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused() {
+        let err = Sweep::new(vec![key("rate=1").unwrap(), key("rate=2").unwrap()]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--sweep rate is given twice; put every value in one flag: rate=V1,V2,..."
+        );
+    }
+
+    #[test]
+    fn a_key_a_chosen_scenario_does_not_take_is_refused() {
+        let sweep = Sweep::new(vec![key("rate=1,2").unwrap()]).unwrap();
+        assert!(
+            sweep
+                .check(&[Scenario::Steady, Scenario::Saturation])
+                .is_ok()
+        );
+        let err = sweep
+            .check(&[Scenario::Saturation, Scenario::Burst])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--sweep rate: the burst scenario does not take it (it takes clients); choose scenarios with --scenario"
+        );
+    }
+
+    #[test]
+    fn two_keys_expand_to_their_product_first_key_outermost() {
+        let sweep = Sweep::new(vec![
+            key("clients=10,20").unwrap(),
+            key("rate=1,5").unwrap(),
+        ])
+        .unwrap();
+        let points: Vec<Vec<(String, f64)>> = sweep
+            .points()
+            .into_iter()
+            .map(|p| p.into_iter().collect())
+            .collect();
+        let p = |c: f64, r: f64| vec![("clients".to_string(), c), ("rate".to_string(), r)];
+        assert_eq!(points, [p(10., 1.), p(10., 5.), p(20., 1.), p(20., 5.)]);
+        assert_eq!(Sweep::default().points(), [BTreeMap::new()]);
+    }
+}

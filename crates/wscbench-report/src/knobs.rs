@@ -1,0 +1,230 @@
+//! Tables across a knob: when results of a scenario differ in a load parameter (a sweep's
+//! `clients` or `rate`) or in the server's variant, one table per metric with the knob's
+//! values as columns and one row per server, so "throughput rises, latency rises" reads
+//! left to right. Like with like: a row holds every dimension but the knob equal (the
+//! other load parameters for a parameter; the load parameters for variants), and each
+//! column names the best server at that value.
+
+use std::collections::BTreeMap;
+
+use wscbench_results::{PointKey, Scenario};
+
+use crate::metrics::{self, Metric};
+use crate::tables::{Cell, Column, Group, Row, Table, metric_cell, scenario_title};
+
+/// The metrics drawn across a knob.
+pub const KNOB_METRICS: [&Metric; 6] = [
+    &metrics::THROUGHPUT,
+    &metrics::DELIVERIES,
+    &metrics::LATENCY_P95,
+    &metrics::LATENCY_P99,
+    &metrics::PEAK_CPU,
+    &metrics::PEAK_MEMORY,
+];
+
+/// The knob of a variants table, as its title and first column name it.
+pub const VARIANT_KNOB: &str = "variant";
+/// The column of a variants table for the server without a variant.
+pub const DEFAULT_COLUMN: &str = "default";
+/// The first column of a knob table: the row's server, with its fixed load parameters.
+pub const ROW_COLUMN: &str = "Server";
+/// What joins a scenario, a metric and a knob in a knob table's title.
+const ACROSS: &str = " across ";
+
+/// A knob table's axis, recovered from the table (the HTML page draws it from there).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// `clients`, `rate` or `variant`.
+    pub knob: String,
+    /// The metric's name, as in the title.
+    pub metric: String,
+    /// Where each column sits on the x axis: the parameter's value, or the variant's index.
+    pub xs: Vec<f64>,
+    /// True when `xs` are values of a load parameter (a numeric axis), false for variants.
+    pub numeric: bool,
+}
+
+/// The axis of `table` when it is a knob table.
+pub fn axis(table: &Table) -> Option<Axis> {
+    let (_, rest) = table.title.split_once(" — ")?;
+    let (metric, knob) = rest.rsplit_once(ACROSS)?;
+    if table.columns.first()?.name != ROW_COLUMN {
+        return None;
+    }
+    let names = table.columns[1..].iter().map(|c| c.name.as_str());
+    let (xs, numeric) = if knob == VARIANT_KNOB {
+        (names.enumerate().map(|(i, _)| i as f64).collect(), false)
+    } else {
+        let xs: Option<Vec<f64>> = names
+            .map(|n| n.strip_prefix(&format!("{knob}="))?.parse().ok())
+            .collect();
+        (xs?, true)
+    };
+    Some(Axis {
+        knob: knob.to_string(),
+        metric: metric.to_string(),
+        xs,
+        numeric,
+    })
+}
+
+/// Where one group goes in a knob table.
+struct Placed<'g, 'a> {
+    row: String,
+    column: (f64, String),
+    group: &'g Group<'a>,
+}
+
+/// Every knob table of these groups (already like with like in mode, load path and
+/// conditions), scenario by scenario, each knob's tables in [`KNOB_METRICS`] order.
+pub(crate) fn knob_tables(groups: &[Group]) -> Vec<Table> {
+    let mut tables = Vec::new();
+    for &scenario in Scenario::ALL {
+        let in_scenario: Vec<&Group> = groups
+            .iter()
+            .filter(|g| g.first().scenario == scenario)
+            .collect();
+        let keys: std::collections::BTreeSet<&str> = in_scenario
+            .iter()
+            .flat_map(|g| g.first().load_params.keys().map(String::as_str))
+            .collect();
+        for key in keys {
+            let placed = in_scenario
+                .iter()
+                .filter_map(|g| {
+                    let value = *g.first().load_params.get(key)?;
+                    let point = g.first().point();
+                    Some(Placed {
+                        row: row_label(&point, Some(key), true),
+                        column: (value, format!("{key}={}", number(value))),
+                        group: g,
+                    })
+                })
+                .collect();
+            tables.extend(tables_of(scenario, key, placed));
+        }
+        if in_scenario.iter().any(|g| g.first().variant.is_some()) {
+            let mut names: Vec<&str> = in_scenario
+                .iter()
+                .filter_map(|g| g.first().variant.as_deref())
+                .collect();
+            names.sort();
+            names.dedup();
+            let index = |v: Option<&str>| match v {
+                None => 0.0,
+                Some(v) => 1.0 + names.iter().position(|n| *n == v).unwrap_or(0) as f64,
+            };
+            let placed = in_scenario
+                .iter()
+                .map(|g| {
+                    let variant = g.first().variant.as_deref();
+                    Placed {
+                        row: row_label(&g.first().point(), None, false),
+                        column: (
+                            index(variant),
+                            variant.unwrap_or(DEFAULT_COLUMN).to_string(),
+                        ),
+                        group: g,
+                    }
+                })
+                .collect();
+            tables.extend(tables_of(scenario, VARIANT_KNOB, placed));
+        }
+    }
+    tables
+}
+
+/// One table per metric, when the knob takes at least two values.
+fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> {
+    let mut columns: Vec<(f64, String)> = placed.iter().map(|p| p.column.clone()).collect();
+    columns.sort_by(|a, b| a.0.total_cmp(&b.0));
+    columns.dedup();
+    if columns.len() < 2 {
+        return Vec::new();
+    }
+    // Rows in the report's server order; the newest run's group where a point was run twice.
+    let mut rows: BTreeMap<(usize, String), BTreeMap<String, &Group>> = BTreeMap::new();
+    for p in &placed {
+        let first = p.group.first();
+        let order = crate::tables::server_order(first);
+        let cells = rows.entry((order, p.row.clone())).or_default();
+        let newer = cells.get(&p.column.1).is_none_or(|g| {
+            (&g.first().started_at, &g.first().run_id) < (&first.started_at, &first.run_id)
+        });
+        if newer {
+            cells.insert(p.column.1.clone(), p.group);
+        }
+    }
+    KNOB_METRICS
+        .iter()
+        .map(|&metric| {
+            let mut table_columns = Column::unranked(&[(ROW_COLUMN, false)]);
+            table_columns.extend(columns.iter().map(|(_, name)| Column {
+                name: name.clone(),
+                better: Some(metric.better),
+                numeric: true,
+            }));
+            let mut table = Table {
+                title: format!(
+                    "{} — {}{ACROSS}{knob}",
+                    scenario_title(scenario),
+                    metric.name
+                ),
+                columns: table_columns,
+                rows: rows
+                    .iter()
+                    .map(|((_, label), cells)| {
+                        let mut row = vec![Cell::label(label.clone())];
+                        row.extend(columns.iter().map(|(_, name)| match cells.get(name) {
+                            // A point that never ended ok says how it ended.
+                            Some(group) if group.ok().is_empty() => {
+                                Cell::label(group.first().outcome.as_str())
+                            }
+                            Some(group) => metric_cell(metric, group),
+                            None => Cell::absent(),
+                        }));
+                        Row { cells: row }
+                    })
+                    .collect(),
+                footnotes: Vec::new(),
+            };
+            table.mark_best();
+            if table
+                .rows
+                .iter()
+                .flat_map(|r| &r.cells)
+                .any(|c| c.text.ends_with(crate::tables::LOADGEN_BOUND_MARK))
+            {
+                table.footnotes.push(format!(
+                    "{} {}",
+                    crate::tables::LOADGEN_BOUND_MARK,
+                    crate::wording::BOUND_MEANING
+                ));
+            }
+            table
+        })
+        .collect()
+}
+
+/// A row's name: the server (with its variant unless the variant is the knob) and the load
+/// parameters other than the knob, e.g. `profile-b/go@gomaxprocs-1 rate=2`.
+fn row_label(point: &PointKey, knob: Option<&str>, with_variant: bool) -> String {
+    let mut label = if with_variant {
+        point.server_label()
+    } else {
+        point.server.clone()
+    };
+    for (k, v) in &point.load_params {
+        if Some(k.as_str()) != knob {
+            label.push_str(&format!(" {k}={v}"));
+        }
+    }
+    label
+}
+
+/// A parameter's value as the result's file name writes it.
+fn number(v: f64) -> String {
+    wscbench_results::dimensions::params_text(&BTreeMap::from([(String::new(), v)]))
+        .remove(0)
+        .1
+}
