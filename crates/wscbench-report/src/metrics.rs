@@ -188,7 +188,7 @@ pub const ERRORS_PER_CONNECTION: Metric = Metric {
 };
 
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 12] = [
+pub const ALL: [&Metric; 13] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,
