@@ -270,4 +270,3 @@ fn memory_per_connection(r: &RunResult) -> Option<f64> {
         .max_by_key(|s| s.connections)?;
     Some(busiest.server_mem_bytes as f64 / busiest.connections? as f64)
 }
-

@@ -495,10 +495,18 @@ fn with_connections(series: &[(Option<u64>, u64)]) -> RunResult {
 
 #[test]
 fn memory_per_connection_is_taken_at_the_second_with_the_most_connections() {
-    let r = with_connections(&[(None, 90), (Some(100), 10), (Some(1000), 40), (Some(500), 60)]);
+    let r = with_connections(&[
+        (None, 90),
+        (Some(100), 10),
+        (Some(1000), 40),
+        (Some(500), 60),
+    ]);
     let per = (metrics::MEMORY_PER_CONNECTION.value)(&r);
     assert_eq!(per, Some((40u64 << 20) as f64 / 1000.0));
-    assert_eq!((metrics::MEMORY_PER_CONNECTION.format)(per.unwrap()), "41.0 KiB");
+    assert_eq!(
+        (metrics::MEMORY_PER_CONNECTION.format)(per.unwrap()),
+        "41.0 KiB"
+    );
 }
 
 #[test]

@@ -298,20 +298,9 @@ pub(crate) fn knob_chart(
             drawn.label(&line.label).legend(move |(x, y)| {
                 Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled())
             });
-            chart.draw_series(
-                line.points
-                    .iter()
-                    .map(|&p| Circle::new(p, 3, line.color.filled())),
-            )?;
+            draw_marks(&mut chart, line)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font(font(LABEL_PX))
-            .background_style(WHITE.mix(0.9))
-            .border_style(MUTED.mix(0.4))
-            .draw()?;
-        Ok(())
+        draw_legend(&mut chart)
     })
 }
 
@@ -377,21 +366,10 @@ pub(crate) fn latency_chart(title: &str, lines: &[Line]) -> String {
             });
             // Marks on the few named percentiles; a full curve is a line only.
             if line.points.len() <= MARKED_POINTS {
-                chart.draw_series(
-                    line.points
-                        .iter()
-                        .map(|&p| Circle::new(p, 3, color.filled())),
-                )?;
+                draw_marks(&mut chart, line)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font(font(LABEL_PX))
-            .background_style(WHITE.mix(0.9))
-            .border_style(MUTED.mix(0.4))
-            .draw()?;
-        Ok(())
+        draw_legend(&mut chart)
     })
 }
 
@@ -433,6 +411,36 @@ fn short_number(v: f64) -> String {
 
 /// Draws on a fresh SVG canvas and returns it. Drawing into a string cannot fail for
 /// want of space or I/O, so an error here is a bug in the chart code.
+/// The series legend of a line chart, in its upper left corner.
+fn draw_legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font(font(LABEL_PX))
+        .background_style(WHITE.mix(0.9))
+        .border_style(MUTED.mix(0.4))
+        .draw()?;
+    Ok(())
+}
+
+/// A dot on each of a line's points.
+fn draw_marks<'a, CT>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    line: &Line,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    chart.draw_series(
+        line.points
+            .iter()
+            .map(|&p| Circle::new(p, 3, line.color.filled())),
+    )?;
+    Ok(())
+}
+
 fn svg(
     size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), Box<dyn std::error::Error>>,
