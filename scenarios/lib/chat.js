@@ -76,7 +76,8 @@ export function runSession(setupData, opts) {
  * so setupData's clockBaseMs is not needed.
  */
 function runNativeSession({ chats, chatsPerSecond, stopChatAt, leaveAt, stayMs }) {
-  const opts = { url: config.wsUrl, user: `k6-${__VU}-${__ITER}` };
+  const opts = { url: config.wsUrl, user: userName() };
+  if (config.instance > 0) opts.instance = config.instance;
   if (chats !== undefined) opts.chats = chats;
   if (chatsPerSecond !== undefined) opts.chatsPerSecond = chatsPerSecond;
   if (stopChatAt !== undefined && Number.isFinite(stopChatAt)) opts.stopChatAt = stopChatAt;
@@ -86,7 +87,15 @@ function runNativeSession({ chats, chatsPerSecond, stopChatAt, leaveAt, stayMs }
 }
 
 /**
- * One client session, named `k6-<VU>-<iteration>` (unique per VU and
+ * `k6-<VU>-<iteration>`, or `k6-<instance>-<VU>-<iteration>` in a split run,
+ * where every instance numbers its VUs from 1.
+ */
+function userName() {
+  return config.instance > 0 ? `k6-${config.instance}-${__VU}-${__ITER}` : `k6-${__VU}-${__ITER}`;
+}
+
+/**
+ * One client session, named as userName() says (unique per VU and
  * iteration, 1-64 characters as the protocol wants). `setupData` is what
  * setup() returned: its clockBaseMs stamps chats (see clock.js).
  * - chats: how many chats to send as soon as the join comes back, or
@@ -106,7 +115,7 @@ function runNativeSession({ chats, chatsPerSecond, stopChatAt, leaveAt, stayMs }
  * drops its queued frames unread instead of handing each to JS.
  */
 function runJsSession(setupData, { chats = 0, chatsPerSecond = 0, stopChatAt = Infinity, leaveAt, stayMs }) {
-  const user = `k6-${__VU}-${__ITER}`;
+  const user = userName();
   const clockBase = setupData.clockBaseMs;
   const ws = new WebSocket(config.wsUrl);
   const timers = [];

@@ -1,5 +1,5 @@
 // Owns the environment interface every scenario shares: WS_URL, MODE, LOADGEN,
-// SUMMARY_PATH, NATIVE_PATH.
+// SUMMARY_PATH, NATIVE_PATH, INSTANCE.
 //
 // Read once in the init context, so a missing or malformed setting stops k6
 // before a single VU starts, with a message that says what to set.
@@ -39,10 +39,25 @@ function readLoadgen() {
   return loadgen;
 }
 
+/**
+ * This k6 instance's number (1..N) when a run is split over N instances with
+ * --execution-segment; 0 (unset) otherwise. It keeps user names unique across
+ * instances (each numbers its VUs from 1) and is stamped in native chats.
+ */
+function readInstance() {
+  const text = __ENV.INSTANCE || '0';
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 10000) {
+    throw new Error(`INSTANCE must be an integer from 0 to 10000, got "${text}"`);
+  }
+  return n;
+}
+
 export const config = {
   wsUrl: readWsUrl(),
   mode: readMode(),
   loadgen: readLoadgen(),
   summaryPath: __ENV.SUMMARY_PATH || 'summary.json',
   nativePath: __ENV.NATIVE_PATH || 'native.json',
+  instance: readInstance(),
 };
