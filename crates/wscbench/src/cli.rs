@@ -130,6 +130,16 @@ pub struct RunArgs {
     /// Pin the k6 container to these cores, e.g. 0
     #[arg(long, value_name = "CPUS")]
     pub cpuset_loadgen: Option<String>,
+    /// Run a load generator on this Docker engine (repeatable), given as DOCKER_HOST is:
+    /// unix:///path/to/docker.sock or tcp://host:port. Two or more split every scenario over
+    /// one k6 each with execution segments, started together, their results merged
+    /// [default: one k6 on the server's engine]
+    #[arg(long = "loadgen-engine", value_name = "URL", value_parser = parse_engine_url)]
+    pub loadgen_engines: Vec<String>,
+    /// The server's address as the load generators reach it (its host's IP or name); the
+    /// server then listens on every interface [default: 127.0.0.1, every engine on one host]
+    #[arg(long, value_name = "HOST")]
+    pub server_address: Option<String>,
     /// How much protocol verification each fresh server container gets before its load
     #[arg(long, default_value = "quick", value_parser = one_of(VerifyLevel::ALL, VerifyLevel::as_str))]
     pub verify: VerifyLevel,
@@ -142,6 +152,24 @@ pub struct RunArgs {
     /// Format of the tables printed at the end: terminal, markdown or json
     #[arg(long, default_value = "terminal", value_parser = parse_format)]
     pub format: wscbench_report::Format,
+}
+
+/// `unix:///path` or `tcp://host:port`, as DOCKER_HOST takes them.
+fn parse_engine_url(text: &str) -> Result<String, String> {
+    let ok = match text.split_once("://") {
+        Some(("unix", path)) => path.starts_with('/'),
+        Some(("tcp", address)) => address
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok()),
+        _ => false,
+    };
+    if ok {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "{text:?} is not an engine address: give unix:///path/to/docker.sock or tcp://host:port"
+        ))
+    }
 }
 
 /// A parser that accepts exactly the names of an enumerated dimension, listing them in `--help`.
