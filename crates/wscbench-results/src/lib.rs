@@ -205,6 +205,10 @@ pub struct Distributed {
     /// milliseconds: what a latency between two instances may be off by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_skew_ms: Option<f64>,
+    /// How far [`Distributed::clock_skew_ms`] may be off, in milliseconds: half the round
+    /// trips of the two readings it comes from. A skew below it is no measured skew.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_skew_uncertainty_ms: Option<f64>,
     /// Latency of chats received by another instance than the sender's, merged over every
     /// instance; it includes their clock offset, so it is kept out of [`K6Metrics::latency`].
     #[serde(default, skip_serializing_if = "Option::is_none")]

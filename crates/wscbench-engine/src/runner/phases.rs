@@ -443,21 +443,29 @@ impl<E: Engine> Session<'_, E> {
     /// What a split run records about its instances (their usage is filled in by derive).
     fn distributed(&self) -> Distributed {
         let (sequence, segments) = split::segments(self.loadgen_engines.len());
-        let offsets: Vec<f64> = self
+        let readings: Vec<(f64, f64)> = self
             .plan
             .conditions
             .loadgen_engines
             .iter()
-            .filter_map(|e| e.clock_offset_ms)
+            .filter_map(|e| Some((e.clock_offset_ms?, e.clock_rtt_ms.unwrap_or(0.0))))
             .collect();
-        let clock_skew_ms = (!offsets.is_empty()).then(|| {
-            offsets.iter().copied().fold(f64::MIN, f64::max)
-                - offsets.iter().copied().fold(f64::MAX, f64::min)
-        });
+        let by_offset = |a: &&(f64, f64), b: &&(f64, f64)| a.0.total_cmp(&b.0);
+        let (low, high) = (
+            readings.iter().min_by(by_offset),
+            readings.iter().max_by(by_offset),
+        );
+        let (clock_skew_ms, clock_skew_uncertainty_ms) = match (low, high) {
+            (Some(low), Some(high)) if readings.len() > 1 => {
+                (Some(high.0 - low.0), Some((high.1 + low.1) / 2.0))
+            }
+            _ => (None, None),
+        };
         Distributed {
             execution_segment_sequence: sequence,
             start_skew_ms: self.resumed_after_ms.iter().copied().fold(0.0, f64::max),
             clock_skew_ms,
+            clock_skew_uncertainty_ms,
             cross_instance_latency: None,
             instances: (0..self.loadgen_engines.len())
                 .map(|i| LoadgenInstance {
@@ -577,7 +585,7 @@ impl<E: Engine> Session<'_, E> {
                 }
             }
             if self.k6.iter().all(|k| k.exited.is_some()) {
-                let last = self.k6.iter().filter_map(|k| k.exited).last();
+                let last = self.k6.iter().filter_map(|k| k.exited).next_back();
                 return LoadEnd::K6Exited(last.unwrap_or_default());
             }
             if load_started.elapsed() > expected + K6_OVERRUN {
