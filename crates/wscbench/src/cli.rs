@@ -80,10 +80,24 @@ pub enum Command {
     /// Conditions that differ between A and B are listed first. Exits 1 with
     /// --fail-on-regression PCT when a headline metric got significantly worse by more than PCT %.
     Compare(CompareArgs),
+    /// Merge the native reports (native.json) of k6 instances that split one run elsewhere,
+    /// e.g. k6-operator's runners, and print the totals as JSON.
+    ///
+    /// Counters add; latency percentiles come from the histograms merged bucket by bucket,
+    /// never from averaged percentiles; chats received from another instance are timed apart
+    /// (their latency includes the clock offset between hosts). See docs/distributed.md.
+    MergeNative(MergeNativeArgs),
     /// Check the Docker engine, its API version, the toolchains and k6.
     Doctor,
     /// Remove every container and image labelled by wscbench.
     Clean(CleanArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeNativeArgs {
+    /// The native reports, one per k6 instance
+    #[arg(required = true, value_name = "NATIVE_JSON")]
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -448,6 +462,9 @@ where
                 .await
                 .map(ExitCode::from_code),
             Command::Compare(args) => commands::compare::run(&root, args).map(ExitCode::from_code),
+            Command::MergeNative(args) => {
+                commands::merge_native::run(args).map(ExitCode::from_code)
+            }
             Command::Doctor => commands::doctor::run(&root).await,
             Command::Clean(args) => commands::clean::run(args).await,
         }
