@@ -541,6 +541,9 @@ impl Display {
                     )
                 };
                 self.say(format!("{} {summary} → {}", self.current, path.display()));
+                if let Some(split) = &result.distributed {
+                    self.say(split_line(split, result.k6.as_ref()));
+                }
             }
         }
     }
@@ -548,6 +551,42 @@ impl Display {
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// One line on a split run: its instances, their start and clock skew, and the latency of
+/// chats within and across instances.
+fn split_line(
+    split: &wscbench_results::Distributed,
+    k6: Option<&wscbench_results::K6Metrics>,
+) -> String {
+    let instances = split
+        .instances
+        .iter()
+        .map(|i| {
+            format!(
+                "{} on {} ({} received, peak CPU {:.0}%)",
+                i.execution_segment,
+                i.engine,
+                i.chat_received.map_or("?".into(), |n| n.to_string()),
+                i.usage.peak_cpu_percent
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let clock = match (split.clock_skew_ms, split.clock_skew_uncertainty_ms) {
+        (Some(skew), Some(within)) => format!("{skew:.1} ± {within:.1} ms"),
+        _ => "not measured".into(),
+    };
+    let p95 = |l: Option<&wscbench_results::LatencyMs>| {
+        l.map_or("—".into(), |l| format!("{:.1} ms", l.p95_ms))
+    };
+    format!(
+        "  split over {} k6: {instances}; start skew {:.1} ms; clock skew {clock}; latency p95 within an instance {}, across instances {}",
+        split.instances.len(),
+        split.start_skew_ms,
+        p95(k6.map(|k| &k.latency)),
+        p95(split.cross_instance_latency.as_ref()),
+    )
 }
 
 fn clock(d: Duration) -> String {
