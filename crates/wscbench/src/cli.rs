@@ -510,6 +510,42 @@ mod tests {
     }
 
     #[test]
+    fn load_engines_are_given_as_docker_host_is() {
+        let cli = Cli::try_parse_from([
+            "wscbench",
+            "run",
+            "--loadgen-engine",
+            "unix:///run/wscbench-2.sock",
+            "--loadgen-engine",
+            "tcp://10.0.0.2:2375",
+            "--server-address",
+            "10.0.0.1",
+        ])
+        .unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(
+            args.loadgen_engines,
+            ["unix:///run/wscbench-2.sock", "tcp://10.0.0.2:2375"]
+        );
+        assert_eq!(args.server_address.as_deref(), Some("10.0.0.1"));
+        for bad in [
+            "/run/docker.sock",
+            "tcp://host",
+            "ssh://host",
+            "unix://relative.sock",
+        ] {
+            let err =
+                Cli::try_parse_from(["wscbench", "run", "--loadgen-engine", bad]).unwrap_err();
+            assert!(
+                err.to_string().contains("not an engine address"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
     fn run_defaults_to_quick_mode_two_cpus_and_512_mib() {
         let cli = Cli::try_parse_from(["wscbench", "run", "--profile", "b"]).unwrap();
         let Command::Run(args) = cli.command else {

@@ -30,6 +30,11 @@ const EXIT_SIGINT: i32 = 130;
 const EXIT_SIGTERM: i32 = 143;
 
 pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
+    if args.loadgen_engines.len() > 1 && args.loadgen == wscbench_results::LoadPath::Js {
+        anyhow::bail!(
+            "several --loadgen-engine need the native load path: only its histograms merge exactly (drop --loadgen js)"
+        );
+    }
     let servers = args.select.selection().apply(&super::discover(root)?)?;
     let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
         Scenario::ALL.to_vec()
@@ -217,11 +222,6 @@ impl Engines {
 async fn connect_loadgens(
     args: &RunArgs,
 ) -> Result<(Vec<DockerEngine>, Vec<LoadgenEngine>, Vec<EngineConditions>)> {
-    if args.loadgen_engines.len() > 1 && args.loadgen == wscbench_results::LoadPath::Js {
-        anyhow::bail!(
-            "several --loadgen-engine need the native load path: only its histograms merge exactly (drop --loadgen js)"
-        );
-    }
     let (mut engines, mut slots, mut conditions) = (Vec::new(), Vec::new(), Vec::new());
     for endpoint in &args.loadgen_engines {
         let engine = DockerEngine::connect_to(endpoint).await?;
