@@ -131,14 +131,7 @@ pub(super) async fn run_point<E: Engine>(
     }
     let (outcome, detail) = match ended {
         Err(failure) => (failure.outcome, Some(failure.detail)),
-        Ok(end) => collect(
-            &mut result,
-            plan,
-            point,
-            end,
-            &teardown,
-            &session.out_dirs(),
-        ),
+        Ok(end) => collect(&mut result, plan, end, &teardown, &session.out_dirs()),
     };
     derive(&mut result, plan, teardown.loadgen_oom);
     result.outcome = outcome;
@@ -628,7 +621,6 @@ impl<E: Engine> Session<'_, E> {
 fn collect(
     result: &mut RunResult,
     plan: &Plan,
-    _point: Point<'_>,
     end: LoadEnd,
     teardown: &Teardown,
     out_dirs: &[PathBuf],
