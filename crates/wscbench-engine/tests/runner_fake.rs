@@ -779,3 +779,29 @@ async fn one_load_generator_failing_mid_run_fails_the_point_and_empties_every_en
         Some(137)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_split_instance_whose_k6_cannot_stamp_chats_fails_the_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server_engine = FakeEngine::new(Fault::None);
+    server_engine.k6_native = Some(native_report(1, 300, &[1_000], &[]));
+    let mut second = FakeEngine::new(Fault::None);
+    // An older k6/x/chat: no instance_id, so 0.
+    second.k6_native =
+        Some(native_report(2, 500, &[1_000], &[]).replace(r#""instance_id":2,"#, ""));
+    let plan = split_plan(dir.path(), 2);
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute_on(
+        &server_engine,
+        &[&server_engine, &second],
+        &plan,
+        rx,
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(results[0].outcome, Outcome::LoadgenFailed);
+    let detail = results[0].outcome_detail.as_deref().unwrap();
+    assert!(detail.contains("k6 2 reported instance 0"), "{detail}");
+    assert_eq!((server_engine.live(), second.live()), (0, 0));
+}

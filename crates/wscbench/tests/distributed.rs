@@ -19,10 +19,11 @@ fn first_engine() -> String {
     std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".into())
 }
 
-/// The containers wscbench left on an engine.
-fn leftovers(engine: &str) -> Vec<String> {
+/// The containers a run left on an engine (others may share the engine).
+fn leftovers(engine: &str, run_id: &str) -> Vec<String> {
     let out = Command::new("docker")
-        .args(["-H", engine, "ps", "-aq", "--filter", "label=wscbench"])
+        .args(["-H", engine, "ps", "-aq", "--filter"])
+        .arg(format!("label=wscbench.run={run_id}"))
         .output()
         .unwrap_or_else(|e| panic!("these tests need the `docker` CLI ({e}); run scripts/setup"));
     String::from_utf8_lossy(&out.stdout)
@@ -164,6 +165,14 @@ fn a_run_split_over_two_engines_matches_one_load_generator() {
             .iter()
             .all(|e| e.machine_cores > 0)
     );
-    assert!(leftovers(&first).is_empty(), "containers left on {first}");
-    assert!(leftovers(&second).is_empty(), "containers left on {second}");
+    for run in [&one.run_id, &split.run_id] {
+        assert!(
+            leftovers(&first, run).is_empty(),
+            "run {run} left containers on {first}"
+        );
+        assert!(
+            leftovers(&second, run).is_empty(),
+            "run {run} left containers on {second}"
+        );
+    }
 }

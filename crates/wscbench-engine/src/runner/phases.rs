@@ -648,6 +648,23 @@ fn collect(
             }
         }
     }
+    // An instance that did not stamp its own number ran a k6 without split-run support
+    // (k6/x/chat older than its `instance` option): its chats and latencies cannot be told apart.
+    let unstamped = match (&native, out_dirs.len() > 1) {
+        (Some(Ok((_, reports))), true) => reports
+            .iter()
+            .enumerate()
+            .find(|(i, r)| r.instance_id as usize != i + 1)
+            .map(|(i, r)| {
+                format!(
+                    "k6 {} reported instance {} instead of {}: its k6/x/chat predates split runs (run scripts/build-k6, then wscbench build --rebuild)",
+                    i + 1,
+                    r.instance_id,
+                    i + 1
+                )
+            }),
+        _ => None,
+    };
     let native = native.map(|n| n.map(|(merged, _)| merged));
     let (outcome, detail) = match end {
         LoadEnd::Cancelled => (
@@ -698,6 +715,10 @@ fn collect(
         LoadEnd::K6Exited(state) => {
             k6_outcome(result, state.exit_code, &summary, &native, teardown)
         }
+    };
+    let (outcome, detail) = match (outcome, unstamped) {
+        (Outcome::Ok, Some(why)) => (Outcome::LoadgenFailed, Some(why)),
+        (outcome, _) => (outcome, detail),
     };
     // A server that died after k6's last sample is still a dead server.
     let outcome = match (outcome, teardown.server_before_stop) {
