@@ -154,7 +154,7 @@ impl<E: Engine> Session<'_, E> {
         let baseline = verify::read_stats_quiet(&target).await;
         on(Progress::Phase("load"));
         let load_started = Instant::now();
-        self.start_loadgen(&target).await?;
+        self.start_loadgen(&target, cancel).await?;
         let end = self.sample(result, &target, load_started, cancel, on).await;
         result.duration_ms = load_started.elapsed().as_millis() as u64;
         if let (Some(end), Some(base)) = (verify::read_stats_quiet(&target).await, &baseline) {
@@ -298,7 +298,11 @@ impl<E: Engine> Session<'_, E> {
 
     /// Phase 3a: the k6 container (or one per load engine, paused, then resumed together),
     /// with the scenario and its raw output folder.
-    async fn start_loadgen(&mut self, target: &Target) -> Result<(), Failure> {
+    async fn start_loadgen(
+        &mut self,
+        target: &Target,
+        cancel: &watch::Receiver<bool>,
+    ) -> Result<(), Failure> {
         let out_dirs = self.out_dirs();
         let prepare = |dir: &Path| {
             prepare_out_dir(dir).map_err(|e| {
@@ -397,13 +401,13 @@ impl<E: Engine> Session<'_, E> {
             });
         }
         if split {
-            self.start_together().await?;
+            self.start_together(cancel).await?;
         }
         Ok(())
     }
 
     /// Waits until every k6 of a split run is paused and ready, then resumes them at once.
-    async fn start_together(&mut self) -> Result<(), Failure> {
+    async fn start_together(&mut self, cancel: &watch::Receiver<bool>) -> Result<(), Failure> {
         let failed = |detail: String| Failure::new(Outcome::LoadgenFailed, detail);
         for k6 in &self.k6 {
             let api = k6
@@ -411,18 +415,24 @@ impl<E: Engine> Session<'_, E> {
                 .as_deref()
                 .expect("a split run's k6 has an API address");
             let gone = async || {
+                if *cancel.borrow() {
+                    return Some(Failure::new(
+                        Outcome::Interrupted,
+                        "interrupted by the user",
+                    ));
+                }
                 let state = k6.engine.state(&k6.id).await.ok().filter(|s| !s.running)?;
                 let logs = k6.engine.logs(&k6.id, 5).await.unwrap_or_default();
-                Some(format!(
+                Some(failed(format!(
                     "k6 {} exited with {:?} before its start: {}",
                     k6.instance,
                     state.exit_code,
                     last_lines(&logs, 3)
-                ))
+                )))
             };
             match split::wait_paused(api, K6_PAUSED_WAIT, gone).await {
                 Ok(Ok(())) => {}
-                Ok(Err(why)) => return Err(failed(why)),
+                Ok(Err(why)) => return Err(why),
                 Err(e) => return Err(failed(format!("k6 {}: {e}", k6.instance))),
             }
         }
