@@ -81,6 +81,10 @@ var (
 	chatMarker = []byte(`"chat"`)
 	tsKey      = []byte(`"ts":`)
 	leaveFrame = []byte(`{"type":"leave"}`)
+	// instanceMarker ends the text of a chat stamped by instance N of a split
+	// run ("hello from k6 #2"): the same scan reads who sent it. No user name
+	// (k6-...) contains '#', so the marker occurs only in our texts.
+	instanceMarker = []byte(chatText + " #")
 )
 
 // clientOptions is one session, as session(opts) describes it (see module.go).
@@ -97,6 +101,9 @@ type clientOptions struct {
 	// hasStay: leave stay after the join comes back.
 	stay    time.Duration
 	hasStay bool
+	// instance is this k6 instance's number in a split run (1..N), stamped in
+	// every chat; 0 outside a split run (no stamp).
+	instance int
 }
 
 // readEnd is how the reader goroutine stopped.
@@ -106,9 +113,10 @@ type readEnd struct {
 
 // session is one connection's state shared by its controller and reader.
 type session struct {
-	conn  *websocket.Conn
-	tally *tally
-	user  string
+	conn     *websocket.Conn
+	tally    *tally
+	user     string
+	instance int
 	// ownJoin is the quoted user name as it appears in the join echo.
 	ownJoin []byte
 	joined  chan struct{}
@@ -150,11 +158,12 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 	}
 	userJSON, _ := json.Marshal(o.user)
 	s := &session{
-		conn:    conn,
-		tally:   t,
-		user:    o.user,
-		ownJoin: userJSON,
-		joined:  make(chan struct{}),
+		conn:     conn,
+		tally:    t,
+		user:     o.user,
+		instance: o.instance,
+		ownJoin:  userJSON,
+		joined:   make(chan struct{}),
 	}
 	conn.SetReadLimit(maxFrameBytes)
 	ended := make(chan readEnd, 1)
@@ -234,7 +243,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 			}
 			return true
 		}
-		if !s.write(chatFrame(time.Now())) {
+		if !s.write(chatFrame(time.Now(), o.instance)) {
 			return false
 		}
 		s.tally.add(cChatSent, 1)
@@ -374,11 +383,17 @@ func (s *session) setEndBy(t time.Time) {
 	s.endBy.Store(t.UnixNano())
 }
 
-// chatFrame is a chat stamped with now: epoch ms to the microsecond.
-func chatFrame(now time.Time) []byte {
+// chatFrame is a chat stamped with now (epoch ms to the microsecond) and, in
+// a split run, with the sending instance (see instanceMarker).
+func chatFrame(now time.Time, instance int) []byte {
 	us := now.UnixMicro()
 	b := make([]byte, 0, 96)
-	b = append(b, `{"type":"chat","room":"public","text":"`+chatText+`","ts":`...)
+	b = append(b, `{"type":"chat","room":"public","text":"`+chatText...)
+	if instance > 0 {
+		b = append(b, " #"...)
+		b = strconv.AppendInt(b, int64(instance), 10)
+	}
+	b = append(b, `","ts":`...)
 	b = strconv.AppendInt(b, us/1000, 10)
 	frac := us % 1000
 	b = append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10), '}')
@@ -425,7 +440,12 @@ func (s *session) read() readEnd {
 			b.chats++
 			if at := bytes.Index(buf, tsKey); at >= 0 {
 				if ts, ok := parseNumber(buf[at+len(tsKey):]); ok {
-					b.latency(float64(now.UnixNano())/1e3 - ts*1e3)
+					us := float64(now.UnixNano())/1e3 - ts*1e3
+					if from := senderInstance(buf); s.instance > 0 && from > 0 && from != s.instance {
+						b.crossLatency(us)
+					} else {
+						b.latency(us)
+					}
 				}
 			}
 		} else if !joined && bytes.Contains(buf, s.ownJoin) {
@@ -437,6 +457,22 @@ func (s *session) read() readEnd {
 		}
 		b.maybeFlush(now)
 	}
+}
+
+// senderInstance is the instance number a chat's text carries, or 0.
+func senderInstance(frame []byte) int {
+	at := bytes.Index(frame, instanceMarker)
+	if at < 0 {
+		return 0
+	}
+	n := 0
+	for _, c := range frame[at+len(instanceMarker):] {
+		if c < '0' || c > '9' || n > 1_000_000 {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 // readAll appends the rest of the frame in r to buf.

@@ -207,6 +207,43 @@ func TestSessionsChatReceiveAndLeaveCleanly(t *testing.T) {
 	}
 }
 
+// Two instances of a split run in one room: each keeps the latency of its own
+// instance's chats in the main histogram and the other's apart, and together
+// they still count every delivery once.
+func TestChatsFromAnotherInstanceAreTimedApart(t *testing.T) {
+	srv := startServer(t)
+	totals := [2]*totals{newTotals(), newTotals()}
+	tallies := [2]*tally{newTally(totals[0]), newTally(totals[1])}
+	now := time.Now()
+	var wg sync.WaitGroup
+	for i, user := range []string{"a", "b", "c", "d"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runClient(context.Background(), clientOptions{
+				url: srv.url(), user: user, chats: 3, instance: i%2 + 1,
+				leaveAt: now.Add(1500 * time.Millisecond),
+			}, tallies[i%2])
+		}()
+	}
+	wg.Wait()
+	var received, own, cross int64
+	for i := range totals {
+		got := counts(tallies[i])
+		received += got["chat_received"]
+		r := totals[i].report()
+		own += r.LatencyUs.TotalCount
+		cross += r.CrossLatencyUs.TotalCount
+		if r.CrossLatencyUs.TotalCount == 0 || r.LatencyUs.TotalCount == 0 {
+			t.Errorf("instance %d: own %d, cross %d; want both > 0 (4 clients, 2 per instance, all chatting)",
+				i+1, r.LatencyUs.TotalCount, r.CrossLatencyUs.TotalCount)
+		}
+	}
+	if want := srv.stat(t, "deliveries"); received != want || own+cross != want {
+		t.Errorf("received %d, own %d + cross %d; server deliveries %d", received, own, cross, want)
+	}
+}
+
 func waitFor(t *testing.T, d time.Duration, ok func() bool, msg string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
@@ -335,10 +372,22 @@ func TestStalledServerIsAbnormalAndBounded(t *testing.T) {
 
 func TestChatFrameStampsEpochMillisecondsToTheMicrosecond(t *testing.T) {
 	at := time.UnixMicro(1763900000123456)
-	got := string(chatFrame(at))
+	got := string(chatFrame(at, 0))
 	want := `{"type":"chat","room":"public","text":"hello from k6","ts":1763900000123.456}`
 	if got != want {
 		t.Fatalf("chatFrame = %s, want %s", got, want)
+	}
+	stamped := chatFrame(at, 12)
+	if want := `{"type":"chat","room":"public","text":"hello from k6 #12","ts":1763900000123.456}`; string(stamped) != want {
+		t.Fatalf("chatFrame(instance 12) = %s, want %s", stamped, want)
+	}
+	// As a server broadcasts it, with the user before the text.
+	broadcast := []byte(`{"type":"chat","room":"public","user":"k6-1-3-0","text":"hello from k6 #12","ts":1.5}`)
+	if n := senderInstance(broadcast); n != 12 {
+		t.Errorf("senderInstance = %d, want 12", n)
+	}
+	if n := senderInstance([]byte(want)); n != 0 {
+		t.Errorf("senderInstance of an unstamped chat = %d, want 0", n)
 	}
 	if v, ok := parseNumber([]byte(" 1763900000123.456}")); !ok || v != 1763900000123.456 {
 		t.Errorf("parseNumber = %v %v", v, ok)

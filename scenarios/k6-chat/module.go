@@ -4,7 +4,7 @@
 // frames without bound).
 //
 //	import chat from 'k6/x/chat';
-//	chat.session({ url, user, chats, chatsPerSecond, stopChatAt, leaveAt, stayMs, clients });
+//	chat.session({ url, user, chats, chatsPerSecond, stopChatAt, leaveAt, stayMs, clients, instance });
 //	chat.report(); // in handleSummary: this process's totals and latency histogram
 //
 // This file is the thin k6 glue: the module, the options, and the flush of
@@ -42,6 +42,9 @@ const flushPeriod = 500 * time.Millisecond
 
 // maxClients bounds clients per session() call.
 const maxClients = 100_000
+
+// maxInstances bounds the instance number of a split run.
+const maxInstances = 10_000
 
 type (
 	// RootModule is shared by every VU of the k6 process; it keeps the
@@ -128,6 +131,9 @@ func (mi *ModuleInstance) session(v sobek.Value) {
 	if err != nil {
 		common.Throw(rt, err)
 	}
+	if o.instance > 0 {
+		mi.root.totals.setInstance(o.instance)
+	}
 	ctx := mi.vu.Context()
 	tags := state.Tags.GetCurrentValues()
 
@@ -211,7 +217,7 @@ func (mi *ModuleInstance) report() map[string]any {
 }
 
 // The options session() takes.
-var optionNames = []string{"url", "user", "chats", "chatsPerSecond", "stopChatAt", "leaveAt", "stayMs", "clients"}
+var optionNames = []string{"url", "user", "chats", "chatsPerSecond", "stopChatAt", "leaveAt", "stayMs", "clients", "instance"}
 
 // parseOptions reads session()'s options object:
 //   - url (required): ws:// or wss:// URL of the chat server's /ws;
@@ -223,7 +229,10 @@ var optionNames = []string{"url", "user", "chats", "chatsPerSecond", "stopChatAt
 //   - stopChatAt: epoch ms after which no chat is sent (default: none);
 //   - leaveAt: epoch ms at which to leave, or
 //   - stayMs: ms to stay after the join comes back, then leave;
-//   - clients: run this many clients at once in this call (default 1).
+//   - clients: run this many clients at once in this call (default 1);
+//   - instance: this k6 instance's number in a run split over several (1 to
+//     maxInstances), stamped in every chat so that a receiver keeps the
+//     latency of another instance's chats apart (default 0: not split).
 func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, error) {
 	var o clientOptions
 	if common.IsNullish(v) {
@@ -329,6 +338,14 @@ func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, error) 
 			return o, 0, fmt.Errorf("chat.session: stayMs must be a finite number >= 0, got %v", n)
 		}
 		o.stay, o.hasStay = time.Duration(n*float64(time.Millisecond)), true
+	}
+	if n, ok, err := number("instance"); err != nil {
+		return o, 0, err
+	} else if ok {
+		if n != math.Trunc(n) || n < 0 || n > maxInstances {
+			return o, 0, fmt.Errorf("chat.session: instance must be an integer from 0 to %d, got %v", maxInstances, n)
+		}
+		o.instance = int(n)
 	}
 	if o.hasStay && !o.leaveAt.IsZero() {
 		return o, 0, errors.New("chat.session: give leaveAt or stayMs, not both")

@@ -25,7 +25,14 @@ type Report struct {
 	// ProcessCPUNs is the user+system CPU time this k6 process used so far.
 	ProcessCPUNs int64            `json:"process_cpu_ns"`
 	Counters     map[string]int64 `json:"counters"`
-	LatencyUs    LatencyHistogram `json:"latency_us"`
+	// LatencyUs is the latency of chats this instance sent itself, or of
+	// every chat outside a split run.
+	LatencyUs LatencyHistogram `json:"latency_us"`
+	// InstanceID is this instance's number in a split run (1..N), 0 outside one.
+	InstanceID int `json:"instance_id"`
+	// CrossLatencyUs is the latency of chats other instances of a split run
+	// sent: it includes the offset between their hosts' clocks.
+	CrossLatencyUs LatencyHistogram `json:"cross_instance_latency_us"`
 }
 
 // LatencyHistogram is an HDR histogram of chat latencies in microseconds.
@@ -42,10 +49,12 @@ func (t *totals) report() Report {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := Report{
-		Format:       reportFormat,
-		ProcessCPUNs: processCPUNs(),
-		Counters:     make(map[string]int64, numCounters),
-		LatencyUs:    histogramReport(t.hist),
+		Format:         reportFormat,
+		ProcessCPUNs:   processCPUNs(),
+		Counters:       make(map[string]int64, numCounters),
+		LatencyUs:      histogramReport(t.hist),
+		InstanceID:     t.instance,
+		CrossLatencyUs: histogramReport(t.cross),
 	}
 	r.Instance, _ = os.Hostname()
 	for i, n := range t.counts {

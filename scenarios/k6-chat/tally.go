@@ -71,10 +71,31 @@ type totals struct {
 	mu     sync.Mutex
 	counts [numCounters]int64
 	hist   *hdrhistogram.Histogram
+	// cross holds the latencies of chats another instance of a split run
+	// sent: they include the clock offset between the two hosts, so they are
+	// kept apart from hist.
+	cross *hdrhistogram.Histogram
+	// instance is the number the sessions of this process were given (see
+	// clientOptions.instance).
+	instance int
+}
+
+func (t *totals) setInstance(n int) {
+	t.mu.Lock()
+	t.instance = n
+	t.mu.Unlock()
 }
 
 func newTotals() *totals {
-	return &totals{hist: newHistogram()}
+	return &totals{hist: newHistogram(), cross: newHistogram()}
+}
+
+func (t *totals) recordCross(latenciesUs []int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, v := range latenciesUs {
+		_ = t.cross.RecordValue(v)
+	}
 }
 
 func (t *totals) record(latenciesUs []int64) {
@@ -177,11 +198,21 @@ type readBatch struct {
 	t                      *tally
 	msgs, chats, malformed int64
 	latencyUs              []int64
+	crossUs                []int64
 	last                   time.Time
 }
 
 func newReadBatch(t *tally) *readBatch {
 	return &readBatch{t: t, latencyUs: make([]int64, 0, batchValues), last: time.Now()}
+}
+
+// crossLatency keeps a latency of a chat from another instance: it goes to
+// the totals' separate histogram only, never into k6's chat_latency Trend.
+func (b *readBatch) crossLatency(us float64) {
+	b.crossUs = append(b.crossUs, clampUs(int64(math.Round(us))))
+	if len(b.crossUs) == batchValues {
+		b.flush()
+	}
 }
 
 func (b *readBatch) latency(us float64) {
@@ -209,5 +240,9 @@ func (b *readBatch) flush() {
 		b.t.totals.record(b.latencyUs)
 		b.t.sample(b.latencyUs)
 		b.latencyUs = b.latencyUs[:0]
+	}
+	if len(b.crossUs) > 0 {
+		b.t.totals.recordCross(b.crossUs)
+		b.crossUs = b.crossUs[:0]
 	}
 }

@@ -4,6 +4,7 @@
 //
 // A session is event-driven: `runSession` only sets it up, and k6 keeps the
 // iteration alive until the socket has closed and every timer is cleared.
+import exec from 'k6/execution';
 import { WebSocket } from 'k6/websockets';
 import { Counter, Trend } from 'k6/metrics';
 import chat from 'k6/x/chat';
@@ -76,7 +77,8 @@ export function runSession(setupData, opts) {
  * so setupData's clockBaseMs is not needed.
  */
 function runNativeSession({ chats, chatsPerSecond, stopChatAt, leaveAt, stayMs }) {
-  const opts = { url: config.wsUrl, user: `k6-${__VU}-${__ITER}` };
+  const opts = { url: config.wsUrl, user: userName() };
+  if (instance() > 0) opts.instance = instance();
   if (chats !== undefined) opts.chats = chats;
   if (chatsPerSecond !== undefined) opts.chatsPerSecond = chatsPerSecond;
   if (stopChatAt !== undefined && Number.isFinite(stopChatAt)) opts.stopChatAt = stopChatAt;
@@ -85,8 +87,45 @@ function runNativeSession({ chats, chatsPerSecond, stopChatAt, leaveAt, stayMs }
   chat.session(opts);
 }
 
+/** A fraction as k6 writes segment points: `0`, `1`, `2/3`. */
+function fraction(text) {
+  const [num, den] = String(text).split('/');
+  return Number(num) / (den === undefined ? 1 : Number(den));
+}
+
 /**
- * One client session, named `k6-<VU>-<iteration>` (unique per VU and
+ * This instance's number in a split run, 1..N: INSTANCE (wscbench sets it), or
+ * else where this instance's --execution-segment starts in the shared
+ * --execution-segment-sequence (how k6-operator's runners tell themselves
+ * apart); 0 when the run is not split. Test options are readable only from a
+ * VU, hence computed on the first call.
+ */
+let instanceNumber;
+function instance() {
+  if (instanceNumber !== undefined) return instanceNumber;
+  instanceNumber = config.instance;
+  const { executionSegment, executionSegmentSequence } = exec.test.options;
+  if (instanceNumber === 0 && executionSegment && executionSegmentSequence) {
+    const start = fraction(String(executionSegment).split(':')[0]);
+    const at = String(executionSegmentSequence)
+      .split(',')
+      .findIndex((point) => Math.abs(fraction(point) - start) < 1e-9);
+    instanceNumber = at + 1;
+  }
+  return instanceNumber;
+}
+
+/**
+ * `k6-<VU>-<iteration>`, or `k6-<instance>-<VU>-<iteration>` in a split run,
+ * where every instance numbers its VUs from 1.
+ */
+function userName() {
+  const n = instance();
+  return n > 0 ? `k6-${n}-${__VU}-${__ITER}` : `k6-${__VU}-${__ITER}`;
+}
+
+/**
+ * One client session, named as userName() says (unique per VU and
  * iteration, 1-64 characters as the protocol wants). `setupData` is what
  * setup() returned: its clockBaseMs stamps chats (see clock.js).
  * - chats: how many chats to send as soon as the join comes back, or
@@ -106,7 +145,7 @@ function runNativeSession({ chats, chatsPerSecond, stopChatAt, leaveAt, stayMs }
  * drops its queued frames unread instead of handing each to JS.
  */
 function runJsSession(setupData, { chats = 0, chatsPerSecond = 0, stopChatAt = Infinity, leaveAt, stayMs }) {
-  const user = `k6-${__VU}-${__ITER}`;
+  const user = userName();
   const clockBase = setupData.clockBaseMs;
   const ws = new WebSocket(config.wsUrl);
   const timers = [];

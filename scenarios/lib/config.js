@@ -1,6 +1,6 @@
 // Owns the environment interface every scenario shares: WS_URL, MODE, LOADGEN,
-// SUMMARY_PATH, NATIVE_PATH, and the load parameters a sweep sets (CLIENTS,
-// RATE; see LOAD_PARAMS in modes.js for which shape takes which).
+// SUMMARY_PATH, NATIVE_PATH, INSTANCE, and the load parameters a sweep sets
+// (CLIENTS, RATE; see SWEEP_KEYS in modes.js for which shape takes which).
 //
 // Read once in the init context, so a missing or malformed setting stops k6
 // before a single VU starts, with a message that says what to set.
@@ -62,6 +62,20 @@ function readLoadParams() {
   return params;
 }
 
+/**
+ * This k6 instance's number (1..N) when a run is split over N instances with
+ * --execution-segment; 0 (unset) otherwise. It keeps user names unique across
+ * instances (each numbers its VUs from 1) and is stamped in native chats.
+ */
+function readInstance() {
+  const text = __ENV.INSTANCE || '0';
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 10000) {
+    throw new Error(`INSTANCE must be an integer from 0 to 10000, got "${text}"`);
+  }
+  return n;
+}
+
 export const config = {
   wsUrl: readWsUrl(),
   mode: readMode(),
@@ -69,4 +83,5 @@ export const config = {
   summaryPath: __ENV.SUMMARY_PATH || 'summary.json',
   nativePath: __ENV.NATIVE_PATH || 'native.json',
   loadParams: readLoadParams(),
+  instance: readInstance(),
 };

@@ -42,6 +42,21 @@ pub struct EngineInfo {
     pub cpus: u32,
     /// cgroup version of the host (`1` or `2`).
     pub cgroup_version: String,
+    /// Host name of the Docker host (two engines on one host report the same).
+    pub host_name: String,
+}
+
+/// Exchanges [`DockerEngine::clock_offset`] makes, keeping the fastest.
+pub const CLOCK_EXCHANGES: usize = 5;
+
+/// An engine's clock against ours, from one exchange.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockOffset {
+    /// The engine host's clock minus ours, in milliseconds, taking its reading as made
+    /// halfway through the exchange.
+    pub offset_ms: f64,
+    /// The exchange's round trip, in milliseconds: the offset is known to ± half of it.
+    pub rtt_ms: f64,
 }
 
 /// A connected, version-negotiated Docker client.
@@ -67,6 +82,60 @@ impl DockerEngine {
         Ok(Self { docker })
     }
 
+    /// Connects to an engine given as `DOCKER_HOST` is (`unix:///path` or `tcp://host:port`)
+    /// and negotiates the API version.
+    pub async fn connect_to(endpoint: &str) -> Result<Self, EngineError> {
+        let unreachable = |reason: String| EngineError::Unreachable {
+            endpoint: endpoint.to_string(),
+            reason,
+        };
+        let timeout = 120;
+        let version = bollard::API_DEFAULT_VERSION;
+        let docker = if endpoint.starts_with("unix://") {
+            Docker::connect_with_socket(endpoint, timeout, version)
+        } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
+            Docker::connect_with_http(endpoint, timeout, version)
+        } else {
+            return Err(unreachable(
+                "not an engine address: give unix:///path/to/docker.sock or tcp://host:port".into(),
+            ));
+        }
+        .map_err(|e| unreachable(e.to_string()))?;
+        let docker = tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version())
+            .await
+            .map_err(|_| unreachable(format!("no answer within {CONNECT_TIMEOUT:?}")))?
+            .map_err(|e| unreachable(e.to_string()))?;
+        Ok(Self { docker })
+    }
+
+    /// The engine host's clock against ours: `SystemTime` from the engine's info, taken as
+    /// read halfway through the request, from the fastest of [`CLOCK_EXCHANGES`] exchanges
+    /// (the least room for the reading to sit off the midpoint). `None` when the engine gives
+    /// no readable time.
+    pub async fn clock_offset(&self) -> Option<ClockOffset> {
+        let mut best: Option<ClockOffset> = None;
+        for _ in 0..CLOCK_EXCHANGES {
+            let sent = std::time::SystemTime::now();
+            let started = std::time::Instant::now();
+            let info = self.docker.info().await.ok()?;
+            let rtt = started.elapsed();
+            let theirs = humantime::parse_rfc3339_weak(info.system_time.as_deref()?).ok()?;
+            let midpoint = sent + rtt / 2;
+            let offset_ms = match theirs.duration_since(midpoint) {
+                Ok(ahead) => ahead.as_secs_f64() * 1000.0,
+                Err(behind) => -behind.duration().as_secs_f64() * 1000.0,
+            };
+            let this = ClockOffset {
+                offset_ms,
+                rtt_ms: rtt.as_secs_f64() * 1000.0,
+            };
+            if best.is_none_or(|b| this.rtt_ms < b.rtt_ms) {
+                best = Some(this);
+            }
+        }
+        best
+    }
+
     /// Version, kernel and CPUs of the engine.
     pub async fn info(&self) -> Result<EngineInfo, EngineError> {
         let version = self
@@ -88,6 +157,7 @@ impl DockerEngine {
                 .cgroup_version
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
+            host_name: info.name.unwrap_or_default(),
         })
     }
 

@@ -1,9 +1,10 @@
-//! GET `/health` and `/stats` on loopback, through hyper's HTTP/1.1 client connection (the
-//! hyper that bollard already brings in), with a time-out around the whole exchange.
+//! GET `/health` and `/stats` on loopback (and k6's REST API for a split run), through
+//! hyper's HTTP/1.1 client connection (the hyper that bollard already brings in), with a
+//! time-out around the whole exchange.
 
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
@@ -47,6 +48,18 @@ pub struct Response {
 
 /// `GET http://{addr}{path}` with `Connection: close`, within `timeout`.
 pub async fn get(addr: &str, path: &str, timeout: Duration) -> Result<Response, HttpError> {
+    request(hyper::Method::GET, addr, path, Vec::new(), timeout).await
+}
+
+/// `{method} http://{addr}{path}` with a JSON `body` (empty: none) and `Connection: close`,
+/// within `timeout`.
+pub async fn request(
+    method: hyper::Method,
+    addr: &str,
+    path: &str,
+    body: Vec<u8>,
+    timeout: Duration,
+) -> Result<Response, HttpError> {
     let http = |source| HttpError::Http {
         addr: addr.into(),
         path: path.into(),
@@ -65,12 +78,18 @@ pub async fn get(addr: &str, path: &str, timeout: Duration) -> Result<Response, 
             .map_err(http)?;
         // The connection task ends with the exchange (Connection: close) or with this call.
         let driver = tokio::spawn(connection);
-        let request = hyper::Request::get(path)
+        let mut request = hyper::Request::builder()
+            .method(method)
+            .uri(path)
             .header(hyper::header::HOST, addr)
             .header(hyper::header::CONNECTION, "close")
-            .header(hyper::header::USER_AGENT, "wscbench")
-            .body(Empty::<Bytes>::new())
-            .expect("a GET of a path is a valid request");
+            .header(hyper::header::USER_AGENT, "wscbench");
+        if !body.is_empty() {
+            request = request.header(hyper::header::CONTENT_TYPE, "application/json");
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body)))
+            .expect("a request for a path is valid");
         let result = async {
             let response = sender.send_request(request).await.map_err(http)?;
             let status = response.status().as_u16();

@@ -13,6 +13,7 @@ pub mod memory;
 pub mod native;
 pub mod runner;
 pub mod scenarios;
+pub mod split;
 pub mod stats;
 pub mod sweep;
 pub mod verdict;

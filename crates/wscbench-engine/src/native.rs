@@ -45,8 +45,14 @@ pub struct NativeReport {
     pub process_cpu_ns: u64,
     /// Counters summed over every client of the instance.
     pub counters: NativeCounters,
-    /// Chat latency.
+    /// Chat latency (in a split run: of chats this instance sent itself).
     pub latency_us: LatencyBuckets,
+    /// The instance's number in a split run, 1 to N (0 outside one).
+    #[serde(default)]
+    pub instance_id: u32,
+    /// Latency of chats another instance of a split run sent; absent in older reports.
+    #[serde(default)]
+    pub cross_instance_latency_us: Option<LatencyBuckets>,
 }
 
 /// The native client's counters.
@@ -111,6 +117,8 @@ pub struct Merged {
     pub process_cpu_ns: u64,
     /// The merged latency histogram, in µs.
     pub latency: Histogram<u64>,
+    /// The merged histogram of chats received by another instance than the sender's, in µs.
+    pub cross_latency: Histogram<u64>,
 }
 
 /// Merges the reports of one or more k6 instances.
@@ -126,15 +134,33 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
     if reports.iter().any(|r| settings(r) != (low, high, figures)) {
         return Err(NativeError::Settings);
     }
-    let mut latency =
-        Histogram::new_with_bounds(low.max(1), high, figures).map_err(|_| NativeError::Settings)?;
+    if reports.iter().any(|r| {
+        r.cross_instance_latency_us.as_ref().is_some_and(|c| {
+            (
+                c.lowest_trackable_us,
+                c.highest_trackable_us,
+                c.significant_figures,
+            ) != (low, high, figures)
+        })
+    }) {
+        return Err(NativeError::Settings);
+    }
+    let new =
+        || Histogram::new_with_bounds(low.max(1), high, figures).map_err(|_| NativeError::Settings);
+    let (mut latency, mut cross_latency) = (new()?, new()?);
     let mut counters = NativeCounters::default();
     let mut process_cpu_ns = 0;
-    for report in reports {
-        for &[value_us, count] in &report.latency_us.buckets {
-            latency
-                .record_n(value_us, count)
+    let record = |h: &mut Histogram<u64>, buckets: &LatencyBuckets| {
+        for &[value_us, count] in &buckets.buckets {
+            h.record_n(value_us, count)
                 .map_err(|_| NativeError::Bucket { value_us })?;
+        }
+        Ok::<_, NativeError>(())
+    };
+    for report in reports {
+        record(&mut latency, &report.latency_us)?;
+        if let Some(cross) = &report.cross_instance_latency_us {
+            record(&mut cross_latency, cross)?;
         }
         let c = &report.counters;
         counters = NativeCounters {
@@ -155,6 +181,7 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
         counters,
         process_cpu_ns,
         latency,
+        cross_latency,
     })
 }
 
@@ -166,27 +193,38 @@ const CURVE: [f64; 12] = [
 impl Merged {
     /// Latency in milliseconds, from the full histogram.
     pub fn latency_ms(&self) -> LatencyMs {
-        let h = &self.latency;
-        let ms = |us: u64| us as f64 / 1000.0;
-        let at = |p: f64| ms(h.value_at_quantile(p / 100.0));
-        if h.is_empty() {
-            return LatencyMs {
-                count: Some(0),
-                ..LatencyMs::default()
-            };
-        }
-        LatencyMs {
-            avg_ms: h.mean() / 1000.0,
-            p50_ms: at(50.0),
-            p95_ms: at(95.0),
-            p99_ms: at(99.0),
-            max_ms: ms(h.max()),
-            p999_ms: Some(at(99.9)),
-            count: Some(h.len()),
-            curve: CURVE.iter().map(|&p| [p, at(p)]).collect(),
-        }
+        latency_ms(&self.latency)
     }
 
+    /// Latency of chats between instances, in milliseconds; `None` when there was none.
+    pub fn cross_latency_ms(&self) -> Option<LatencyMs> {
+        (!self.cross_latency.is_empty()).then(|| latency_ms(&self.cross_latency))
+    }
+}
+
+/// A histogram's figures in milliseconds.
+fn latency_ms(h: &Histogram<u64>) -> LatencyMs {
+    let ms = |us: u64| us as f64 / 1000.0;
+    let at = |p: f64| ms(h.value_at_quantile(p / 100.0));
+    if h.is_empty() {
+        return LatencyMs {
+            count: Some(0),
+            ..LatencyMs::default()
+        };
+    }
+    LatencyMs {
+        avg_ms: h.mean() / 1000.0,
+        p50_ms: at(50.0),
+        p95_ms: at(95.0),
+        p99_ms: at(99.0),
+        max_ms: ms(h.max()),
+        p999_ms: Some(at(99.9)),
+        count: Some(h.len()),
+        curve: CURVE.iter().map(|&p| [p, at(p)]).collect(),
+    }
+}
+
+impl Merged {
     /// The result's k6 metrics and errors. `connect_p95_ms` comes from k6's own summary
     /// (the extension feeds `ws_connecting` one sample per session).
     pub fn k6_metrics(&self, connect_p95_ms: f64) -> (K6Metrics, ErrorCounts) {
@@ -246,7 +284,26 @@ mod tests {
                 significant_figures: 3,
                 buckets,
             },
+            instance_id: 0,
+            cross_instance_latency_us: None,
         }
+    }
+
+    #[test]
+    fn cross_instance_latency_merges_apart_from_own_latency() {
+        let mut a = report(&[100, 200], 2);
+        let mut b = report(&[300], 1);
+        a.cross_instance_latency_us = Some(report(&[5_000], 0).latency_us);
+        b.cross_instance_latency_us = Some(report(&[7_000, 9_000], 0).latency_us);
+        let merged = merge(&[a, b.clone()]).unwrap();
+        assert_eq!(merged.latency.len(), 3, "own latencies only");
+        assert_eq!(merged.cross_latency.len(), 3);
+        let cross = merged.cross_latency_ms().unwrap();
+        assert!((cross.max_ms - 9.0).abs() < 0.01, "{}", cross.max_ms);
+        assert!(merged.latency_ms().max_ms < 1.0);
+        // Without a cross histogram (one instance, or an older report) there is no figure.
+        b.cross_instance_latency_us = None;
+        assert!(merge(&[b]).unwrap().cross_latency_ms().is_none());
     }
 
     #[test]

@@ -62,12 +62,16 @@ struct Container {
     started: Instant,
     is_k6: bool,
     removed: bool,
+    /// A paused k6's REST API stand-in (see [`serve_k6_api`]).
+    api: Option<tokio::task::JoinHandle<()>>,
 }
 
 struct FakeEngine {
     server_binary: PathBuf,
     k6_runs_for: Duration,
     k6_writes_summary: bool,
+    /// The native report k6 writes beside its summary, if any.
+    k6_native: Option<String>,
     /// The exit code k6 reports when it ends (137: killed).
     k6_exit_code: i64,
     /// The stats stream ends after this many samples, as a dying engine stream would.
@@ -84,6 +88,7 @@ impl FakeEngine {
             server_binary: go_server(),
             k6_runs_for: Duration::from_secs(3),
             k6_writes_summary: true,
+            k6_native: None,
             k6_exit_code: 0,
             usage_samples: None,
             fault,
@@ -124,16 +129,24 @@ impl Engine for FakeEngine {
             let mut containers = self.containers.lock().unwrap();
             let id = format!("fake-{}", containers.len());
             let is_k6 = spec.image == "fake-k6";
+            let mut api = None;
             let child = if is_k6 {
+                let out = spec
+                    .binds
+                    .iter()
+                    .find_map(|b| b.strip_suffix(":/out"))
+                    .expect("k6 gets /out");
                 if self.k6_writes_summary {
-                    let out = spec
-                        .binds
-                        .iter()
-                        .find_map(|b| b.strip_suffix(":/out"))
-                        .expect("k6 gets /out");
                     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
                         .join("tests/fixtures/k6/steady-smoke.json");
                     std::fs::copy(fixture, Path::new(out).join("summary.json")).unwrap();
+                }
+                if let Some(native) = &self.k6_native {
+                    std::fs::write(Path::new(out).join("native.json"), native).unwrap();
+                }
+                if spec.cmd.iter().any(|a| a == "--paused") {
+                    let at = spec.cmd.iter().position(|a| a == "--address").unwrap();
+                    api = Some(serve_k6_api(&spec.cmd[at + 1]));
                 }
                 None
             } else {
@@ -154,6 +167,7 @@ impl Engine for FakeEngine {
                     started: Instant::now(),
                     is_k6,
                     removed: false,
+                    api,
                 },
             );
             Ok(id)
@@ -245,6 +259,9 @@ impl Engine for FakeEngine {
                     let _ = child.kill();
                     let _ = child.wait();
                 }
+                if let Some(api) = c.api.take() {
+                    api.abort();
+                }
                 c.removed = true;
             }
             Ok(())
@@ -298,6 +315,27 @@ impl Engine for FakeEngine {
     }
 }
 
+/// k6's REST API as a split run uses it: `GET /v1/status` says paused before the run
+/// (status 4) and `PATCH /v1/status` resumes, on the address k6 was given.
+fn serve_k6_api(address: &str) -> tokio::task::JoinHandle<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = std::net::TcpListener::bind(address).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut request = vec![0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let body = r#"{"data":{"type":"status","id":"default","attributes":{"status":4,"paused":true}}}"#;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(answer.as_bytes()).await;
+        }
+    })
+}
+
 fn tokio_stream_interval(period: Duration) -> impl futures_util::Stream<Item = ()> + Send {
     futures_util::stream::unfold((), move |()| async move {
         tokio::time::sleep(period).await;
@@ -341,6 +379,8 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         scenarios_dir: root().join("scenarios"),
         results_dir: results_dir.to_owned(),
         k6_image: "fake-k6".into(),
+        loadgens: Vec::new(),
+        server_address: None,
         conditions: Conditions {
             server_cpus: 2.0,
             server_memory_bytes: 512 << 20,
@@ -355,6 +395,8 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
             container_hardening: Vec::new(),
             variant_args: Vec::new(),
             variant_env: Vec::new(),
+            loadgen_engines: Vec::new(),
+            server_address: None,
         },
     }
 }
@@ -717,4 +759,164 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+/// A native report of one k6 instance that received `received` chats with these latencies (µs).
+fn native_report(instance: u32, received: u64, own_us: &[u64], cross_us: &[u64]) -> String {
+    let buckets = |values: &[u64]| {
+        values
+            .iter()
+            .map(|v| format!("[{v},1]"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let histogram = |values: &[u64]| {
+        format!(
+            r#"{{"lowest_trackable_us":1,"highest_trackable_us":60000000,"significant_figures":3,"buckets":[{}]}}"#,
+            buckets(values)
+        )
+    };
+    format!(
+        r#"{{"format":"wscbench-native/1","instance":"k6-{instance}","instance_id":{instance},"process_cpu_ns":1000,
+        "counters":{{"sessions":10,"sessions_closed":10,"chat_sent":40,"chat_received":{received}}},
+        "latency_us":{},"cross_instance_latency_us":{}}}"#,
+        histogram(own_us),
+        histogram(cross_us)
+    )
+}
+
+/// A plan whose load is split over `n` engines (all on this host).
+fn split_plan(results_dir: &Path, n: usize) -> Plan {
+    let mut plan = plan(results_dir, &[Scenario::Steady]);
+    plan.load_path = LoadPath::Native;
+    plan.loadgens = (1..=n)
+        .map(|i| runner::LoadgenEngine {
+            endpoint: format!("unix:///fake-{i}.sock"),
+            api_host: "127.0.0.1".into(),
+        })
+        .collect();
+    plan
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_split_run_resumes_every_instance_and_merges_their_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server_engine = FakeEngine::new(Fault::None);
+    server_engine.k6_native = Some(native_report(1, 300, &[1_000, 2_000], &[50_000]));
+    let mut second = FakeEngine::new(Fault::None);
+    second.k6_native = Some(native_report(2, 500, &[3_000], &[60_000, 70_000]));
+    let plan = split_plan(dir.path(), 2);
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute_on(
+        &server_engine,
+        &[&server_engine, &second],
+        &plan,
+        rx,
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    let result = &results[0];
+    assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
+    let k6 = result.k6.as_ref().unwrap();
+    assert_eq!(k6.chat_received, 800, "counters add up");
+    assert_eq!(k6.chat_sent, 80);
+    assert_eq!(k6.latency.count, Some(3), "own-instance latencies only");
+    assert!(
+        (k6.latency.max_ms - 3.0).abs() < 0.01,
+        "{}",
+        k6.latency.max_ms
+    );
+    let split = result
+        .distributed
+        .as_ref()
+        .expect("a split run records its instances");
+    assert_eq!(split.execution_segment_sequence, "0,1/2,1");
+    assert_eq!(split.instances.len(), 2);
+    assert_eq!(split.instances[1].execution_segment, "1/2:1");
+    assert_eq!(split.instances[1].chat_received, Some(500));
+    assert!(split.start_skew_ms >= 0.0 && split.start_skew_ms < 1000.0);
+    let cross = split.cross_instance_latency.as_ref().unwrap();
+    assert_eq!(cross.count, Some(3));
+    // Each instance's container is sampled apart and summed for the verdict.
+    let sample = &result.series[1];
+    assert_eq!(sample.loadgen_instances.len(), 2);
+    assert!((sample.loadgen_cpu_percent - 80.0).abs() < 1e-9);
+    assert!((split.instances[0].usage.peak_cpu_percent - 40.0).abs() < 1e-9);
+    for instance in ["k6-1", "k6-2"] {
+        assert!(
+            walk(dir.path())
+                .iter()
+                .any(|p| p.ends_with(format!("{instance}/native.json"))),
+            "one raw output folder per instance"
+        );
+    }
+    assert_eq!((server_engine.live(), second.live()), (0, 0));
+    assert_eq!((server_engine.started(), second.started()), (2, 1));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_load_generator_failing_mid_run_fails_the_point_and_empties_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server_engine = FakeEngine::new(Fault::None);
+    server_engine.k6_runs_for = Duration::from_secs(60);
+    let mut second = FakeEngine::new(Fault::None);
+    second.k6_runs_for = Duration::from_secs(2);
+    second.k6_exit_code = 137;
+    second.k6_writes_summary = false;
+    let plan = split_plan(dir.path(), 2);
+    let (_tx, rx) = watch::channel(false);
+    let started = Instant::now();
+    let results = runner::execute_on(
+        &server_engine,
+        &[&server_engine, &second],
+        &plan,
+        rx,
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    let result = &results[0];
+    assert_eq!(result.outcome, Outcome::LoadgenFailed);
+    let detail = result.outcome_detail.as_deref().unwrap();
+    assert!(
+        detail.contains("k6 2 of 2 on unix:///fake-2.sock") && detail.contains("137"),
+        "{detail}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the other instance is not waited for"
+    );
+    assert_eq!(server_engine.live(), 0, "server and first k6 removed");
+    assert_eq!(second.live(), 0, "the failed k6 removed on its own engine");
+    assert_eq!(
+        result.distributed.as_ref().unwrap().instances[1].exit_code,
+        Some(137)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_split_instance_whose_k6_cannot_stamp_chats_fails_the_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server_engine = FakeEngine::new(Fault::None);
+    server_engine.k6_native = Some(native_report(1, 300, &[1_000], &[]));
+    let mut second = FakeEngine::new(Fault::None);
+    // An older k6/x/chat: no instance_id, so 0.
+    second.k6_native =
+        Some(native_report(2, 500, &[1_000], &[]).replace(r#""instance_id":2,"#, ""));
+    let plan = split_plan(dir.path(), 2);
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute_on(
+        &server_engine,
+        &[&server_engine, &second],
+        &plan,
+        rx,
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(results[0].outcome, Outcome::LoadgenFailed);
+    let detail = results[0].outcome_detail.as_deref().unwrap();
+    assert!(detail.contains("k6 2 reported instance 0"), "{detail}");
+    assert_eq!((server_engine.live(), second.live()), (0, 0));
 }

@@ -28,6 +28,10 @@ pub use verdict::BoundReason;
 /// - 1: the first schema.
 /// - 2: scenario, mode and load path as enums; variant, load parameters, repetition and
 ///   load path as dimensions; load-generator reasons as data; CPU-seconds; latency source.
+///   Added later without a bump, every field optional so that older files read unchanged:
+///   the load-generator engines' conditions ([`Conditions::loadgen_engines`]), a split
+///   run's instances ([`RunResult::distributed`]) and their per-second usage
+///   ([`Sample::loadgen_instances`]).
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything one run of one server under one scenario measured.
@@ -86,6 +90,11 @@ pub struct RunResult {
     /// Why the run was judged load-generator bound; empty when it was not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loadgen_bound_reasons: Vec<BoundReason>,
+    /// The load split over several k6 instances (`wscbench run --loadgen-engine` given more
+    /// than once); absent when one k6 drove the server. The counters and latency in
+    /// [`RunResult::k6`] are then every instance's, added up and merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<Distributed>,
     /// One docker stats sample per second for both containers.
     #[serde(default)]
     pub series: Vec<Sample>,
@@ -150,6 +159,86 @@ pub struct Conditions {
     /// Extra server environment (`KEY=value`) of the variant, if any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variant_env: Vec<String>,
+    /// The engines that ran the load generators, when other than the server's alone
+    /// (`--loadgen-engine`); the fields above describe the server's engine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loadgen_engines: Vec<EngineConditions>,
+    /// How the load generators reached the server (`--server-address`), when not loopback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_address: Option<String>,
+}
+
+/// One Docker engine that ran load generators, and the host behind it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EngineConditions {
+    /// How wscbench reached it, e.g. `unix:///run/wscbench-2.sock` or `tcp://10.0.0.2:2375`.
+    pub endpoint: String,
+    /// Host name the engine reports (two engines on one host report the same).
+    #[serde(default)]
+    pub host_name: String,
+    /// Logical cores of its host.
+    pub machine_cores: u32,
+    /// Kernel release of its host.
+    pub kernel: String,
+    /// Docker engine version.
+    pub docker_version: String,
+    /// Docker API version negotiated with it.
+    pub docker_api_version: String,
+    /// Its host's clock minus wscbench's, in milliseconds, from the engine's `SystemTime`
+    /// read halfway through one exchange (absent when the engine did not report it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ms: Option<f64>,
+    /// The round trip of that exchange, in milliseconds: the offset is known to ± half of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_rtt_ms: Option<f64>,
+}
+
+/// A run whose load was split over several k6 instances with execution segments.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Distributed {
+    /// The `--execution-segment-sequence` every instance ran with, e.g. `0,1/2,1`.
+    pub execution_segment_sequence: String,
+    /// The spread of the instances' starts: last resume answered minus first, in
+    /// milliseconds (they start paused and are resumed together through k6's REST API).
+    pub start_skew_ms: f64,
+    /// The spread of the load engines' clock offsets (largest minus smallest), in
+    /// milliseconds: what a latency between two instances may be off by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_skew_ms: Option<f64>,
+    /// How far [`Distributed::clock_skew_ms`] may be off, in milliseconds: half the round
+    /// trips of the two readings it comes from. A skew below it is no measured skew.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_skew_uncertainty_ms: Option<f64>,
+    /// Latency of chats received by another instance than the sender's, merged over every
+    /// instance; it includes their clock offset, so it is kept out of [`K6Metrics::latency`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_instance_latency: Option<LatencyMs>,
+    /// Every instance, in segment order.
+    pub instances: Vec<LoadgenInstance>,
+}
+
+/// One k6 instance of a split run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadgenInstance {
+    /// Its number, 1 to N (also the `INSTANCE` it ran with and the chats' stamp).
+    pub instance: u32,
+    /// The endpoint of the engine it ran on (see [`Conditions::loadgen_engines`]).
+    pub engine: String,
+    /// Its `--execution-segment`, e.g. `1/2:1`.
+    pub execution_segment: String,
+    /// When its resume was answered, in milliseconds after the first instance's.
+    pub resumed_after_ms: f64,
+    /// How its container exited (absent when it was still running and was stopped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    /// Sessions, chats sent and received by this instance alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_sent: Option<u64>,
+    /// Chats this instance received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_received: Option<u64>,
+    /// Resource use of its container (CPU in percent of one core of its host).
+    pub usage: Usage,
 }
 
 /// How a run ended.
@@ -352,6 +441,19 @@ pub struct Sample {
     /// The server's cumulative `deliveries` at this second, if read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deliveries: Option<u64>,
+    /// Each k6 instance of a split run at this second, in instance order (the
+    /// `loadgen_*` fields above are their sums); empty with one load generator.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loadgen_instances: Vec<InstanceSample>,
+}
+
+/// One k6 instance's container at one second.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct InstanceSample {
+    /// CPU, in percent of one core of its host.
+    pub cpu_percent: f64,
+    /// Memory (page cache excluded), in bytes.
+    pub mem_bytes: u64,
 }
 
 /// Why a result file could not be read.

@@ -80,6 +80,13 @@ pub enum Command {
     /// Conditions that differ between A and B are listed first. Exits 1 with
     /// --fail-on-regression PCT when a headline metric got significantly worse by more than PCT %.
     Compare(CompareArgs),
+    /// Merge the native reports (native.json) of k6 instances that split one run elsewhere,
+    /// e.g. k6-operator's runners, and print the totals as JSON.
+    ///
+    /// Counters add; latency percentiles come from the histograms merged bucket by bucket,
+    /// never from averaged percentiles; chats received from another instance are timed apart
+    /// (their latency includes the clock offset between hosts). See docs/distributed.md.
+    MergeNative(MergeNativeArgs),
     /// Check the Docker engine, its API version, the toolchains and k6.
     Doctor,
     /// Remove every container and image labelled by wscbench.
@@ -91,6 +98,13 @@ pub struct ListArgs {
     /// Also list each server's variants (run them with run --variant NAME or --variant all)
     #[arg(long)]
     pub variants: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeNativeArgs {
+    /// The native reports, one per k6 instance
+    #[arg(required = true, value_name = "NATIVE_JSON")]
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -153,6 +167,16 @@ pub struct RunArgs {
     /// Pin the k6 container to these cores, e.g. 0
     #[arg(long, value_name = "CPUS")]
     pub cpuset_loadgen: Option<String>,
+    /// Run a load generator on this Docker engine (repeatable), given as DOCKER_HOST is:
+    /// unix:///path/to/docker.sock or tcp://host:port. Two or more split every scenario over
+    /// one k6 each with execution segments, started together, their results merged
+    /// [default: one k6 on the server's engine]
+    #[arg(long = "loadgen-engine", value_name = "URL", value_parser = parse_engine_url)]
+    pub loadgen_engines: Vec<String>,
+    /// The server's address as the load generators reach it (its host's IP or name); the
+    /// server then listens on every interface [default: 127.0.0.1, every engine on one host]
+    #[arg(long, value_name = "HOST")]
+    pub server_address: Option<String>,
     /// How much protocol verification each fresh server container gets before its load
     #[arg(long, default_value = "quick", value_parser = one_of(VerifyLevel::ALL, VerifyLevel::as_str))]
     pub verify: VerifyLevel,
@@ -165,6 +189,24 @@ pub struct RunArgs {
     /// Format of the tables printed at the end: terminal, markdown or json
     #[arg(long, default_value = "terminal", value_parser = parse_format)]
     pub format: wscbench_report::Format,
+}
+
+/// `unix:///path` or `tcp://host:port`, as DOCKER_HOST takes them.
+fn parse_engine_url(text: &str) -> Result<String, String> {
+    let ok = match text.split_once("://") {
+        Some(("unix", path)) => path.starts_with('/'),
+        Some(("tcp", address)) => address
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok()),
+        _ => false,
+    };
+    if ok {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "{text:?} is not an engine address: give unix:///path/to/docker.sock or tcp://host:port"
+        ))
+    }
 }
 
 /// A parser that accepts exactly the names of an enumerated dimension, listing them in `--help`.
@@ -455,6 +497,9 @@ where
                 .await
                 .map(ExitCode::from_code),
             Command::Compare(args) => commands::compare::run(&root, args).map(ExitCode::from_code),
+            Command::MergeNative(args) => {
+                commands::merge_native::run(args).map(ExitCode::from_code)
+            }
             Command::Doctor => commands::doctor::run(&root).await,
             Command::Clean(args) => commands::clean::run(args).await,
         }
@@ -497,6 +542,42 @@ mod tests {
         assert!(parse_bytes("lots").is_err());
         assert!(parse_bytes("512x").is_err());
         assert!(parse_bytes("1m").unwrap_err().contains("6 MiB"));
+    }
+
+    #[test]
+    fn load_engines_are_given_as_docker_host_is() {
+        let cli = Cli::try_parse_from([
+            "wscbench",
+            "run",
+            "--loadgen-engine",
+            "unix:///run/wscbench-2.sock",
+            "--loadgen-engine",
+            "tcp://10.0.0.2:2375",
+            "--server-address",
+            "10.0.0.1",
+        ])
+        .unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(
+            args.loadgen_engines,
+            ["unix:///run/wscbench-2.sock", "tcp://10.0.0.2:2375"]
+        );
+        assert_eq!(args.server_address.as_deref(), Some("10.0.0.1"));
+        for bad in [
+            "/run/docker.sock",
+            "tcp://host",
+            "ssh://host",
+            "unix://relative.sock",
+        ] {
+            let err =
+                Cli::try_parse_from(["wscbench", "run", "--loadgen-engine", bad]).unwrap_err();
+            assert!(
+                err.to_string().contains("not an engine address"),
+                "{bad}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -99,3 +99,21 @@ fn help_lists_the_exit_codes() {
         assert!(text.contains(line), "{line:?} missing from:\n{text}");
     }
 }
+
+#[test]
+fn a_split_run_on_the_js_load_path_is_refused_before_any_engine_is_asked() {
+    let out = wscbench()
+        .args(["run", "--loadgen", "js", "--mode", "smoke", "--results"])
+        .arg(tempfile::tempdir().unwrap().path())
+        .args(["--loadgen-engine", "unix:///nonexistent-1.sock"])
+        .args(["--loadgen-engine", "unix:///nonexistent-2.sock"])
+        .env("DOCKER_HOST", "unix:///nonexistent.sock")
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("native load path"), "{stderr}");
+}

@@ -15,8 +15,11 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
         .unwrap_or(cores as f64)
         .min(plan.limits.cpus)
         * 100.0;
-    let loadgen_ceiling =
-        cpuset_cores(plan.limits.cpuset_loadgen.as_deref()).unwrap_or(cores as f64) * 100.0;
+    let loadgen_ceiling = match loadgen_hosts_cores(plan) {
+        // Each load host's cores, once per host (two engines on one host share them).
+        Some(host_cores) => host_cores * 100.0,
+        None => cpuset_cores(plan.limits.cpuset_loadgen.as_deref()).unwrap_or(cores as f64) * 100.0,
+    };
     let server = usage(
         &result.series,
         |s| s.server_cpu_percent,
@@ -29,6 +32,23 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
         |s| s.loadgen_mem_bytes,
         loadgen_ceiling,
     );
+    if let Some(distributed) = &mut result.distributed {
+        for (i, instance) in distributed.instances.iter_mut().enumerate() {
+            let host_cores = plan
+                .conditions
+                .loadgen_engines
+                .iter()
+                .find(|e| e.endpoint == instance.engine)
+                .map_or(cores, |e| e.machine_cores.max(1));
+            let of = |s: &Sample| s.loadgen_instances.get(i).copied().unwrap_or_default();
+            instance.usage = usage(
+                &result.series,
+                |s| of(s).cpu_percent,
+                |s| of(s).mem_bytes,
+                host_cores as f64 * 100.0,
+            );
+        }
+    }
     let stats = result.server_stats.clone().unwrap_or_default();
     let received = result.k6.as_ref().map(|k| k.chat_received);
     result.derived = Derived {
@@ -56,6 +76,21 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
     };
     result.loadgen_bound_reasons = verdict::verdict(&result.series, &counters, &ceilings);
     result.loadgen_bound = !result.loadgen_bound_reasons.is_empty();
+}
+
+/// The cores of the load generators' hosts, each host counted once by the name its engines
+/// report; `None` when the load runs on the server's engine alone.
+fn loadgen_hosts_cores(plan: &Plan) -> Option<f64> {
+    let engines = &plan.conditions.loadgen_engines;
+    if engines.is_empty() {
+        return None;
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    for engine in engines {
+        seen.entry(engine.host_name.as_str())
+            .or_insert(engine.machine_cores.max(1));
+    }
+    Some(seen.values().map(|&c| c as f64).sum())
 }
 
 fn ratio(part: u64, whole: u64) -> Option<f64> {

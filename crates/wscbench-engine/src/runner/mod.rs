@@ -75,6 +75,17 @@ impl std::str::FromStr for VerifyLevel {
     }
 }
 
+/// An engine that runs a k6 instance of a split run (`--loadgen-engine`), as the runner
+/// needs to reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadgenEngine {
+    /// The endpoint, as given (`unix:///run/wscbench-2.sock`, `tcp://10.0.0.2:2375`).
+    pub endpoint: String,
+    /// The address of its host as wscbench reaches it, for k6's REST API: `127.0.0.1` for a
+    /// `unix://` engine, the URL's host for a `tcp://` one. k6 listens on it (host network).
+    pub api_host: String,
+}
+
 /// A named variant of a server: extra arguments and environment for the same image.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Variant {
@@ -137,6 +148,12 @@ pub struct Plan {
     pub k6_image: String,
     /// Conditions common to every run (machine, kernel, engine, k6).
     pub conditions: Conditions,
+    /// The engines of the load generators, one k6 each, in order; empty: one k6 on the
+    /// server's engine. Two or more split the load with execution segments.
+    pub loadgens: Vec<LoadgenEngine>,
+    /// How the load generators reach the server (`--server-address`); `None`: loopback.
+    /// With an address the server listens on every interface.
+    pub server_address: Option<String>,
 }
 
 /// One measured point of a plan.
@@ -348,14 +365,32 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), WriteError> {
     std::fs::rename(&tmp, path).map_err(err)
 }
 
-/// Runs every point of the plan in order, writing each result as it ends. Stops early
-/// (after cleaning up) when `cancel` turns true; the interrupted point is recorded.
+/// Runs every point of the plan in order with the server and its one k6 on `engine`,
+/// writing each result as it ends. Stops early (after cleaning up) when `cancel` turns true;
+/// the interrupted point is recorded.
 pub async fn execute<E: crate::engine::Engine>(
     engine: &E,
     plan: &Plan,
     cancel: watch::Receiver<bool>,
     on: &mut (dyn FnMut(Progress<'_>) + Send),
 ) -> Result<Vec<RunResult>, WriteError> {
+    execute_on(engine, &[], plan, cancel, on).await
+}
+
+/// [`execute`] with the server on `server_engine` and one k6 on each of `loadgen_engines`
+/// (the engines of [`Plan::loadgens`], in the same order; none: one k6 on the server's).
+pub async fn execute_on<E: crate::engine::Engine>(
+    server_engine: &E,
+    loadgen_engines: &[&E],
+    plan: &Plan,
+    cancel: watch::Receiver<bool>,
+    on: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> Result<Vec<RunResult>, WriteError> {
+    let loadgens: Vec<&E> = if loadgen_engines.is_empty() {
+        vec![server_engine]
+    } else {
+        loadgen_engines.to_vec()
+    };
     let mut results = Vec::new();
     let points = plan.points();
     let total = points.len();
@@ -369,7 +404,8 @@ pub async fn execute<E: crate::engine::Engine>(
             point,
             expected: Duration::from_secs(scenarios::seconds(point.scenario, plan.mode)),
         });
-        let result = phases::run_point(engine, plan, point, cancel.clone(), on).await;
+        let result =
+            phases::run_point(server_engine, &loadgens, plan, point, cancel.clone(), on).await;
         let path = point.result_path(&plan.results_dir);
         write_result(&path, &result)?;
         on(Progress::Finished {

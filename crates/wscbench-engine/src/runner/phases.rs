@@ -2,7 +2,9 @@
 //! baseline counters) → load (k6, one sample a second) → collect (the server's counters over
 //! the window, k6's summary and the native report, the outcome). A failed phase maps to one
 //! recorded outcome; whatever happened, [`Session::teardown`] stops and removes every
-//! container of the point.
+//! container of the point, on every engine. With several load engines the load is split
+//! over one k6 each (see [`crate::split`]): they start paused and are resumed together, each
+//! writes its own output folder, and their reports are merged.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
-    ErrorCounts, LoadPath, Outcome, RunResult, SCHEMA_VERSION, Sample, ServerIdentity,
+    Distributed, ErrorCounts, InstanceSample, LoadPath, LoadgenInstance, Outcome, RunResult,
+    SCHEMA_VERSION, Sample, ServerIdentity,
 };
 
 use super::derive::{derive, window};
@@ -20,10 +23,12 @@ use crate::docker::{RUN_LABEL, nano_cpus};
 use crate::engine::{ContainerSpec, ContainerState, Engine, Usage};
 use crate::native::{self, NativeReport};
 use crate::verify::{self, Target};
-use crate::{k6, local, scenarios};
+use crate::{k6, local, scenarios, split};
 
 /// How long k6 may run past its scenario before it is stopped and the point fails.
 const K6_OVERRUN: Duration = Duration::from_secs(90);
+/// How long a paused k6 of a split run may take to initialise before the point fails.
+const K6_PAUSED_WAIT: Duration = Duration::from_secs(60);
 /// The k6 summary and the native report, inside the k6 container.
 const SUMMARY_FILE: &str = "summary.json";
 const NATIVE_FILE: &str = "native.json";
@@ -46,6 +51,8 @@ impl Failure {
 /// How the load phase ended.
 enum LoadEnd {
     K6Exited(ContainerState),
+    /// One k6 of a split run ended badly (killed, failed) while others still ran.
+    InstanceFailed(usize, ContainerState),
     ServerDied(ContainerState),
     Cancelled,
     TimedOut,
@@ -57,24 +64,48 @@ struct Teardown {
     /// The server's state just before it was stopped: a server that died after the last
     /// sample is still a dead server.
     server_before_stop: Option<ContainerState>,
-    /// The last lines k6 printed.
+    /// The last lines k6 printed (with several, the one that failed, or the first).
     k6_logs: String,
     /// k6 was killed for its memory limit.
     loadgen_oom: bool,
 }
 
+/// One k6 container of a point, on its engine.
+struct K6<'a, E: Engine> {
+    engine: &'a E,
+    id: String,
+    /// 1-based; the `INSTANCE` of a split run.
+    instance: usize,
+    /// `host:port` of its REST API, in a split run.
+    api: Option<String>,
+    /// How it ended, once it did.
+    exited: Option<ContainerState>,
+}
+
 /// The containers of one point.
 struct Session<'a, E: Engine> {
     engine: &'a E,
+    loadgen_engines: &'a [&'a E],
     plan: &'a Plan,
     point: Point<'a>,
     server: Option<String>,
-    k6: Option<String>,
+    k6: Vec<K6<'a, E>>,
+    /// When each k6 of a split run was resumed, in ms after the first.
+    resumed_after_ms: Vec<f64>,
+    /// The k6 instance whose failure ended the load, 0-based.
+    failed_instance: Option<usize>,
+}
+
+impl<E: Engine> Session<'_, E> {
+    fn split(&self) -> bool {
+        self.loadgen_engines.len() > 1
+    }
 }
 
 /// Runs one point through every phase and returns its result (not yet written).
 pub(super) async fn run_point<E: Engine>(
     engine: &E,
+    loadgen_engines: &[&E],
     plan: &Plan,
     point: Point<'_>,
     mut cancel: watch::Receiver<bool>,
@@ -84,17 +115,23 @@ pub(super) async fn run_point<E: Engine>(
     let mut result = empty_result(plan, point, SystemTime::now());
     let mut session = Session {
         engine,
+        loadgen_engines,
         plan,
         point,
         server: None,
-        k6: None,
+        k6: Vec::new(),
+        resumed_after_ms: Vec::new(),
+        failed_instance: None,
     };
     let ended = session.drive(&mut result, &mut cancel, on).await;
     on(Progress::Phase("stopping"));
     let teardown = session.teardown().await;
+    if session.split() {
+        result.distributed = Some(session.distributed());
+    }
     let (outcome, detail) = match ended {
         Err(failure) => (failure.outcome, Some(failure.detail)),
-        Ok(end) => collect(&mut result, plan, point, end, &teardown),
+        Ok(end) => collect(&mut result, plan, end, &teardown, &session.out_dirs()),
     };
     derive(&mut result, plan, teardown.loadgen_oom);
     result.outcome = outcome;
@@ -117,7 +154,7 @@ impl<E: Engine> Session<'_, E> {
         let baseline = verify::read_stats_quiet(&target).await;
         on(Progress::Phase("load"));
         let load_started = Instant::now();
-        self.start_loadgen(&target).await?;
+        self.start_loadgen(&target, cancel).await?;
         let end = self.sample(result, &target, load_started, cancel, on).await;
         result.duration_ms = load_started.elapsed().as_millis() as u64;
         if let (Some(end), Some(base)) = (verify::read_stats_quiet(&target).await, &baseline) {
@@ -166,10 +203,15 @@ impl<E: Engine> Session<'_, E> {
             args: Vec::new(),
             env: Vec::new(),
         });
+        // With an address for remote load generators, listen on every interface.
+        let host = match self.plan.server_address {
+            Some(_) => "0.0.0.0",
+            None => "127.0.0.1",
+        };
         let spec = ContainerSpec {
             name: self.container_name(""),
             image: planned.image.tag.clone(),
-            cmd: ["--host", "127.0.0.1", "--port", &port.to_string()]
+            cmd: ["--host", host, "--port", &port.to_string()]
                 .map(String::from)
                 .into_iter()
                 .chain(variant.args)
@@ -246,63 +288,225 @@ impl<E: Engine> Session<'_, E> {
         Err(Failure::new(Outcome::VerifyFailed, detail))
     }
 
-    /// Phase 3a: the k6 container, with the scenario and its raw output folder.
-    async fn start_loadgen(&mut self, target: &Target) -> Result<(), Failure> {
-        let out_dir = self.point.raw_dir(&self.plan.results_dir);
-        prepare_out_dir(&out_dir).map_err(|e| {
-            Failure::new(
-                Outcome::LoadgenFailed,
-                format!("preparing {}: {e}", out_dir.display()),
-            )
-        })?;
-        let spec = ContainerSpec {
-            name: self.container_name("-k6"),
-            image: self.plan.k6_image.clone(),
-            // --no-usage-report: k6 otherwise reports usage to the internet after every run, and
-            // every byte of a benchmark stays on loopback.
-            cmd: ["run", "--quiet", "--no-color", "--no-usage-report"]
+    /// The raw output folder of each k6: the point's own, or one subfolder per instance of
+    /// a split run.
+    fn out_dirs(&self) -> Vec<PathBuf> {
+        let dir = self.point.raw_dir(&self.plan.results_dir);
+        if self.split() {
+            (1..=self.loadgen_engines.len())
+                .map(|i| dir.join(format!("k6-{i}")))
+                .collect()
+        } else {
+            vec![dir]
+        }
+    }
+
+    /// Phase 3a: the k6 container (or one per load engine, paused, then resumed together),
+    /// with the scenario and its raw output folder.
+    async fn start_loadgen(
+        &mut self,
+        target: &Target,
+        cancel: &watch::Receiver<bool>,
+    ) -> Result<(), Failure> {
+        let out_dirs = self.out_dirs();
+        let prepare = |dir: &Path| {
+            prepare_out_dir(dir).map_err(|e| {
+                Failure::new(
+                    Outcome::LoadgenFailed,
+                    format!("preparing {}: {e}", dir.display()),
+                )
+            })
+        };
+        prepare(&self.point.raw_dir(&self.plan.results_dir))?;
+        let ws_url = match &self.plan.server_address {
+            Some(address) => format!("ws://{address}:{}/ws", port_of(&target.addr)),
+            None => target.ws_url.clone(),
+        };
+        let (sequence, segments) = split::segments(self.loadgen_engines.len());
+        let split = self.split();
+        let engines = self.loadgen_engines;
+        for (i, (&engine, out_dir)) in engines.iter().zip(&out_dirs).enumerate() {
+            if split {
+                prepare(out_dir)?;
+            }
+            let instance = i + 1;
+            // --no-usage-report: k6 otherwise reports usage to the internet after every run,
+            // and every byte of a benchmark stays on loopback.
+            let mut cmd: Vec<String> = ["run", "--quiet", "--no-color", "--no-usage-report"]
                 .map(String::from)
-                .into_iter()
-                .chain([format!("/scenarios/{}.js", self.point.scenario)])
-                .collect(),
-            env: [
+                .into();
+            let mut env = vec![
                 "K6_NO_USAGE_REPORT=true".into(),
                 // Never look an extension up on the network: ours is compiled in.
                 "K6_AUTO_EXTENSION_RESOLUTION=false".into(),
-                format!("WS_URL={}", target.ws_url),
+                format!("WS_URL={ws_url}"),
                 format!("MODE={}", self.plan.mode),
                 format!("LOADGEN={}", self.plan.load_path),
                 format!("SUMMARY_PATH=/out/{SUMMARY_FILE}"),
                 format!("NATIVE_PATH=/out/{NATIVE_FILE}"),
-            ]
-            .into_iter()
+            ];
             // A sweep's values, next to MODE: CLIENTS=500, RATE=2.5 (scenarios/lib/config.js).
-            .chain(
+            env.extend(
                 wscbench_results::dimensions::params_text(self.point.params)
                     .into_iter()
                     .map(|(k, v)| format!("{}={v}", scenarios::env_name(&k))),
-            )
-            .collect(),
-            binds: vec![
-                format!("{}:/scenarios:ro", self.plan.scenarios_dir.display()),
-                format!("{}:/out", absolute(&out_dir).display()),
-            ],
-            labels: self.labels("loadgen"),
-            memory_bytes: self.plan.limits.loadgen_memory_bytes.map(|b| b as i64),
-            cpuset: self.plan.limits.cpuset_loadgen.clone(),
-            ..Default::default()
-        };
-        let id = self.engine.start(&spec).await.map_err(|e| {
-            Failure::new(Outcome::LoadgenFailed, format!("could not start k6: {e}"))
-        })?;
-        self.k6 = Some(id);
+            );
+            let mut api = None;
+            if split {
+                let host = self
+                    .plan
+                    .loadgens
+                    .get(i)
+                    .map_or("127.0.0.1", |l| l.api_host.as_str());
+                let port = local::free_port()
+                    .map_err(|e| Failure::new(Outcome::LoadgenFailed, e.to_string()))?;
+                let address = format!("{host}:{port}");
+                cmd.extend([
+                    "--paused".into(),
+                    "--address".into(),
+                    address.clone(),
+                    "--execution-segment".into(),
+                    segments[i].clone(),
+                    "--execution-segment-sequence".into(),
+                    sequence.clone(),
+                ]);
+                env.push(format!("INSTANCE={instance}"));
+                api = Some(address);
+            }
+            cmd.push(format!("/scenarios/{}.js", self.point.scenario));
+            let suffix = if split {
+                format!("-k6-{instance}")
+            } else {
+                "-k6".to_string()
+            };
+            let spec = ContainerSpec {
+                name: self.container_name(&suffix),
+                image: self.plan.k6_image.clone(),
+                cmd,
+                env,
+                binds: vec![
+                    format!("{}:/scenarios:ro", self.plan.scenarios_dir.display()),
+                    format!("{}:/out", absolute(out_dir).display()),
+                ],
+                labels: self.labels("loadgen"),
+                memory_bytes: self.plan.limits.loadgen_memory_bytes.map(|b| b as i64),
+                cpuset: self.plan.limits.cpuset_loadgen.clone(),
+                ..Default::default()
+            };
+            let id = engine.start(&spec).await.map_err(|e| {
+                let on = match self.plan.loadgens.get(i) {
+                    Some(l) if split => format!(" {instance} on {}", l.endpoint),
+                    _ => String::new(),
+                };
+                Failure::new(
+                    Outcome::LoadgenFailed,
+                    format!("could not start k6{on}: {e}"),
+                )
+            })?;
+            self.k6.push(K6 {
+                engine,
+                id,
+                instance,
+                api,
+                exited: None,
+            });
+        }
+        if split {
+            self.start_together(cancel).await?;
+        }
         Ok(())
+    }
+
+    /// Waits until every k6 of a split run is paused and ready, then resumes them at once.
+    async fn start_together(&mut self, cancel: &watch::Receiver<bool>) -> Result<(), Failure> {
+        let failed = |detail: String| Failure::new(Outcome::LoadgenFailed, detail);
+        for k6 in &self.k6 {
+            let api = k6
+                .api
+                .as_deref()
+                .expect("a split run's k6 has an API address");
+            let gone = async || {
+                if *cancel.borrow() {
+                    return Some(Failure::new(
+                        Outcome::Interrupted,
+                        "interrupted by the user",
+                    ));
+                }
+                let state = k6.engine.state(&k6.id).await.ok().filter(|s| !s.running)?;
+                let logs = k6.engine.logs(&k6.id, 5).await.unwrap_or_default();
+                Some(failed(format!(
+                    "k6 {} exited with {:?} before its start: {}",
+                    k6.instance,
+                    state.exit_code,
+                    last_lines(&logs, 3)
+                )))
+            };
+            match split::wait_paused(api, K6_PAUSED_WAIT, gone).await {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => return Err(why),
+                Err(e) => return Err(failed(format!("k6 {}: {e}", k6.instance))),
+            }
+        }
+        let apis: Vec<String> = self.k6.iter().filter_map(|k| k.api.clone()).collect();
+        self.resumed_after_ms = split::resume_all(&apis)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        Ok(())
+    }
+
+    /// What a split run records about its instances (their usage is filled in by derive).
+    fn distributed(&self) -> Distributed {
+        let (sequence, segments) = split::segments(self.loadgen_engines.len());
+        let readings: Vec<(f64, f64)> = self
+            .plan
+            .conditions
+            .loadgen_engines
+            .iter()
+            .filter_map(|e| Some((e.clock_offset_ms?, e.clock_rtt_ms.unwrap_or(0.0))))
+            .collect();
+        let by_offset = |a: &&(f64, f64), b: &&(f64, f64)| a.0.total_cmp(&b.0);
+        let (low, high) = (
+            readings.iter().min_by(by_offset),
+            readings.iter().max_by(by_offset),
+        );
+        let (clock_skew_ms, clock_skew_uncertainty_ms) = match (low, high) {
+            (Some(low), Some(high)) if readings.len() > 1 => {
+                (Some(high.0 - low.0), Some((high.1 + low.1) / 2.0))
+            }
+            _ => (None, None),
+        };
+        Distributed {
+            execution_segment_sequence: sequence,
+            start_skew_ms: self.resumed_after_ms.iter().copied().fold(0.0, f64::max),
+            clock_skew_ms,
+            clock_skew_uncertainty_ms,
+            cross_instance_latency: None,
+            instances: (0..self.loadgen_engines.len())
+                .map(|i| LoadgenInstance {
+                    instance: i as u32 + 1,
+                    engine: self
+                        .plan
+                        .loadgens
+                        .get(i)
+                        .map(|l| l.endpoint.clone())
+                        .unwrap_or_default(),
+                    execution_segment: segments[i].clone(),
+                    resumed_after_ms: self.resumed_after_ms.get(i).copied().unwrap_or(0.0),
+                    exit_code: self
+                        .k6
+                        .get(i)
+                        .and_then(|k| k.exited)
+                        .and_then(|s| s.exit_code),
+                    ..LoadgenInstance::default()
+                })
+                .collect(),
+        }
     }
 
     /// Phase 3b: one sample of both containers and of the server's counters every second,
     /// until k6 ends, the server dies, the user cancels or k6 overruns.
     async fn sample(
-        &self,
+        &mut self,
         result: &mut RunResult,
         target: &Target,
         load_started: Instant,
@@ -310,10 +514,14 @@ impl<E: Engine> Session<'_, E> {
         on: &mut (dyn FnMut(Progress<'_>) + Send),
     ) -> LoadEnd {
         let server_id = self.server.as_deref().expect("the server started");
-        let k6_id = self.k6.as_deref().expect("k6 started");
         let expected = Duration::from_secs(scenarios::seconds(self.point.scenario, self.plan.mode));
         let (server_usage, _server_task) = latest(self.engine.usage(server_id));
-        let (loadgen_usage, _loadgen_task) = latest(self.engine.usage(k6_id));
+        let (loadgen_usage, _loadgen_tasks): (Vec<_>, Vec<_>) = self
+            .k6
+            .iter()
+            .map(|k6| latest(k6.engine.usage(&k6.id)))
+            .unzip();
+        let split = self.split();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
@@ -328,15 +536,27 @@ impl<E: Engine> Session<'_, E> {
                 return LoadEnd::Cancelled;
             }
             let stats = verify::read_stats_quiet(target).await;
-            let (s, l) = (*server_usage.borrow(), *loadgen_usage.borrow());
+            let s = *server_usage.borrow();
+            let instances: Vec<InstanceSample> = loadgen_usage
+                .iter()
+                .map(|usage| {
+                    let u = *usage.borrow();
+                    InstanceSample {
+                        cpu_percent: u.cpu_percent,
+                        mem_bytes: u.mem_bytes,
+                    }
+                })
+                .collect();
             let sample = Sample {
                 t_ms: load_started.elapsed().as_millis() as u64,
                 server_cpu_percent: s.cpu_percent,
                 server_mem_bytes: s.mem_bytes,
-                loadgen_cpu_percent: l.cpu_percent,
-                loadgen_mem_bytes: l.mem_bytes,
+                // Summed over the instances for the verdict; each kept below.
+                loadgen_cpu_percent: instances.iter().map(|i| i.cpu_percent).sum(),
+                loadgen_mem_bytes: instances.iter().map(|i| i.mem_bytes).sum(),
                 connections: stats.as_ref().map(|s| s.connections_current),
                 deliveries: stats.as_ref().map(|s| s.deliveries),
+                loadgen_instances: if split { instances } else { Vec::new() },
             };
             let now = Instant::now();
             let rate = match (stats.as_ref(), last_deliveries) {
@@ -362,10 +582,25 @@ impl<E: Engine> Session<'_, E> {
             {
                 return LoadEnd::ServerDied(state);
             }
-            if let Ok(state) = self.engine.state(k6_id).await
-                && !state.running
-            {
-                return LoadEnd::K6Exited(state);
+            for (i, k6) in self.k6.iter_mut().enumerate() {
+                if k6.exited.is_some() {
+                    continue;
+                }
+                if let Ok(state) = k6.engine.state(&k6.id).await
+                    && !state.running
+                {
+                    k6.exited = Some(state);
+                    let ok = !state.oom_killed
+                        && matches!(state.exit_code, Some(0) | Some(k6::THRESHOLDS_CROSSED));
+                    if split && !ok {
+                        self.failed_instance = Some(i);
+                        return LoadEnd::InstanceFailed(i, state);
+                    }
+                }
+            }
+            if self.k6.iter().all(|k| k.exited.is_some()) {
+                let last = self.k6.iter().filter_map(|k| k.exited).next_back();
+                return LoadEnd::K6Exited(last.unwrap_or_default());
             }
             if load_started.elapsed() > expected + K6_OVERRUN {
                 return LoadEnd::TimedOut;
@@ -377,20 +612,26 @@ impl<E: Engine> Session<'_, E> {
     /// said, and remove both.
     async fn teardown(&mut self) -> Teardown {
         let mut teardown = Teardown::default();
-        if let Some(k6) = &self.k6 {
-            let _ = self.engine.stop(k6, Duration::from_secs(1)).await;
-            teardown.k6_logs = self.engine.logs(k6, 15).await.unwrap_or_default();
-            teardown.loadgen_oom = self
-                .engine
-                .state(k6)
-                .await
-                .is_ok_and(|state| state.oom_killed);
+        let noted = self.failed_instance.unwrap_or(0);
+        for (i, k6) in self.k6.iter_mut().enumerate() {
+            let _ = k6.engine.stop(&k6.id, Duration::from_secs(1)).await;
+            if i == noted {
+                teardown.k6_logs = k6.engine.logs(&k6.id, 15).await.unwrap_or_default();
+            }
+            let state = k6.engine.state(&k6.id).await.ok();
+            teardown.loadgen_oom |= state.is_some_and(|state| state.oom_killed);
+            if k6.exited.is_none() {
+                k6.exited = state.filter(|s| !s.running);
+            }
         }
         if let Some(server) = &self.server {
             teardown.server_before_stop = self.engine.state(server).await.ok();
             let _ = self.engine.stop(server, Duration::from_secs(2)).await;
         }
-        for id in [self.k6.take(), self.server.take()].into_iter().flatten() {
+        for k6 in &self.k6 {
+            let _ = k6.engine.remove(&k6.id).await;
+        }
+        if let Some(id) = self.server.take() {
             let _ = self.engine.remove(&id).await;
         }
         teardown
@@ -401,29 +642,51 @@ impl<E: Engine> Session<'_, E> {
 fn collect(
     result: &mut RunResult,
     plan: &Plan,
-    point: Point<'_>,
     end: LoadEnd,
     teardown: &Teardown,
+    out_dirs: &[PathBuf],
 ) -> (Outcome, Option<String>) {
-    let out_dir = point.raw_dir(&plan.results_dir);
-    let summary = std::fs::read_to_string(out_dir.join(SUMMARY_FILE))
-        .ok()
-        .map(|text| k6::parse_summary(&text));
+    let summary = read_summaries(out_dirs);
     if let Some(Ok(summary)) = &summary {
         result.k6 = Some(summary.metrics.clone());
         result.errors = summary.errors.clone();
     }
     let native = match plan.load_path {
-        LoadPath::Native => Some(read_native(&out_dir)),
+        LoadPath::Native => Some(read_native(out_dirs)),
         LoadPath::Js => None,
     };
-    if let (Some(Ok(merged)), Some(Ok(summary))) = (&native, &summary) {
+    if let (Some(Ok((merged, reports))), Some(Ok(summary))) = (&native, &summary) {
         // The native report counts every message exactly; k6's summary only has what the
         // extension pushed before the test ended. Latency comes from the full histogram.
         let (metrics, errors) = merged.k6_metrics(summary.metrics.connect_p95_ms);
         result.k6 = Some(metrics);
         result.errors = errors;
+        if let Some(distributed) = &mut result.distributed {
+            distributed.cross_instance_latency = merged.cross_latency_ms();
+            for (instance, report) in distributed.instances.iter_mut().zip(reports) {
+                instance.chat_sent = Some(report.counters.chat_sent);
+                instance.chat_received = Some(report.counters.chat_received);
+            }
+        }
     }
+    // An instance that did not stamp its own number ran a k6 without split-run support
+    // (k6/x/chat older than its `instance` option): its chats and latencies cannot be told apart.
+    let unstamped = match (&native, out_dirs.len() > 1) {
+        (Some(Ok((_, reports))), true) => reports
+            .iter()
+            .enumerate()
+            .find(|(i, r)| r.instance_id as usize != i + 1)
+            .map(|(i, r)| {
+                format!(
+                    "k6 {} reported instance {} instead of {}: its k6/x/chat predates split runs (run scripts/build-k6, then wscbench build --rebuild)",
+                    i + 1,
+                    r.instance_id,
+                    i + 1
+                )
+            }),
+        _ => None,
+    };
+    let native = native.map(|n| n.map(|(merged, _)| merged));
     let (outcome, detail) = match end {
         LoadEnd::Cancelled => (
             Outcome::Interrupted,
@@ -448,6 +711,21 @@ fn collect(
                 K6_OVERRUN.as_secs()
             )),
         ),
+        LoadEnd::InstanceFailed(i, state) => (
+            Outcome::LoadgenFailed,
+            Some(format!(
+                "k6 {} of {} on {} {} mid-run; every instance was stopped: {}",
+                i + 1,
+                out_dirs.len(),
+                plan.loadgens.get(i).map_or("?", |l| l.endpoint.as_str()),
+                if state.oom_killed {
+                    "was killed at its memory limit".to_string()
+                } else {
+                    format!("exited with {:?}", state.exit_code)
+                },
+                last_lines(&teardown.k6_logs, 3)
+            )),
+        ),
         LoadEnd::K6Exited(state) if state.oom_killed || teardown.loadgen_oom => (
             Outcome::LoadgenFailed,
             Some(format!(
@@ -458,6 +736,10 @@ fn collect(
         LoadEnd::K6Exited(state) => {
             k6_outcome(result, state.exit_code, &summary, &native, teardown)
         }
+    };
+    let (outcome, detail) = match (outcome, unstamped) {
+        (Outcome::Ok, Some(why)) => (Outcome::LoadgenFailed, Some(why)),
+        (outcome, _) => (outcome, detail),
     };
     // A server that died after k6's last sample is still a dead server.
     let outcome = match (outcome, teardown.server_before_stop) {
@@ -502,15 +784,57 @@ fn k6_outcome(
     }
 }
 
-fn read_native(out_dir: &Path) -> Result<native::Merged, native::NativeError> {
-    let path = out_dir.join(NATIVE_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        native::NativeError::Malformed(serde_json::Error::io(std::io::Error::new(
-            e.kind(),
-            format!("{}: {e}", path.display()),
-        )))
-    })?;
-    native::merge(&[NativeReport::from_json(&text)?])
+/// Every instance's native report, and their merge.
+fn read_native(
+    out_dirs: &[PathBuf],
+) -> Result<(native::Merged, Vec<NativeReport>), native::NativeError> {
+    let reports = out_dirs
+        .iter()
+        .map(|dir| {
+            let path = dir.join(NATIVE_FILE);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                native::NativeError::Malformed(serde_json::Error::io(std::io::Error::new(
+                    e.kind(),
+                    format!("{}: {e}", path.display()),
+                )))
+            })?;
+            NativeReport::from_json(&text)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((native::merge(&reports)?, reports))
+}
+
+/// The k6 summary, or with several instances their summaries combined: counts added, and
+/// the slowest instance's connect p95 (an upper bound; percentiles are never averaged). The
+/// first missing or unreadable one stands for all.
+fn read_summaries(out_dirs: &[PathBuf]) -> Option<Result<k6::Summary, k6::SummaryError>> {
+    let mut combined: Option<k6::Summary> = None;
+    for dir in out_dirs {
+        let text = std::fs::read_to_string(dir.join(SUMMARY_FILE)).ok()?;
+        let one = match k6::parse_summary(&text) {
+            Ok(one) => one,
+            Err(e) => return Some(Err(e)),
+        };
+        combined = Some(match combined {
+            None => one,
+            Some(mut all) => {
+                let (m, n) = (&mut all.metrics, &one.metrics);
+                m.sessions += n.sessions;
+                m.sessions_closed += n.sessions_closed;
+                m.connect_p95_ms = m.connect_p95_ms.max(n.connect_p95_ms);
+                m.ws_msgs_sent += n.ws_msgs_sent;
+                m.ws_msgs_received += n.ws_msgs_received;
+                m.chat_sent += n.chat_sent;
+                m.chat_received += n.chat_received;
+                m.malformed += n.malformed;
+                all.errors.failed_connects += one.errors.failed_connects;
+                all.errors.abnormal_closes += one.errors.abnormal_closes;
+                all.errors.script_errors += one.errors.script_errors;
+                all
+            }
+        });
+    }
+    combined.map(Ok)
 }
 
 /// A fresh raw output folder that k6 can write to whatever user it runs as.
@@ -589,6 +913,7 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
         derived: Default::default(),
         loadgen_bound: false,
         loadgen_bound_reasons: Vec::new(),
+        distributed: None,
         series: Vec::new(),
     }
 }
@@ -596,6 +921,11 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
 fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+/// The port of a `host:port`.
+fn port_of(addr: &str) -> &str {
+    addr.rsplit_once(':').map_or(addr, |(_, port)| port)
 }
 
 fn absolute(path: &Path) -> PathBuf {

@@ -169,6 +169,8 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             container_hardening: Vec::new(),
             variant_args: Vec::new(),
             variant_env: Vec::new(),
+            loadgen_engines: Vec::new(),
+            server_address: None,
         },
         started_at: started_at(run_id, scenario_index),
         duration_ms: seconds * 1_000,
@@ -240,6 +242,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
         },
         loadgen_bound: false,
         loadgen_bound_reasons: Vec::new(),
+        distributed: None,
         series: Vec::new(),
     }
 }

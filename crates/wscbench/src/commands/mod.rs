@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod idle_memory;
 pub mod list;
 pub mod loadgen_capacity;
+pub mod merge_native;
 pub mod report;
 pub mod run;
 pub mod verify;

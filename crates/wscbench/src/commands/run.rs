@@ -12,14 +12,16 @@ use tokio::sync::watch;
 use wscbench_engine::catalog::{self, Server};
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::engine::Engine;
-use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, Progress, VerifyLevel, clock};
+use wscbench_engine::runner::{
+    self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, VerifyLevel, clock,
+};
 use wscbench_engine::scenarios;
 use wscbench_engine::sweep::Sweep;
 use wscbench_report::{Report, html};
 use wscbench_results::dimensions::{params_text, server_label};
 use wscbench_results::{
-    Conditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest, RunResult, RunStatus,
-    SCHEMA_VERSION, Scenario,
+    Conditions, EngineConditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest,
+    RunResult, RunStatus, SCHEMA_VERSION, Scenario,
 };
 
 use crate::cli::RunArgs;
@@ -33,6 +35,11 @@ const EXIT_SIGINT: i32 = 130;
 const EXIT_SIGTERM: i32 = 143;
 
 pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
+    if args.loadgen_engines.len() > 1 && args.loadgen == wscbench_results::LoadPath::Js {
+        anyhow::bail!(
+            "several --loadgen-engine need the native load path: only its histograms merge exactly (drop --loadgen js)"
+        );
+    }
     let servers = args.select.selection().apply(&super::discover(root)?)?;
     let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
         Scenario::ALL.to_vec()
@@ -63,7 +70,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
         &results_dir,
     )
     .await;
-    let (engine, plan) = match prepared {
+    let (engines, plan) = match prepared {
         Ok(ready) => ready,
         Err(err) => return Err(manifest.failed(err)),
     };
@@ -78,7 +85,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
         plan.estimate().as_secs().div_ceil(60),
         results_dir.display()
     );
-    let (outcome, signal) = execute(&engine, &plan).await?;
+    let (outcome, signal) = execute(&engines, &plan).await?;
     let results = match outcome {
         Ok(results) => results,
         Err(err) => {
@@ -95,15 +102,22 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
 /// container of the run is left. Returns the runner's outcome and the exit code of the
 /// signal that stopped it, if one did.
 async fn execute(
-    engine: &DockerEngine,
+    engines: &Engines,
     plan: &Plan,
 ) -> Result<(Result<Vec<RunResult>, runner::WriteError>, Option<i32>)> {
     let (cancel_tx, cancel_rx) = watch::channel(false);
-    let signalled = watch_signals(cancel_tx, engine.clone(), plan.run_id.clone())?;
+    let signalled = watch_signals(cancel_tx, engines.all(), plan.run_id.clone())?;
     let mut display = Display::new(plan);
-    let outcome = runner::execute(engine, plan, cancel_rx, &mut |p| display.update(p)).await;
+    let loadgens: Vec<&DockerEngine> = engines.loadgens.iter().collect();
+    let outcome = runner::execute_on(&engines.server, &loadgens, plan, cancel_rx, &mut |p| {
+        display.update(p)
+    })
+    .await;
     display.finish();
-    let leftover = engine.remove_run(&plan.run_id).await.unwrap_or(0);
+    let mut leftover = 0;
+    for engine in engines.all() {
+        leftover += engine.remove_run(&plan.run_id).await.unwrap_or(0);
+    }
     if leftover > 0 {
         eprintln!(
             "removed {leftover} leftover container(s) of run {}",
@@ -256,6 +270,61 @@ impl RunLog {
     }
 }
 
+/// The server's engine and the load generators' (none: k6 runs on the server's).
+struct Engines {
+    server: DockerEngine,
+    loadgens: Vec<DockerEngine>,
+}
+
+impl Engines {
+    /// Every engine the run may leave a container on.
+    fn all(&self) -> Vec<DockerEngine> {
+        std::iter::once(self.server.clone())
+            .chain(self.loadgens.iter().cloned())
+            .collect()
+    }
+}
+
+/// Connects to every `--loadgen-engine`, records its conditions and builds the k6 image on
+/// it (FROM scratch: it builds on any engine).
+async fn connect_loadgens(
+    args: &RunArgs,
+) -> Result<(Vec<DockerEngine>, Vec<LoadgenEngine>, Vec<EngineConditions>)> {
+    let (mut engines, mut slots, mut conditions) = (Vec::new(), Vec::new(), Vec::new());
+    for endpoint in &args.loadgen_engines {
+        let engine = DockerEngine::connect_to(endpoint).await?;
+        let info = engine
+            .info()
+            .await
+            .with_context(|| format!("asking the load engine {endpoint} for its version"))?;
+        let clock = engine.clock_offset().await;
+        eprint!("load engine {endpoint}: ");
+        super::build_k6_image(&engine, args.rebuild)
+            .await
+            .with_context(|| format!("building the k6 image on {endpoint}"))?;
+        let api_host = endpoint
+            .strip_prefix("tcp://")
+            .and_then(|a| a.rsplit_once(':'))
+            .map_or("127.0.0.1".to_string(), |(host, _)| host.to_string());
+        slots.push(LoadgenEngine {
+            endpoint: endpoint.clone(),
+            api_host,
+        });
+        conditions.push(EngineConditions {
+            endpoint: endpoint.clone(),
+            host_name: info.host_name.clone(),
+            machine_cores: info.cpus,
+            kernel: info.kernel.clone(),
+            docker_version: info.version.clone(),
+            docker_api_version: info.api_version.clone(),
+            clock_offset_ms: clock.map(|c| c.offset_ms),
+            clock_rtt_ms: clock.map(|c| c.rtt_ms),
+        });
+        engines.push(engine);
+    }
+    Ok((engines, slots, conditions))
+}
+
 /// Builds the images and the plan: everything a run needs before its first container.
 #[allow(clippy::too_many_arguments)]
 async fn prepare(
@@ -267,7 +336,7 @@ async fn prepare(
     verify: VerifyLevel,
     run_id: &str,
     results_dir: &Path,
-) -> Result<(DockerEngine, Plan)> {
+) -> Result<(Engines, Plan)> {
     let engine = super::connect().await?;
     let info = engine
         .info()
@@ -281,6 +350,7 @@ async fn prepare(
         .collect();
     let built: Vec<Server> = built.into_iter().cloned().collect();
     let images = super::build_images(&engine, &built, args.rebuild).await?;
+    let (loadgen_engines, loadgens, loadgen_conditions) = connect_loadgens(args).await?;
     let limits = Limits {
         cpus: args.cpus,
         memory_bytes: args.memory,
@@ -306,6 +376,8 @@ async fn prepare(
         container_hardening: wscbench_engine::engine::Hardening::default().describe(),
         variant_args: Vec::new(),
         variant_env: Vec::new(),
+        loadgen_engines: loadgen_conditions,
+        server_address: args.server_address.clone(),
     };
     let plan = Plan {
         run_id: run_id.to_string(),
@@ -337,8 +409,16 @@ async fn prepare(
         results_dir: results_dir.to_owned(),
         k6_image: k6_image.tag.clone(),
         conditions,
+        loadgens,
+        server_address: args.server_address.clone(),
     };
-    Ok((engine, plan))
+    Ok((
+        Engines {
+            server: engine,
+            loadgens: loadgen_engines,
+        },
+        plan,
+    ))
 }
 
 /// The tables, the summary line and the exit code.
@@ -381,7 +461,7 @@ fn finish(
 /// the exit code of the first signal, once one came.
 fn watch_signals(
     cancel: watch::Sender<bool>,
-    engine: DockerEngine,
+    engines: Vec<DockerEngine>,
     run_id: String,
 ) -> Result<watch::Receiver<Option<i32>>> {
     let mut interrupt = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
@@ -401,7 +481,9 @@ fn watch_signals(
                 let _ = cancel.send(true);
                 eprintln!("\nstopping: removing this run's containers (signal again to stop now)");
             } else {
-                let _ = engine.remove_run(&run_id).await;
+                for engine in &engines {
+                    let _ = engine.remove_run(&run_id).await;
+                }
                 eprintln!("stopped at once; run {run_id} is incomplete");
                 std::process::exit(code);
             }
@@ -548,6 +630,9 @@ impl Display {
                     )
                 };
                 self.say(format!("{} {summary} → {}", self.current, path.display()));
+                if let Some(split) = &result.distributed {
+                    self.say(split_line(split, result.k6.as_ref()));
+                }
             }
         }
     }
@@ -555,4 +640,39 @@ impl Display {
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+/// One line on a split run: its instances, their start and clock skew, and the latency of
+/// chats within and across instances.
+fn split_line(
+    split: &wscbench_results::Distributed,
+    k6: Option<&wscbench_results::K6Metrics>,
+) -> String {
+    let instances = split
+        .instances
+        .iter()
+        .map(|i| {
+            format!(
+                "{} on {} ({} received, peak CPU {:.0}%)",
+                i.execution_segment,
+                i.engine,
+                i.chat_received.map_or("?".into(), |n| n.to_string()),
+                i.usage.peak_cpu_percent
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let clock = match (split.clock_skew_ms, split.clock_skew_uncertainty_ms) {
+        (Some(skew), Some(within)) => format!("{skew:.1} ± {within:.1} ms"),
+        _ => "not measured".into(),
+    };
+    let p95 = |l: Option<&wscbench_results::LatencyMs>| {
+        l.map_or("—".into(), |l| format!("{:.1} ms", l.p95_ms))
+    };
+    format!(
+        "  split over {} k6: {instances}; start skew {:.1} ms; clock skew {clock}; latency p95 within an instance {}, across instances {}",
+        split.instances.len(),
+        split.start_skew_ms,
+        p95(k6.map(|k| &k.latency)),
+        p95(split.cross_instance_latency.as_ref()),
+    )
 }

@@ -1,0 +1,43 @@
+//! `wscbench merge-native`: the native reports of k6 instances that split one run outside
+//! wscbench (k6-operator's runners) merged as a split `wscbench run` merges them.
+
+use anyhow::{Context, Result};
+use wscbench_engine::native::{self, NativeReport};
+
+pub fn run(args: crate::cli::MergeNativeArgs) -> Result<i32> {
+    let reports = args
+        .files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            NativeReport::from_json(&text).with_context(|| format!("{}", path.display()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let merged = native::merge(&reports).context("merging the native reports")?;
+    let (k6, errors) = merged.k6_metrics(0.0);
+    let c = &merged.counters;
+    let out = serde_json::json!({
+        "instances": reports.iter().zip(&args.files).map(|(r, path)| serde_json::json!({
+            "file": path.display().to_string(),
+            "instance": r.instance,
+            "instance_id": r.instance_id,
+            "chat_sent": r.counters.chat_sent,
+            "chat_received": r.counters.chat_received,
+            "process_cpu_s": r.process_cpu_ns as f64 / 1e9,
+        })).collect::<Vec<_>>(),
+        "sessions": c.sessions,
+        "sessions_closed": c.sessions_closed,
+        "chat_sent": c.chat_sent,
+        "chat_received": c.chat_received,
+        "msgs_sent": c.msgs_sent,
+        "msgs_received": c.msgs_received,
+        "malformed": c.malformed,
+        "errors": errors,
+        "process_cpu_s": merged.process_cpu_ns as f64 / 1e9,
+        "latency": k6.latency,
+        "cross_instance_latency": merged.cross_latency_ms(),
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(0)
+}
