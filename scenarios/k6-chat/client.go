@@ -87,16 +87,38 @@ var (
 type clientOptions struct {
 	url  string
 	user string
+	// room is joined and chatted in ("public" unless set).
+	room string
 	// chats are sent at once when the join comes back.
 	chats int
 	// chatsPerSecond > 0 chats at this rate from the join until stopChatAt.
 	chatsPerSecond float64
+	// rateChanges, ascending: from each moment on, the rate is its chatsPerSecond.
+	rateChanges []rateChange
 	// stopChatAt, leaveAt: zero means none.
 	stopChatAt time.Time
 	leaveAt    time.Time
 	// hasStay: leave stay after the join comes back.
 	stay    time.Duration
 	hasStay bool
+}
+
+// rateChange is one entry of a session's rate schedule.
+type rateChange struct {
+	at             time.Time
+	chatsPerSecond float64
+}
+
+// rateAt is the chat rate at now, and the next change after now (zero: none).
+func (o *clientOptions) rateAt(now time.Time) (float64, time.Time) {
+	rate := o.chatsPerSecond
+	for _, c := range o.rateChanges {
+		if now.Before(c.at) {
+			return rate, c.at
+		}
+		rate = c.chatsPerSecond
+	}
+	return rate, time.Time{}
 }
 
 // readEnd is how the reader goroutine stopped.
@@ -188,12 +210,17 @@ const (
 // control is the writer side: join, chats, leave, close. It returns once the
 // reader has ended (or been ended by closing the connection).
 func (s *session) control(ctx context.Context, o clientOptions, ended <-chan readEnd) outcome {
-	if !s.write(append(append([]byte(`{"type":"join","room":"public","user":`), s.ownJoin...), '}')) {
+	if o.room == "" {
+		o.room = "public"
+	}
+	roomJSON, _ := json.Marshal(o.room)
+	join := append(append([]byte(`{"type":"join","room":`), roomJSON...), `,"user":`...)
+	if !s.write(append(append(join, s.ownJoin...), '}')) {
 		return s.finish(ended)
 	}
 
 	// Each timer is a channel that stays nil until the timer is armed.
-	var leaveC, joinTimeoutC, chatC, closeByC <-chan time.Time
+	var leaveC, joinTimeoutC, chatC, closeByC, rateC <-chan time.Time
 	leaving := false
 	var chatTicker *time.Ticker
 	defer func() {
@@ -214,9 +241,27 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 	var firstChat <-chan time.Time
 	var chatPeriod time.Duration
 
+	// startChatting arms the chat timer at the rate in force now, the first
+	// chat after a random part of a period, and the timer of the next change.
+	startChatting := func() {
+		chatC, firstChat, rateC = nil, nil, nil
+		if chatTicker != nil {
+			chatTicker.Stop()
+			chatTicker = nil
+		}
+		rate, next := o.rateAt(time.Now())
+		if !next.IsZero() {
+			rateC = time.After(time.Until(next))
+		}
+		if rate > 0 {
+			chatPeriod = time.Duration(float64(time.Second) / rate)
+			firstChat = time.After(time.Duration(rand.Float64() * float64(chatPeriod)))
+		}
+	}
+
 	leave := func() bool {
 		leaving = true
-		chatC, firstChat, joinTimeoutC, leaveC = nil, nil, nil, nil
+		chatC, firstChat, joinTimeoutC, leaveC, rateC = nil, nil, nil, nil, nil
 		if chatTicker != nil {
 			chatTicker.Stop()
 			chatTicker = nil
@@ -234,7 +279,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 			}
 			return true
 		}
-		if !s.write(chatFrame(time.Now())) {
+		if !s.write(chatFrame(o.room, time.Now())) {
 			return false
 		}
 		s.tally.add(cChatSent, 1)
@@ -263,9 +308,10 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 					return s.finish(ended)
 				}
 			}
-			if o.chatsPerSecond > 0 {
-				chatPeriod = time.Duration(float64(time.Second) / o.chatsPerSecond)
-				firstChat = time.After(time.Duration(rand.Float64() * float64(chatPeriod)))
+			startChatting()
+		case <-rateC:
+			if !leaving {
+				startChatting()
 			}
 		case <-firstChat:
 			firstChat = nil
@@ -374,11 +420,14 @@ func (s *session) setEndBy(t time.Time) {
 	s.endBy.Store(t.UnixNano())
 }
 
-// chatFrame is a chat stamped with now: epoch ms to the microsecond.
-func chatFrame(now time.Time) []byte {
+// chatFrame is a chat in room stamped with now: epoch ms to the microsecond.
+// The room was checked to need no JSON escaping (checkName).
+func chatFrame(room string, now time.Time) []byte {
 	us := now.UnixMicro()
-	b := make([]byte, 0, 96)
-	b = append(b, `{"type":"chat","room":"public","text":"`+chatText+`","ts":`...)
+	b := make([]byte, 0, 96+len(room))
+	b = append(b, `{"type":"chat","room":"`...)
+	b = append(b, room...)
+	b = append(b, `","text":"`+chatText+`","ts":`...)
 	b = strconv.AppendInt(b, us/1000, 10)
 	frac := us % 1000
 	b = append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10), '}')

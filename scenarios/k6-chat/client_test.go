@@ -335,7 +335,7 @@ func TestStalledServerIsAbnormalAndBounded(t *testing.T) {
 
 func TestChatFrameStampsEpochMillisecondsToTheMicrosecond(t *testing.T) {
 	at := time.UnixMicro(1763900000123456)
-	got := string(chatFrame(at))
+	got := string(chatFrame("public", at))
 	want := `{"type":"chat","room":"public","text":"hello from k6","ts":1763900000123.456}`
 	if got != want {
 		t.Fatalf("chatFrame = %s, want %s", got, want)
