@@ -3,8 +3,9 @@
 //
 // smoke: every shape in 10 s or less with a tenth of the clients (tests, CI).
 // quick: the benchmark's default timings.
-// soak:  longer holds where length changes what is measured (steady, churn);
-//        burst and saturation are defined by their ramps, so soak = quick.
+// soak:  longer holds where length changes what is measured (steady, churn),
+//        DURATION seconds when set (wscbench run --duration); burst, saturation and
+//        capacity are defined by their ramps and steps, so soak = quick.
 import { config } from './config.js';
 
 const SHAPES = {
@@ -27,10 +28,35 @@ const SHAPES = {
     smoke: { steps: [20, 50, 100], chatsPerSecond: 5, rampSeconds: 1, holdSeconds: [1, 1, 2], rampDownSeconds: 1 },
     quick: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 5, holdSeconds: [25, 25, 30], rampDownSeconds: 5 },
   },
+  capacity: {
+    // Each step: a ramp that connects the new rooms, then a hold that is measured.
+    smoke: { roomSize: 50, memberChatsPerSecond: 1, steps: [50, 100, 200], rampSeconds: 2, holdSeconds: 4 },
+    quick: {
+      roomSize: 50,
+      memberChatsPerSecond: 1,
+      steps: [100, 200, 500, 1000, 2000, 5000, 10000, 20000],
+      rampSeconds: 10,
+      holdSeconds: 20,
+    },
+  },
 };
+
+// The length soak gives each shape that has one, when DURATION is set.
+const SOAK_LENGTH = { steady: 'holdSeconds', churn: 'durationSeconds' };
+
+function soakSeconds() {
+  const raw = __ENV.DURATION;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 10) throw new Error(`DURATION must be whole seconds >= 10, got "${raw}"`);
+  return n;
+}
 
 /** The shape of scenario `name` in the current MODE (soak falls back to quick). */
 export function shapeOf(name) {
   const rows = SHAPES[name];
-  return rows[config.mode] || rows.quick;
+  const shape = { ...(rows[config.mode] || rows.quick) };
+  const seconds = config.mode === 'soak' ? soakSeconds() : undefined;
+  if (seconds !== undefined && SOAK_LENGTH[name]) shape[SOAK_LENGTH[name]] = seconds;
+  return shape;
 }

@@ -1,6 +1,7 @@
 //! The wscbench engine: everything that touches servers, processes, Docker and k6.
 //! It measures and records; it never formats tables (that is `wscbench-report`).
 
+pub mod capacity;
 pub mod catalog;
 pub mod docker;
 pub mod engine;
@@ -13,6 +14,7 @@ pub mod memory;
 pub mod native;
 pub mod runner;
 pub mod scenarios;
+pub mod soak;
 pub mod stats;
 pub mod verdict;
 pub mod verify;

@@ -322,6 +322,8 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         }],
         scenarios: scenarios.to_vec(),
         mode: Mode::Smoke,
+        soak_seconds: None,
+        slo_p95_ms: 50.0,
         load_path: LoadPath::Js,
         repetitions: 1,
         limits: Limits {

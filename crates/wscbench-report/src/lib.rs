@@ -25,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+pub mod capacity;
 pub mod compare;
 pub mod history;
 pub mod html;

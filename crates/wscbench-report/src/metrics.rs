@@ -164,8 +164,22 @@ pub const ERRORS_PER_CONNECTION: Metric = Metric {
     format: units::ratio_percent,
 };
 
+/// Clients of the largest capacity step that held at the latency target.
+pub const MAX_CLIENTS: Metric = Metric {
+    key: "max-clients",
+    name: "Max clients at target",
+    better: Better::Higher,
+    loadgen_sensitive: false,
+    value: |r| {
+        r.capacity
+            .as_ref()
+            .map(|c| c.max_clients_held.unwrap_or(0) as f64)
+    },
+    format: |v| units::count(v.round() as u64),
+};
+
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 11] = [
+pub const ALL: [&Metric; 12] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,
@@ -177,6 +191,7 @@ pub const ALL: [&Metric; 11] = [
     &SLOW_DROPS,
     &CPU_EFFICIENCY,
     &ERRORS_PER_CONNECTION,
+    &MAX_CLIENTS,
 ];
 
 /// The metric of this key, if any.
@@ -214,6 +229,7 @@ pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
             &PEAK_MEMORY,
             &CPU_EFFICIENCY,
         ],
+        Scenario::Capacity => &[&MAX_CLIENTS, &PEAK_MEMORY],
     }
 }
 
@@ -222,6 +238,7 @@ pub fn lead(scenario: Scenario) -> &'static Metric {
     match scenario {
         Scenario::Churn => &CONNECTIONS,
         Scenario::Saturation => &DELIVERIES,
+        Scenario::Capacity => &MAX_CLIENTS,
         _ => &THROUGHPUT,
     }
 }

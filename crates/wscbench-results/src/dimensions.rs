@@ -75,8 +75,22 @@ named_enum!(
         Churn => "churn",
         /// More clients and more chats, step by step, until something gives.
         Saturation => "saturation",
+        /// Steps of clients chatting at a room's pace, in one run, until latency p95 passes
+        /// the target: the most clients a server holds at it.
+        Capacity => "capacity",
     }
 );
+
+impl Scenario {
+    /// The scenarios `wscbench run` runs when none is named: the fixed shapes. Capacity runs
+    /// until the server breaks, so it runs only when asked for.
+    pub const DEFAULT: &'static [Scenario] = &[
+        Scenario::Steady,
+        Scenario::Burst,
+        Scenario::Churn,
+        Scenario::Saturation,
+    ];
+}
 
 named_enum!(
     /// How long the scenarios run (`scenarios/lib/modes.js`).
@@ -229,7 +243,7 @@ mod tests {
         let err = "stedy".parse::<Scenario>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation"
+            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation, capacity"
         );
         assert_eq!("js".parse::<LoadPath>().unwrap(), LoadPath::Js);
     }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod capacity;
 pub mod dimensions;
 pub mod manifest;
 pub mod verdict;
@@ -18,6 +19,9 @@ pub mod verdict;
 pub use dimensions::{
     HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR, RUN_MANIFEST_FILE, Repetition, Scenario,
     UnknownName, raw_relative_dir, result_relative_path,
+};
+pub use capacity::{
+    Capacity, CapacityStep, IdleCapacity, KpiVerdict, SoakKpis, StepReason,
 };
 pub use manifest::{RunManifest, RunStatus};
 pub use verdict::BoundReason;
@@ -28,6 +32,8 @@ pub use verdict::BoundReason;
 /// - 1: the first schema.
 /// - 2: scenario, mode and load path as enums; variant, load parameters, repetition and
 ///   load path as dimensions; load-generator reasons as data; CPU-seconds; latency source.
+///   Added later without a bump, as optional fields older readers ignore: `capacity`, `soak`
+///   and the server's drop counters in each sample.
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything one run of one server under one scenario measured.
@@ -86,6 +92,12 @@ pub struct RunResult {
     /// Why the run was judged load-generator bound; empty when it was not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loadgen_bound_reasons: Vec<BoundReason>,
+    /// The capacity scenario's steps and verdict (capacity results only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+    /// The soak KPIs (soak mode, and any run of at least five minutes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<SoakKpis>,
     /// One docker stats sample per second for both containers.
     #[serde(default)]
     pub series: Vec<Sample>,
@@ -352,6 +364,15 @@ pub struct Sample {
     /// The server's cumulative `deliveries` at this second, if read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deliveries: Option<u64>,
+    /// The server's cumulative `chat_in` at this second, if read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_in: Option<u64>,
+    /// The server's cumulative `dropped_slow` at this second, if read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_slow: Option<u64>,
+    /// The server's cumulative `dropped_ratelimit` at this second, if read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_ratelimit: Option<u64>,
 }
 
 /// Why a result file could not be read.

@@ -99,13 +99,23 @@ pub struct BuildArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub select: SelectArgs,
-    /// Only this scenario (repeatable) [default: all four]
+    /// Only this scenario (repeatable) [default: steady, burst, churn, saturation; capacity
+    /// runs only when named: steps of clients until latency p95 passes --slo-p95-ms, at most
+    /// 4 min a server]
     #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
     pub scenarios: Vec<Scenario>,
     /// smoke: each scenario ≤10 s with a tenth of the clients; quick: the benchmark's timings
-    /// (about 4 min per server); soak: steady 300 s and churn 180 s
+    /// (about 4 min per server); soak: steady 300 s and churn 180 s (or --duration), with
+    /// soak KPIs (memory slope, throughput and latency drift, errors, drops)
     #[arg(long, default_value = "quick", value_parser = one_of(Mode::ALL, Mode::as_str))]
     pub mode: Mode,
+    /// With --mode soak: how long steady and churn run, e.g. 30m, 1h, 600s
+    #[arg(long, value_name = "DURATION", value_parser = parse_soak_duration)]
+    pub duration: Option<u64>,
+    /// The capacity scenario's latency target: a step holds while chat latency p95 stays
+    /// under it, in ms
+    #[arg(long = "slo-p95-ms", default_value_t = 50.0, value_name = "MS", value_parser = parse_slo)]
+    pub slo_p95_ms: f64,
     /// The load generator's client loop: native (the k6/x/chat extension: Go clients,
     /// aggregated metrics, a full latency histogram) or js (k6/websockets, one JS callback per
     /// message; receives about 15k messages/s per core)
@@ -283,6 +293,25 @@ fn parse_report_format(s: &str) -> Result<ReportFormat, String> {
     parse_format(s)
         .map(ReportFormat::Text)
         .map_err(|e| format!("{e}, html"))
+}
+
+/// A soak length such as `30m`, `1h` or `600s`, in whole seconds from 10 s to 24 h.
+fn parse_soak_duration(s: &str) -> Result<u64, String> {
+    let seconds = humantime::parse_duration(s.trim())
+        .map_err(|_| format!("{s:?} is not a duration such as 30m, 1h or 600s"))?
+        .as_secs();
+    if (10..=86_400).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(format!("{s:?}: a soak runs from 10s to 24h"))
+    }
+}
+
+fn parse_slo(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n > 0.0 && n <= 60_000.0 => Ok(n),
+        _ => Err(format!("{s:?} is not a latency target in ms such as 50 or 12.5")),
+    }
 }
 
 fn parse_cpus(s: &str) -> Result<f64, String> {

@@ -11,16 +11,16 @@ use std::time::{Duration, Instant, SystemTime};
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
-    ErrorCounts, LoadPath, Outcome, RunResult, SCHEMA_VERSION, Sample, ServerIdentity,
+    ErrorCounts, LoadPath, Outcome, RunResult, SCHEMA_VERSION, Sample, Scenario, ServerIdentity,
 };
 
-use super::derive::{derive, window};
+use super::derive::{Long, derive, derive_long, window};
 use super::{Plan, Point, Progress, VerifyLevel};
 use crate::docker::{RUN_LABEL, nano_cpus};
 use crate::engine::{ContainerSpec, ContainerState, Engine, Usage};
 use crate::native::{self, NativeReport};
 use crate::verify::{self, Target};
-use crate::{k6, local, scenarios};
+use crate::{k6, local};
 
 /// How long k6 may run past its scenario before it is stopped and the point fails.
 const K6_OVERRUN: Duration = Duration::from_secs(90);
@@ -70,6 +70,8 @@ struct Session<'a, E: Engine> {
     point: Point<'a>,
     server: Option<String>,
     k6: Option<String>,
+    /// Epoch ms at which the load started: the series' zero on the native report's clock.
+    load_started_epoch_ms: u64,
 }
 
 /// Runs one point through every phase and returns its result (not yet written).
@@ -88,15 +90,26 @@ pub(super) async fn run_point<E: Engine>(
         point,
         server: None,
         k6: None,
+        load_started_epoch_ms: 0,
     };
     let ended = session.drive(&mut result, &mut cancel, on).await;
     on(Progress::Phase("stopping"));
     let teardown = session.teardown().await;
+    let mut native = None;
     let (outcome, detail) = match ended {
         Err(failure) => (failure.outcome, Some(failure.detail)),
-        Ok(end) => collect(&mut result, plan, point, end, &teardown),
+        Ok(end) => collect(&mut result, plan, point, end, &teardown, &mut native),
     };
     derive(&mut result, plan, teardown.loadgen_oom);
+    if let Some(Ok(merged)) = &native {
+        let long = Long {
+            merged,
+            load_started_epoch_ms: session.load_started_epoch_ms,
+            shape: read_shape(&point.raw_dir(&plan.results_dir)),
+            outcome,
+        };
+        derive_long(&mut result, plan, &long);
+    }
     result.outcome = outcome;
     result.outcome_detail = detail;
     result.overhead_ms = (clock.elapsed().as_millis() as u64).saturating_sub(result.duration_ms);
@@ -117,6 +130,9 @@ impl<E: Engine> Session<'_, E> {
         let baseline = verify::read_stats_quiet(&target).await;
         on(Progress::Phase("load"));
         let load_started = Instant::now();
+        self.load_started_epoch_ms = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
         self.start_loadgen(&target).await?;
         let end = self.sample(result, &target, load_started, cancel, on).await;
         result.duration_ms = load_started.elapsed().as_millis() as u64;
@@ -269,7 +285,11 @@ impl<E: Engine> Session<'_, E> {
                 format!("LOADGEN={}", self.plan.load_path),
                 format!("SUMMARY_PATH=/out/{SUMMARY_FILE}"),
                 format!("NATIVE_PATH=/out/{NATIVE_FILE}"),
-            ],
+                format!("SLO_P95_MS={}", self.plan.slo_p95_ms),
+            ]
+            .into_iter()
+            .chain(self.plan.soak_seconds.map(|s| format!("DURATION={s}")))
+            .collect(),
             binds: vec![
                 format!("{}:/scenarios:ro", self.plan.scenarios_dir.display()),
                 format!("{}:/out", absolute(&out_dir).display()),
@@ -298,7 +318,7 @@ impl<E: Engine> Session<'_, E> {
     ) -> LoadEnd {
         let server_id = self.server.as_deref().expect("the server started");
         let k6_id = self.k6.as_deref().expect("k6 started");
-        let expected = Duration::from_secs(scenarios::seconds(self.point.scenario, self.plan.mode));
+        let expected = self.plan.scenario_seconds(self.point.scenario);
         let (server_usage, _server_task) = latest(self.engine.usage(server_id));
         let (loadgen_usage, _loadgen_task) = latest(self.engine.usage(k6_id));
         let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -324,6 +344,9 @@ impl<E: Engine> Session<'_, E> {
                 loadgen_mem_bytes: l.mem_bytes,
                 connections: stats.as_ref().map(|s| s.connections_current),
                 deliveries: stats.as_ref().map(|s| s.deliveries),
+                chat_in: stats.as_ref().map(|s| s.chat_in),
+                dropped_slow: stats.as_ref().map(|s| s.dropped_slow),
+                dropped_ratelimit: stats.as_ref().map(|s| s.dropped_ratelimit),
             };
             let now = Instant::now();
             let rate = match (stats.as_ref(), last_deliveries) {
@@ -391,6 +414,7 @@ fn collect(
     point: Point<'_>,
     end: LoadEnd,
     teardown: &Teardown,
+    native_out: &mut Option<Result<native::Merged, native::NativeError>>,
 ) -> (Outcome, Option<String>) {
     let out_dir = point.raw_dir(&plan.results_dir);
     let summary = std::fs::read_to_string(out_dir.join(SUMMARY_FILE))
@@ -442,10 +466,16 @@ fn collect(
                 plan.limits.loadgen_memory_bytes.unwrap_or(0) >> 20
             )),
         ),
-        LoadEnd::K6Exited(state) => {
-            k6_outcome(result, state.exit_code, &summary, &native, teardown)
-        }
+        LoadEnd::K6Exited(state) => k6_outcome(
+            result,
+            state.exit_code,
+            &summary,
+            &native,
+            teardown,
+            point.scenario == Scenario::Capacity,
+        ),
     };
+    *native_out = native;
     // A server that died after k6's last sample is still a dead server.
     let outcome = match (outcome, teardown.server_before_stop) {
         (Outcome::Ok, Some(state)) if !state.running => died(state),
@@ -461,6 +491,7 @@ fn k6_outcome(
     summary: &Option<Result<k6::Summary, k6::SummaryError>>,
     native: &Option<Result<native::Merged, native::NativeError>>,
     teardown: &Teardown,
+    stepped: bool,
 ) -> (Outcome, Option<String>) {
     // A native run whose report is missing or unreadable has no trustworthy counters.
     if let (Some(Ok(_)), Some(Err(e))) = (summary, native) {
@@ -468,6 +499,9 @@ fn k6_outcome(
     }
     match (summary, code) {
         (Some(Ok(_)), Some(0) | Some(k6::THRESHOLDS_CROSSED)) => (Outcome::Ok, None),
+        // A stepped scenario stops itself at the step that broke: its end, not a failure
+        // (the result's capacity says which step and why).
+        (Some(Ok(_)), Some(k6::SCRIPT_ABORTED)) if stepped => (Outcome::Ok, None),
         (Some(Ok(_)), code) => {
             result.errors.script_errors += 1;
             (
@@ -576,8 +610,17 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
         derived: Default::default(),
         loadgen_bound: false,
         loadgen_bound_reasons: Vec::new(),
+        capacity: None,
+        soak: None,
         series: Vec::new(),
     }
+}
+
+/// The shape the scenario ran (its `setup()` data in k6's summary), if readable.
+fn read_shape(out_dir: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(out_dir.join(SUMMARY_FILE)).ok()?;
+    let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
+    summary.get("setup_data")?.get("shape").cloned()
 }
 
 fn last_lines(text: &str, n: usize) -> String {

@@ -430,6 +430,9 @@ fn scenario_summary(scenario: Scenario) -> &'static str {
             "Clients join, chat once and leave every few seconds, for a minute: connection set-up and tear-down."
         }
         Scenario::Saturation => "More clients and more chats, step by step, until something gives.",
+        Scenario::Capacity => {
+            "Steps of clients chatting at a room's pace, until latency p95 passes the target: the most clients held at it."
+        }
     }
 }
 

@@ -1,0 +1,144 @@
+// capacity: the most clients a server holds with chat latency p95 under a
+// target (SLO_P95_MS, default 50), in one k6 run.
+//
+// Shape: rooms of `roomSize` clients (one VU runs one room, its clients in Go
+// through k6/x/chat) connect step by step through `steps` clients (quick:
+// 100 -> 200 -> 500 -> 1k -> 2k -> 5k -> 10k -> 20k). Each step is a
+// `rampSeconds` ramp that connects its new rooms, then a `holdSeconds` hold
+// that is measured. Every member receives what a member of a room of
+// `roomSize` chatting `memberChatsPerSecond` each would: the servers have one
+// room ("public"), so with N clients in it each client chats
+// memberChatsPerSecond * (roomSize - 1) / (N - 1) per second, re-paced at each
+// step (k6/x/chat's rateChanges), far under the 10/s rate limit.
+//
+// The extension keeps a histogram and counters per hold (chat.schedule); at
+// the end of each hold a monitor reads them and the server's /stats, and stops
+// the test (exec.test.abort) when the step broke: p95 at or over the target,
+// client errors, or drops of 0.1 % or more. The orchestrator then judges every
+// step by the same rule plus the load generator's CPU (docs/methodology.md).
+//
+// Measures: per step, latency, deliveries, drops, errors and CPU; the largest
+// step that held.
+import exec from 'k6/execution';
+import http from 'k6/http';
+import { sleep } from 'k6';
+import chat from 'k6/x/chat';
+import { GRACE_SECONDS, defineScenario, scenarioClock } from './lib/scenario.js';
+import { config } from './lib/config.js';
+import { shapeOf } from './lib/modes.js';
+
+const shape = shapeOf('capacity');
+const slo = sloP95Ms();
+const stepSeconds = shape.rampSeconds + shape.holdSeconds;
+const totalSeconds = shape.steps.length * stepSeconds;
+const rooms = shape.steps.map((clients) => Math.ceil(clients / shape.roomSize));
+const statsUrl = config.wsUrl.replace(/^ws/, 'http').replace(/\/ws$/, '/stats');
+
+function sloP95Ms() {
+  const raw = __ENV.SLO_P95_MS;
+  if (raw === undefined || raw === '') return 50;
+  const n = Number(raw);
+  if (!(n > 0) || !Number.isFinite(n)) throw new Error(`SLO_P95_MS must be a positive number, got "${raw}"`);
+  return n;
+}
+
+const base = defineScenario('capacity', { ...shape, sloP95Ms: slo }, {
+  executor: 'per-vu-iterations',
+  exec: 'room',
+  vus: rooms[rooms.length - 1],
+  iterations: 1,
+  // The last hold, the leave and its close, and grace.
+  maxDuration: `${totalSeconds + 5 + GRACE_SECONDS}s`,
+});
+base.options.scenarios.monitor = {
+  executor: 'per-vu-iterations',
+  exec: 'monitor',
+  vus: 1,
+  iterations: 1,
+  maxDuration: `${totalSeconds + 5 + GRACE_SECONDS}s`,
+};
+export const { options, setup, handleSummary } = base;
+
+/** Epoch ms of step i's start, its hold's start and its end, on this scenario's clock. */
+function stepTimes(i) {
+  const start = scenarioClock(i * stepSeconds);
+  return { start, holdFrom: start + shape.rampSeconds * 1000, to: start + stepSeconds * 1000 };
+}
+
+function schedule() {
+  chat.schedule({
+    steps: shape.steps.map((clients, i) => {
+      const t = stepTimes(i);
+      return { clients, fromMs: t.holdFrom, toMs: t.to };
+    }),
+  });
+}
+
+/** One VU is one room of roomSize clients, from the step that needs it to the end. */
+export function room() {
+  schedule();
+  const index = __VU - 1;
+  const step = rooms.findIndex((n) => n > index);
+  if (step < 0) return;
+  const firstNew = step === 0 ? 0 : rooms[step - 1];
+  const newRooms = rooms[step] - firstNew;
+  const t = stepTimes(step);
+  // The new rooms connect over the first half of the ramp, evenly.
+  const startAt = t.start + ((index - firstNew) / newRooms) * shape.rampSeconds * 500;
+  const wait = startAt - Date.now();
+  if (wait > 0) sleep(wait / 1000);
+  const leaveAt = scenarioClock(totalSeconds);
+  const rateChanges = shape.steps.map((clients, i) => [
+    stepTimes(i).start,
+    (shape.memberChatsPerSecond * (shape.roomSize - 1)) / Math.max(1, clients - 1),
+  ]);
+  chat.session({
+    url: config.wsUrl,
+    user: `k6-${__VU}`,
+    clients: shape.roomSize,
+    room: 'public',
+    chatsPerSecond: rateChanges[step][1],
+    rateChanges: rateChanges.slice(step + 1),
+    stopChatAt: leaveAt - 1000,
+    leaveAt,
+  });
+}
+
+function serverStats() {
+  const res = http.get(statsUrl, { timeout: '5s', tags: { name: 'stats' } });
+  return res.status === 200 ? res.json() : null;
+}
+
+/** Why step i broke, or '' when it held (what k6 can see; the orchestrator adds CPU). */
+function broken(st, before, after) {
+  if (st.errors > 0) return `${st.errors} client errors`;
+  if (st.latency_count === 0) return 'no chats received';
+  if (st.latency_p95_ms >= slo) return `latency p95 ${st.latency_p95_ms.toFixed(1)} ms >= ${slo} ms`;
+  if (before && after) {
+    const slow = after.dropped_slow - before.dropped_slow;
+    const delivered = after.deliveries - before.deliveries;
+    const limited = after.dropped_ratelimit - before.dropped_ratelimit;
+    const chatIn = after.chat_in - before.chat_in;
+    if (slow > 0 && slow >= 0.001 * (delivered + slow)) return `${slow} slow-consumer drops`;
+    if (limited > 0 && limited >= 0.001 * chatIn) return `${limited} rate-limit drops`;
+  }
+  return '';
+}
+
+/** Watches each hold and stops the test at the first step that broke. */
+export function monitor() {
+  schedule();
+  for (let i = 0; i < shape.steps.length; i++) {
+    const t = stepTimes(i);
+    const untilHold = t.holdFrom - Date.now();
+    if (untilHold > 0) sleep(untilHold / 1000);
+    const before = serverStats();
+    const untilEnd = t.to + 700 - Date.now(); // the last flushes of the hold
+    if (untilEnd > 0) sleep(untilEnd / 1000);
+    const after = serverStats();
+    const why = broken(chat.stepStats(i), before, after);
+    if (why !== '') {
+      exec.test.abort(`step ${i + 1} (${shape.steps[i]} clients) broke: ${why}`);
+    }
+  }
+}
