@@ -244,34 +244,55 @@ func parseSchedule(rt *sobek.Runtime, v sobek.Value) (time.Duration, []step, err
 	if common.IsNullish(v) {
 		return 0, nil, errors.New("chat.schedule(opts): opts is required")
 	}
-	var raw struct {
-		PeriodMs *float64 `json:"periodMs"`
-		Steps    []struct {
-			Clients float64 `json:"clients"`
-			FromMs  float64 `json:"fromMs"`
-			ToMs    float64 `json:"toMs"`
-		} `json:"steps"`
-	}
-	if err := rt.ExportTo(v, &raw); err != nil {
-		return 0, nil, fmt.Errorf("chat.schedule: %w", err)
+	obj := v.ToObject(rt)
+	number := func(o *sobek.Object, name string) (float64, bool, error) {
+		val := o.Get(name)
+		if common.IsNullish(val) {
+			return 0, false, nil
+		}
+		switch x := val.Export().(type) {
+		case int64:
+			return float64(x), true, nil
+		case float64:
+			return x, !math.IsNaN(x), nil
+		default:
+			return 0, false, fmt.Errorf("chat.schedule: %s must be a number, got %q", name, val.String())
+		}
 	}
 	period := defaultPeriod
-	if raw.PeriodMs != nil {
-		ms := *raw.PeriodMs
+	if ms, ok, err := number(obj, "periodMs"); err != nil {
+		return 0, nil, err
+	} else if ok {
 		if ms != math.Trunc(ms) || ms < 100 || ms > 3_600_000 {
 			return 0, nil, fmt.Errorf("chat.schedule: periodMs must be an integer from 100 to 3600000, got %v", ms)
 		}
 		period = time.Duration(ms) * time.Millisecond
 	}
-	if len(raw.Steps) > maxSteps {
-		return 0, nil, fmt.Errorf("chat.schedule: at most %d steps, got %d", maxSteps, len(raw.Steps))
-	}
-	steps := make([]step, 0, len(raw.Steps))
-	for i, s := range raw.Steps {
-		if s.FromMs <= 0 || s.ToMs <= s.FromMs || s.Clients < 0 || s.Clients != math.Trunc(s.Clients) {
-			return 0, nil, fmt.Errorf("chat.schedule: step %d needs 0 < fromMs < toMs (epoch ms) and whole clients, got %+v", i, s)
+	var list []sobek.Value
+	if raw := obj.Get("steps"); !common.IsNullish(raw) {
+		if err := rt.ExportTo(raw, &list); err != nil {
+			return 0, nil, fmt.Errorf("chat.schedule: steps must be an array: %w", err)
 		}
-		st := step{clients: int(s.Clients), from: time.UnixMilli(int64(s.FromMs)), to: time.UnixMilli(int64(s.ToMs))}
+	}
+	if len(list) > maxSteps {
+		return 0, nil, fmt.Errorf("chat.schedule: at most %d steps, got %d", maxSteps, len(list))
+	}
+	steps := make([]step, 0, len(list))
+	for i, item := range list {
+		if common.IsNullish(item) {
+			return 0, nil, fmt.Errorf("chat.schedule: step %d is empty", i)
+		}
+		o := item.ToObject(rt)
+		clients, _, err1 := number(o, "clients")
+		from, _, err2 := number(o, "fromMs")
+		to, _, err3 := number(o, "toMs")
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return 0, nil, err
+		}
+		if from <= 0 || to <= from || clients < 0 || clients != math.Trunc(clients) {
+			return 0, nil, fmt.Errorf("chat.schedule: step %d needs 0 < fromMs < toMs (epoch ms) and whole clients, got clients %v, fromMs %v, toMs %v", i, clients, from, to)
+		}
+		st := step{clients: int(clients), from: time.UnixMilli(int64(from)), to: time.UnixMilli(int64(to))}
 		if i > 0 && st.from.Before(steps[i-1].to) {
 			return 0, nil, fmt.Errorf("chat.schedule: step %d starts before step %d ends", i, i-1)
 		}

@@ -28,7 +28,7 @@ pub(crate) fn capacity_table(groups: &[Group]) -> Table {
         .find_map(|(_, r)| r.capacity.as_ref().map(|c| c.slo_p95_ms))
         .unwrap_or(50.0);
     let mut table = Table {
-        title: format!("Capacity — most clients held at latency p95 < {} ms", units::ms(target)),
+        title: format!("Capacity — most clients held at latency p95 < {}", units::ms(target)),
         columns: Column::unranked(&[
             ("Server", false),
             ("Max clients held", true),
@@ -101,6 +101,9 @@ fn capacity_cells(r: &RunResult) -> Vec<Cell> {
 /// What broke the first step that did not hold, in words; the load generator first, since a
 /// step k6 could not drive says nothing about the server.
 pub fn limiting_factor(c: &Capacity) -> String {
+    if c.steps.is_empty() {
+        return "no step was measured (see k6's log in the raw folder)".to_string();
+    }
     if c.broke_at_clients.is_none() {
         return "none: every step held (add steps)".to_string();
     }
