@@ -32,6 +32,8 @@ const slo = sloP95Ms();
 const stepSeconds = shape.rampSeconds + shape.holdSeconds;
 const totalSeconds = shape.steps.length * stepSeconds;
 const rooms = shape.steps.map((clients) => Math.ceil(clients / shape.roomSize));
+// How long after the last hold clients leave: the last chats reach everyone first.
+const LEAVE_AFTER_MS = 1000;
 const statsUrl = config.wsUrl.replace(/^ws/, 'http').replace(/\/ws$/, '/stats');
 
 function sloP95Ms() {
@@ -87,7 +89,9 @@ export function room() {
   const startAt = t.start + ((index - firstNew) / newRooms) * shape.rampSeconds * 500;
   const wait = startAt - Date.now();
   if (wait > 0) sleep(wait / 1000);
-  const leaveAt = scenarioClock(totalSeconds);
+  // Chats go on to the end of the last hold; everyone leaves after it.
+  const stopChatAt = scenarioClock(totalSeconds);
+  const leaveAt = stopChatAt + LEAVE_AFTER_MS;
   const rateChanges = shape.steps.map((clients, i) => [
     stepTimes(i).start,
     (shape.memberChatsPerSecond * (shape.roomSize - 1)) / Math.max(1, clients - 1),
@@ -99,7 +103,7 @@ export function room() {
     room: 'public',
     chatsPerSecond: rateChanges[step][1],
     rateChanges: rateChanges.slice(step + 1),
-    stopChatAt: leaveAt - 1000,
+    stopChatAt,
     leaveAt,
   });
 }

@@ -133,7 +133,6 @@ pub fn capacity(inputs: &CapacityInputs<'_>) -> Capacity {
         max_clients_held,
         broke_at_clients,
         broke_because,
-        idle: None,
     }
 }
 
@@ -405,7 +404,13 @@ mod tests {
         }
     }
 
-    fn window(clients: u64, from_ms: u64, to_ms: u64, received: u64, latency_us: u64) -> MergedWindow {
+    fn window(
+        clients: u64,
+        from_ms: u64,
+        to_ms: u64,
+        received: u64,
+        latency_us: u64,
+    ) -> MergedWindow {
         let mut latency = Histogram::new_with_bounds(1, 60_000_000, 3).unwrap();
         if received > 0 {
             latency.record_n(latency_us, received).unwrap();
@@ -425,9 +430,7 @@ mod tests {
     #[test]
     fn steps_take_the_servers_counters_at_their_ends_and_stop_at_the_load_end() {
         // 1,000 deliveries a second; the load started at epoch 1,000,000 ms and ran 25 s.
-        let series: Vec<Sample> = (0..=25)
-            .map(|s| sample(s * 1000, s * 1000, 30.0))
-            .collect();
+        let series: Vec<Sample> = (0..=25).map(|s| sample(s * 1000, s * 1000, 30.0)).collect();
         let windows = [
             window(100, 1_002_500, 1_010_000, 7_500, 2_000),
             window(200, 1_012_000, 1_020_000, 8_000, 80_000),

@@ -183,10 +183,7 @@ impl NativeCounters {
     }
 }
 
-fn record(
-    latency: &mut Histogram<u64>,
-    buckets: &LatencyBuckets,
-) -> Result<(), NativeError> {
+fn record(latency: &mut Histogram<u64>, buckets: &LatencyBuckets) -> Result<(), NativeError> {
     for &[value_us, count] in &buckets.buckets {
         latency
             .record_n(value_us, count)
@@ -260,7 +257,11 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
 }
 
 fn settings_of(l: &LatencyBuckets) -> (u64, u64, u8) {
-    (l.lowest_trackable_us, l.highest_trackable_us, l.significant_figures)
+    (
+        l.lowest_trackable_us,
+        l.highest_trackable_us,
+        l.significant_figures,
+    )
 }
 
 /// Percentiles of the latency curve kept in a result.

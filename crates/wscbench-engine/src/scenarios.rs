@@ -119,12 +119,21 @@ mod tests {
         let s = shapes_with(Mode::Soak, Some(1800));
         assert_eq!(s["steady"]["holdSeconds"], 1800);
         assert_eq!(s["churn"]["durationSeconds"], 1800);
-        assert_eq!(planned_seconds(Scenario::Steady, Mode::Soak, Some(1800)), 1800);
-        assert_eq!(planned_seconds(Scenario::Churn, Mode::Soak, Some(1800)), 1800);
+        assert_eq!(
+            planned_seconds(Scenario::Steady, Mode::Soak, Some(1800)),
+            1800
+        );
+        assert_eq!(
+            planned_seconds(Scenario::Churn, Mode::Soak, Some(1800)),
+            1800
+        );
         assert_eq!(
             planned_seconds(Scenario::Saturation, Mode::Soak, Some(1800)),
             seconds(Scenario::Saturation, Mode::Soak)
         );
-        assert_eq!(planned_seconds(Scenario::Steady, Mode::Quick, Some(1800)), 60);
+        assert_eq!(
+            planned_seconds(Scenario::Steady, Mode::Quick, Some(1800)),
+            60
+        );
     }
 }

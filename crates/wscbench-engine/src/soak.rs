@@ -35,10 +35,7 @@ pub fn least_squares_slope(points: &[(f64, f64)]) -> Option<f64> {
     let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
     let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
     let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    let sxy: f64 = points
-        .iter()
-        .map(|p| (p.0 - mean_x) * (p.1 - mean_y))
-        .sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
     (sxx > 0.0).then(|| sxy / sxx)
 }
 
@@ -69,7 +66,8 @@ pub fn throughput_drift_ratio(series: &[Sample], from_ms: u64, to_ms: u64) -> Op
     if tenth == 0 {
         return None;
     }
-    let delivered = |a: u64, b: u64| Some(at(series, b, |s| s.deliveries)? - at(series, a, |s| s.deliveries)?);
+    let delivered =
+        |a: u64, b: u64| Some(at(series, b, |s| s.deliveries)? - at(series, a, |s| s.deliveries)?);
     let first = delivered(from_ms, from_ms + tenth)?;
     let last = delivered(to_ms - tenth, to_ms)?;
     (first > 0.0).then(|| last / first - 1.0)
@@ -85,7 +83,10 @@ pub fn latency_p95_first_last_ms(
     let tenth = to_ms.saturating_sub(from_ms) / 10;
     let p95 = |a: u64, b: u64| {
         let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-        for (start, w) in periods.iter().filter(|(start, _)| *start >= a && *start < b) {
+        for (start, w) in periods
+            .iter()
+            .filter(|(start, _)| *start >= a && *start < b)
+        {
             let _ = start;
             match &mut merged {
                 None => merged = Some(w.latency.clone()),
@@ -158,9 +159,9 @@ pub fn soak_kpis(inputs: &SoakInputs<'_>) -> SoakKpis {
         ),
         verdict(
             "latency_drift",
-            first.zip(last).map(|(a, b)| {
-                b <= a + (a * LATENCY_DRIFT_MAX_RATIO).max(LATENCY_DRIFT_FLOOR_MS)
-            }),
+            first
+                .zip(last)
+                .map(|(a, b)| b <= a + (a * LATENCY_DRIFT_MAX_RATIO).max(LATENCY_DRIFT_FLOOR_MS)),
             format!(
                 "p95 up ≤ {} % or ≤ {LATENCY_DRIFT_FLOOR_MS} ms",
                 LATENCY_DRIFT_MAX_RATIO * 100.0
@@ -202,7 +203,11 @@ mod tests {
             .map(|s| {
                 let t_ms = s * 1000;
                 if s > 0 {
-                    delivered += if t_ms > end - end / 10 { rate * (1.0 + drift) } else { rate };
+                    delivered += if t_ms > end - end / 10 {
+                        rate * (1.0 + drift)
+                    } else {
+                        rate
+                    };
                 }
                 Sample {
                     t_ms,
@@ -242,8 +247,16 @@ mod tests {
         let d = throughput_drift_ratio(&s, 0, 30 * 60_000).unwrap();
         assert!((d + 0.2).abs() < 0.01, "{d}");
         let steady = series(30, 0.0, 1000.0, 0.0);
-        assert!(throughput_drift_ratio(&steady, 0, 30 * 60_000).unwrap().abs() < 1e-3);
-        assert_eq!(throughput_drift_ratio(&series(30, 0.0, 0.0, 0.0), 0, 1_800_000), None);
+        assert!(
+            throughput_drift_ratio(&steady, 0, 30 * 60_000)
+                .unwrap()
+                .abs()
+                < 1e-3
+        );
+        assert_eq!(
+            throughput_drift_ratio(&series(30, 0.0, 0.0, 0.0), 0, 1_800_000),
+            None
+        );
     }
 
     fn period(p95_us: u64, errors: u64) -> MergedWindow {
@@ -307,7 +320,8 @@ mod tests {
             ]
         );
         // Half a millisecond more on a sub-ms p95 is within the 1 ms floor.
-        let (a, b) = latency_p95_first_last_ms(&[(0, &early), (1_000_000, &period(900, 0))], 0, 1_000_010);
+        let (a, b) =
+            latency_p95_first_last_ms(&[(0, &early), (1_000_000, &period(900, 0))], 0, 1_000_010);
         assert_eq!((a, b), (Some(0.5), Some(0.9)));
     }
 }

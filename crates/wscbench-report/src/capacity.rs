@@ -1,5 +1,5 @@
 //! The capacity table (the most clients each server held at the latency target, what broke
-//! it, and memory per client) and the soak table (each long run's KPIs against their
+//! it, and the server's memory per chatting client) and the soak table (each long run's KPIs against their
 //! thresholds). Both read the verdicts the engine stored; here they are only worded.
 
 use wscbench_results::{Capacity, RunResult, Scenario, SoakKpis, StepReason};
@@ -19,7 +19,13 @@ pub(crate) fn capacity_table(groups: &[Group]) -> Table {
                 .rev()
                 .find(|r| r.capacity.is_some())
                 .or(g.results.last())?;
-            Some((r.capacity.as_ref().and_then(|c| c.max_clients_held).unwrap_or(0), *r))
+            Some((
+                r.capacity
+                    .as_ref()
+                    .and_then(|c| c.max_clients_held)
+                    .unwrap_or(0),
+                *r,
+            ))
         })
         .collect();
     rows.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.server.id.cmp(&b.1.server.id)));
@@ -28,7 +34,10 @@ pub(crate) fn capacity_table(groups: &[Group]) -> Table {
         .find_map(|(_, r)| r.capacity.as_ref().map(|c| c.slo_p95_ms))
         .unwrap_or(50.0);
     let mut table = Table {
-        title: format!("Capacity — most clients held at latency p95 < {}", units::ms(target)),
+        title: format!(
+            "Capacity — most clients held at latency p95 < {}",
+            units::ms(target)
+        ),
         columns: Column::unranked(&[
             ("Server", false),
             ("Max clients held", true),
@@ -36,7 +45,6 @@ pub(crate) fn capacity_table(groups: &[Group]) -> Table {
             ("Broke at", true),
             ("Limiting factor", false),
             ("Server memory per client", true),
-            ("Bytes per idle client", true),
         ]),
         rows: Vec::new(),
         footnotes: Vec::new(),
@@ -66,7 +74,7 @@ fn capacity_cells(r: &RunResult) -> Vec<Cell> {
             Some(detail) => format!("{}: {detail}", r.outcome.as_str()),
             None => format!("{}: no step measured", r.outcome.as_str()),
         }));
-        cells.extend([Cell::absent(), Cell::absent()]);
+        cells.push(Cell::absent());
         return cells;
     };
     let held = c
@@ -88,10 +96,6 @@ fn capacity_cells(r: &RunResult) -> Vec<Cell> {
         },
         Cell::label(limiting_factor(c)),
         match memory_per_client(c) {
-            Some(bytes) => Cell::figure(units::size(bytes.round() as u64), bytes),
-            None => Cell::absent(),
-        },
-        match c.idle.as_ref().and_then(|i| i.bytes_per_client) {
             Some(bytes) => Cell::figure(units::size(bytes.round() as u64), bytes),
             None => Cell::absent(),
         },
@@ -122,7 +126,11 @@ pub fn limiting_factor(c: &Capacity) -> String {
 pub fn step_reason(reason: &StepReason) -> String {
     match reason {
         StepReason::LatencyOverTarget { p95_ms, target_ms } => {
-            format!("latency p95 {} ≥ {}", units::ms(*p95_ms), units::ms(*target_ms))
+            format!(
+                "latency p95 {} ≥ {}",
+                units::ms(*p95_ms),
+                units::ms(*target_ms)
+            )
         }
         StepReason::NoChatsReceived => "no chats received".to_string(),
         StepReason::ServerDrops {
@@ -138,7 +146,11 @@ pub fn step_reason(reason: &StepReason) -> String {
         StepReason::ClientErrors { errors } => format!("{} client errors", units::count(*errors)),
         StepReason::LoadgenLimit { reasons } => format!(
             "load generator (k6: {})",
-            reasons.iter().map(|r| r.kind()).collect::<Vec<_>>().join(", ")
+            reasons
+                .iter()
+                .map(|r| r.kind())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         StepReason::ServerDied { outcome } => format!("server {outcome}"),
     }
@@ -248,7 +260,11 @@ fn soak_cells(r: &RunResult, k: &SoakKpis) -> Vec<Cell> {
             _ => "—".to_string(),
         }),
         Cell::figure(
-            format!("{} ({})", units::count(k.errors), units::count(k.errors_last_tenth)),
+            format!(
+                "{} ({})",
+                units::count(k.errors),
+                units::count(k.errors_last_tenth)
+            ),
             k.errors as f64,
         ),
         Cell::figure(units::ratio_percent(k.drop_ratio), k.drop_ratio),

@@ -30,9 +30,6 @@ pub struct Capacity {
     /// Why that step did not hold; empty when none broke.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broke_because: Vec<StepReason>,
-    /// Idle clients held: joined, never chatting (absent: not measured in this result).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idle: Option<IdleCapacity>,
 }
 
 /// One step of the capacity scenario, over its hold (the ramp that connects its new
@@ -134,19 +131,6 @@ impl StepReason {
             StepReason::ServerDied { .. } => "died",
         }
     }
-}
-
-/// Idle clients: joined, never chatting, stepped up until the server's memory neared its
-/// limit or connects failed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct IdleCapacity {
-    /// The most idle clients the server held at once.
-    pub clients_held: u64,
-    /// Server memory per idle client: the least-squares slope of memory against connections.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes_per_client: Option<f64>,
-    /// What ended the ramp: `memory_limit`, `connect_errors`, `server_died` or `all_held`.
-    pub limited_by: String,
 }
 
 /// The soak KPIs of a long run, each with its verdict. See docs/methodology.md ("Soak").

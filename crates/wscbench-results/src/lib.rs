@@ -16,12 +16,10 @@ pub mod dimensions;
 pub mod manifest;
 pub mod verdict;
 
+pub use capacity::{Capacity, CapacityStep, KpiVerdict, SoakKpis, StepReason};
 pub use dimensions::{
     HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR, RUN_MANIFEST_FILE, Repetition, Scenario,
     UnknownName, raw_relative_dir, result_relative_path,
-};
-pub use capacity::{
-    Capacity, CapacityStep, IdleCapacity, KpiVerdict, SoakKpis, StepReason,
 };
 pub use manifest::{RunManifest, RunStatus};
 pub use verdict::BoundReason;

@@ -310,7 +310,9 @@ fn parse_soak_duration(s: &str) -> Result<u64, String> {
 fn parse_slo(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(n) if n > 0.0 && n <= 60_000.0 => Ok(n),
-        _ => Err(format!("{s:?} is not a latency target in ms such as 50 or 12.5")),
+        _ => Err(format!(
+            "{s:?} is not a latency target in ms such as 50 or 12.5"
+        )),
     }
 }
 

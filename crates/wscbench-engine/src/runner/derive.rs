@@ -2,9 +2,7 @@
 //! container, rates, CPU-seconds and efficiency, the inputs of the load-generator verdict,
 //! and for stepped and long runs the capacity steps and the soak KPIs.
 
-use wscbench_results::{
-    Derived, Mode, Outcome, RunResult, Sample, Scenario, ServerStats, Usage,
-};
+use wscbench_results::{Derived, Mode, Outcome, RunResult, Sample, Scenario, ServerStats, Usage};
 
 use super::Plan;
 use crate::capacity::{self, CapacityInputs};
@@ -20,7 +18,8 @@ fn ceilings(plan: &Plan) -> (f64, f64, u32) {
         .unwrap_or(cores as f64)
         .min(plan.limits.cpus)
         * 100.0;
-    let loadgen = cpuset_cores(plan.limits.cpuset_loadgen.as_deref()).unwrap_or(cores as f64) * 100.0;
+    let loadgen =
+        cpuset_cores(plan.limits.cpuset_loadgen.as_deref()).unwrap_or(cores as f64) * 100.0;
     (server, loadgen, cores)
 }
 

@@ -40,7 +40,8 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     if args.duration.is_some() && !scenarios.iter().any(|s| scenarios::has_soak_length(*s)) {
         anyhow::bail!("--duration lengthens steady and churn only; none of them is selected");
     }
-    if scenarios.contains(&Scenario::Capacity) && args.loadgen != wscbench_results::LoadPath::Native {
+    if scenarios.contains(&Scenario::Capacity) && args.loadgen != wscbench_results::LoadPath::Native
+    {
         anyhow::bail!(
             "the capacity scenario needs the native load path (its per-step histograms come from k6/x/chat): drop --loadgen js"
         );
