@@ -23,6 +23,9 @@ pub const LATENCY_DRIFT_MAX_RATIO: f64 = 0.5;
 /// ...or by this much, whichever is larger (loopback latencies are a fraction of a ms, and
 /// half of nothing is noise), in ms.
 pub const LATENCY_DRIFT_FLOOR_MS: f64 = 1.0;
+/// Left out at the end of a hold: the scenarios stop chatting a second before everyone
+/// leaves, and k6 starts its scenario a moment after the load phase began, in ms.
+pub const QUIET_END_MS: u64 = 2_000;
 /// Drops may be at most this share of deliveries + drops.
 pub const DROP_MAX_RATIO: f64 = 0.001;
 
@@ -73,8 +76,8 @@ pub fn throughput_drift_ratio(series: &[Sample], from_ms: u64, to_ms: u64) -> Op
     (first > 0.0).then(|| last / first - 1.0)
 }
 
-/// Latency p95 (ms) of the periods starting in the first and in the last tenth of
-/// `[from_ms, to_ms]` (period times relative to the same zero), each merged bucket by bucket.
+/// Latency p95 (ms) of the periods whose middle lies in the first and in the last tenth of
+/// `[from_ms, to_ms]` (period starts relative to the same zero), each merged bucket by bucket.
 pub fn latency_p95_first_last_ms(
     periods: &[(u64, &MergedWindow)],
     from_ms: u64,
@@ -83,11 +86,11 @@ pub fn latency_p95_first_last_ms(
     let tenth = to_ms.saturating_sub(from_ms) / 10;
     let p95 = |a: u64, b: u64| {
         let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
-        for (start, w) in periods
+        let middle = |start: u64, w: &MergedWindow| start + w.to_ms.saturating_sub(w.from_ms) / 2;
+        for (_, w) in periods
             .iter()
-            .filter(|(start, _)| *start >= a && *start < b)
+            .filter(|(start, w)| (a..b).contains(&middle(*start, w)))
         {
-            let _ = start;
             match &mut merged {
                 None => merged = Some(w.latency.clone()),
                 Some(h) => {
@@ -112,8 +115,9 @@ pub struct SoakInputs<'a> {
     pub series: &'a [Sample],
     /// The native report's periods with their start in ms since the load started.
     pub periods: &'a [(u64, &'a MergedWindow)],
-    /// How long the load ran, in ms.
-    pub duration_ms: u64,
+    /// The end of the measured hold, in ms since the load started: the scenario's planned
+    /// length less its quiet end (no chats before the leave), not the closes after it.
+    pub hold_end_ms: u64,
     /// Client errors over the run.
     pub errors: u64,
     /// Server drops (slow consumers + rate limit) over the run.
@@ -124,15 +128,22 @@ pub struct SoakInputs<'a> {
 
 /// Every KPI and its verdict.
 pub fn soak_kpis(inputs: &SoakInputs<'_>) -> SoakKpis {
-    let warmup = warmup_ms(inputs.duration_ms);
-    let memory = memory_slope_mib_per_h(inputs.series, warmup);
-    let throughput = throughput_drift_ratio(inputs.series, warmup, inputs.duration_ms);
-    let (first, last) = latency_p95_first_last_ms(inputs.periods, warmup, inputs.duration_ms);
-    let tenth = inputs.duration_ms.saturating_sub(warmup) / 10;
+    let end = inputs.hold_end_ms;
+    let warmup = warmup_ms(end);
+    let in_hold: Vec<Sample> = inputs
+        .series
+        .iter()
+        .filter(|s| s.t_ms <= end)
+        .cloned()
+        .collect();
+    let memory = memory_slope_mib_per_h(&in_hold, warmup);
+    let throughput = throughput_drift_ratio(inputs.series, warmup, end);
+    let (first, last) = latency_p95_first_last_ms(inputs.periods, warmup, end);
+    let tenth = end.saturating_sub(warmup) / 10;
     let errors_last_tenth = inputs
         .periods
         .iter()
-        .filter(|(start, _)| *start + tenth >= inputs.duration_ms)
+        .filter(|(start, _)| *start + tenth >= end)
         .map(|(_, w)| w.counters.errors())
         .sum();
     let offered = inputs.deliveries + inputs.dropped;
@@ -176,7 +187,7 @@ pub fn soak_kpis(inputs: &SoakInputs<'_>) -> SoakKpis {
     ];
     SoakKpis {
         warmup_s: warmup as f64 / 1000.0,
-        measured_s: inputs.duration_ms.saturating_sub(warmup) as f64 / 1000.0,
+        measured_s: end.saturating_sub(warmup) as f64 / 1000.0,
         memory_slope_mib_per_h: memory,
         throughput_drift_ratio: throughput,
         latency_p95_first_ms: first,
@@ -265,7 +276,7 @@ mod tests {
         MergedWindow {
             clients: 0,
             from_ms: 0,
-            to_ms: 0,
+            to_ms: 10_000,
             counters: crate::native::NativeCounters {
                 ws_errors: errors,
                 ..Default::default()
@@ -295,7 +306,7 @@ mod tests {
         let kpis = soak_kpis(&SoakInputs {
             series: &s,
             periods: &periods,
-            duration_ms: 1_800_000,
+            hold_end_ms: 1_800_000,
             errors: 1,
             dropped: 10,
             deliveries: 1_000_000,
@@ -319,9 +330,11 @@ mod tests {
                 ("drops", Some(true)),
             ]
         );
-        // Half a millisecond more on a sub-ms p95 is within the 1 ms floor.
-        let (a, b) =
-            latency_p95_first_last_ms(&[(0, &early), (1_000_000, &period(900, 0))], 0, 1_000_010);
+        // A period counts toward the tenth its middle falls in.
+        let later = period(900, 0);
+        let (a, b) = latency_p95_first_last_ms(&[(0, &early), (990_000, &later)], 0, 1_000_000);
         assert_eq!((a, b), (Some(0.5), Some(0.9)));
+        let (_, none) = latency_p95_first_last_ms(&[(0, &early), (996_000, &later)], 0, 1_000_000);
+        assert_eq!(none, None, "its middle is past the end");
     }
 }

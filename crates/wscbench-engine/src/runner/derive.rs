@@ -71,10 +71,14 @@ pub fn derive_long(result: &mut RunResult, plan: &Plan, long: &Long<'_>) {
             .map(|w| (w.from_ms.saturating_sub(long.load_started_epoch_ms), w))
             .collect();
         let stats = result.server_stats.clone().unwrap_or_default();
+        let planned_ms = plan.scenario_seconds(result.scenario).as_millis() as u64;
         result.soak = Some(soak::soak_kpis(&SoakInputs {
             series: &result.series,
             periods: &periods,
-            duration_ms: result.duration_ms,
+            hold_end_ms: result
+                .duration_ms
+                .min(planned_ms)
+                .saturating_sub(soak::QUIET_END_MS),
             errors: result.errors.total(),
             dropped: stats.dropped_slow + stats.dropped_ratelimit,
             deliveries: stats.deliveries,
