@@ -39,6 +39,12 @@ const SHAPES = {
       holdSeconds: 20,
     },
   },
+  'idle-capacity': {
+    // Idle joined clients, stepped up; the orchestrator ends the run when the server's
+    // memory nears its limit.
+    smoke: { roomSize: 50, steps: [100, 200, 400], rampSeconds: 2, holdSeconds: 2 },
+    quick: { roomSize: 50, steps: [1000, 2000, 5000, 10000, 15000, 20000, 30000], rampSeconds: 10, holdSeconds: 10 },
+  },
 };
 
 // The length soak gives each shape that has one, when DURATION is set.

@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod docker;
 pub mod engine;
 pub mod http;
+pub mod idle;
 pub mod images;
 pub mod k6;
 pub mod loadgen_capacity;

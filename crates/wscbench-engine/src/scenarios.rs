@@ -34,6 +34,8 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
         (Scenario::Saturation, _) => 100,
         (Scenario::Capacity, Mode::Smoke) => 18,
         (Scenario::Capacity, _) => 240,
+        (Scenario::IdleCapacity, Mode::Smoke) => 12,
+        (Scenario::IdleCapacity, _) => 140,
     }
 }
 
@@ -56,7 +58,7 @@ mod tests {
             "globalThis.__ENV = {{ WS_URL: 'ws://127.0.0.1:1/ws', MODE: '{mode}', DURATION: '{}' }};\n\
              const m = await import('file://{}');\n\
              console.log(JSON.stringify(Object.fromEntries(\
-               ['steady', 'burst', 'churn', 'saturation', 'capacity'].map((n) => [n, m.shapeOf(n)]))));",
+               ['steady', 'burst', 'churn', 'saturation', 'capacity', 'idle-capacity'].map((n) => [n, m.shapeOf(n)]))));",
             duration.map(|d| d.to_string()).unwrap_or_default(),
             modes.canonicalize().unwrap().display()
         );
@@ -98,7 +100,7 @@ mod tests {
                             + sum(&shape["holdSeconds"])
                             + sum(&shape["rampDownSeconds"])
                     }
-                    Scenario::Capacity => {
+                    Scenario::Capacity | Scenario::IdleCapacity => {
                         shape["steps"].as_array().unwrap().len() as u64
                             * (sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"]))
                     }

@@ -2,36 +2,53 @@
 //! it, and the server's memory per chatting client) and the soak table (each long run's KPIs against their
 //! thresholds). Both read the verdicts the engine stored; here they are only worded.
 
-use wscbench_results::{Capacity, RunResult, Scenario, SoakKpis, StepReason};
+use wscbench_results::{Capacity, IdleLimit, RunResult, Scenario, SoakKpis, StepReason};
 
 use crate::tables::{Cell, Column, Group, Row, Table, language};
 use crate::units;
 
-/// The capacity table: one row per server (its latest `ok` repetition), best first.
-pub(crate) fn capacity_table(groups: &[Group]) -> Table {
-    let mut rows: Vec<(u64, &RunResult)> = groups
+/// The latest result of each group of `scenario` that carries its figures (or the latest).
+fn latest<'a>(
+    groups: &[Group<'a>],
+    scenario: Scenario,
+    has: fn(&RunResult) -> bool,
+) -> Vec<&'a RunResult> {
+    groups
         .iter()
-        .filter(|g| g.results[0].scenario == Scenario::Capacity)
+        .filter(|g| g.results[0].scenario == scenario)
         .filter_map(|g| {
-            let r = g
-                .results
+            g.results
                 .iter()
                 .rev()
-                .find(|r| r.capacity.is_some())
-                .or(g.results.last())?;
-            Some((
-                r.capacity
-                    .as_ref()
-                    .and_then(|c| c.max_clients_held)
-                    .unwrap_or(0),
-                *r,
-            ))
+                .find(|r| has(r))
+                .or(g.results.last())
+                .copied()
         })
-        .collect();
-    rows.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.server.id.cmp(&b.1.server.id)));
-    let target = rows
+        .collect()
+}
+
+/// The capacity table: one row per server, with its capacity and idle-capacity results side
+/// by side, most clients held first.
+pub(crate) fn capacity_table(groups: &[Group]) -> Table {
+    let chatting = latest(groups, Scenario::Capacity, |r| r.capacity.is_some());
+    let idle = latest(groups, Scenario::IdleCapacity, |r| r.idle.is_some());
+    let mut servers: Vec<(String, &RunResult)> = Vec::new();
+    for r in chatting.iter().chain(&idle) {
+        if !servers.iter().any(|(label, _)| *label == r.server_label()) {
+            servers.push((r.server_label(), r));
+        }
+    }
+    let held = |label: &str| {
+        chatting
+            .iter()
+            .find(|r| r.server_label() == label)
+            .and_then(|r| r.capacity.as_ref()?.max_clients_held)
+            .unwrap_or(0)
+    };
+    servers.sort_by(|a, b| held(&b.0).cmp(&held(&a.0)).then(a.0.cmp(&b.0)));
+    let target = chatting
         .iter()
-        .find_map(|(_, r)| r.capacity.as_ref().map(|c| c.slo_p95_ms))
+        .find_map(|r| r.capacity.as_ref().map(|c| c.slo_p95_ms))
         .unwrap_or(50.0);
     let mut table = Table {
         title: format!(
@@ -45,43 +62,60 @@ pub(crate) fn capacity_table(groups: &[Group]) -> Table {
             ("Broke at", true),
             ("Limiting factor", false),
             ("Server memory per client", true),
+            ("Idle clients held", true),
+            ("Bytes per idle client", true),
+            ("Idle limit", false),
         ]),
         rows: Vec::new(),
         footnotes: Vec::new(),
     };
-    for (_, r) in &rows {
-        table.rows.push(Row {
-            cells: capacity_cells(r),
-        });
+    for (label, any) in &servers {
+        let mut cells = vec![Cell::label(format!("{label} ({})", language(any)))];
+        match chatting.iter().find(|r| r.server_label() == *label) {
+            Some(r) => cells.extend(capacity_cells(r)),
+            None => cells.extend((0..5).map(|_| Cell::absent())),
+        }
+        match idle.iter().find(|r| r.server_label() == *label) {
+            Some(r) => cells.extend(idle_cells(r)),
+            None => cells.extend((0..3).map(|_| Cell::absent())),
+        }
+        table.rows.push(Row { cells });
     }
     if !table.rows.is_empty() {
         table.footnotes.push(
             "A step holds while chat latency p95 stays under the target, the server drops under \
              0.1 %, clients see no errors and k6 is not the limit (docs/methodology.md, Capacity). \
              Memory per client: the slope of the server's peak memory against clients over the \
-             steps that held."
+             steps that held. Idle: joined clients that never chat, stepped up until the server's \
+             memory reached 90 % of its limit or connects failed; bytes per idle client is the \
+             slope of its memory against its connections."
                 .to_string(),
         );
     }
     table
 }
 
+fn outcome_text(r: &RunResult, what: &str) -> String {
+    match &r.outcome_detail {
+        Some(detail) => format!("{}: {detail}", r.outcome.as_str()),
+        None => format!("{}: no {what} measured", r.outcome.as_str()),
+    }
+}
+
 fn capacity_cells(r: &RunResult) -> Vec<Cell> {
-    let server = Cell::label(format!("{} ({})", r.server_label(), language(r)));
     let Some(c) = &r.capacity else {
-        let mut cells = vec![server, Cell::absent(), Cell::absent(), Cell::absent()];
-        cells.push(Cell::label(match &r.outcome_detail {
-            Some(detail) => format!("{}: {detail}", r.outcome.as_str()),
-            None => format!("{}: no step measured", r.outcome.as_str()),
-        }));
-        cells.push(Cell::absent());
-        return cells;
+        return vec![
+            Cell::absent(),
+            Cell::absent(),
+            Cell::absent(),
+            Cell::label(outcome_text(r, "step")),
+            Cell::absent(),
+        ];
     };
     let held = c
         .max_clients_held
         .and_then(|n| c.steps.iter().find(|s| s.clients == n));
     vec![
-        server,
         match c.max_clients_held {
             Some(n) => Cell::figure(units::count(n), n as f64),
             None => Cell::figure("none".to_string(), 0.0),
@@ -99,6 +133,33 @@ fn capacity_cells(r: &RunResult) -> Vec<Cell> {
             Some(bytes) => Cell::figure(units::size(bytes.round() as u64), bytes),
             None => Cell::absent(),
         },
+    ]
+}
+
+fn idle_cells(r: &RunResult) -> Vec<Cell> {
+    let Some(i) = &r.idle else {
+        return vec![
+            Cell::absent(),
+            Cell::absent(),
+            Cell::label(outcome_text(r, "idle client")),
+        ];
+    };
+    vec![
+        Cell::figure(units::count(i.clients_held), i.clients_held as f64),
+        match i.bytes_per_client {
+            Some(bytes) => Cell::figure(units::size(bytes.max(0.0).round() as u64), bytes),
+            None => Cell::absent(),
+        },
+        Cell::label(match &i.limited_by {
+            IdleLimit::MemoryNearLimit => {
+                format!("memory at 90 % of {}", units::mib(i.memory_limit_bytes))
+            }
+            IdleLimit::ClientErrors { errors } => {
+                format!("{} client errors", units::count(*errors))
+            }
+            IdleLimit::ServerDied { outcome } => format!("server {outcome}"),
+            IdleLimit::AllHeld => "none: every step held (add steps)".to_string(),
+        }),
     ]
 }
 

@@ -178,8 +178,18 @@ pub const MAX_CLIENTS: Metric = Metric {
     format: |v| units::count(v.round() as u64),
 };
 
+/// Idle joined clients the server held under its memory limit.
+pub const IDLE_CLIENTS: Metric = Metric {
+    key: "idle-clients",
+    name: "Idle clients held",
+    better: Better::Higher,
+    loadgen_sensitive: false,
+    value: |r| r.idle.as_ref().map(|i| i.clients_held as f64),
+    format: |v| units::count(v.round() as u64),
+};
+
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 12] = [
+pub const ALL: [&Metric; 13] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,
@@ -192,6 +202,7 @@ pub const ALL: [&Metric; 12] = [
     &CPU_EFFICIENCY,
     &ERRORS_PER_CONNECTION,
     &MAX_CLIENTS,
+    &IDLE_CLIENTS,
 ];
 
 /// The metric of this key, if any.
@@ -230,6 +241,7 @@ pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
             &CPU_EFFICIENCY,
         ],
         Scenario::Capacity => &[&MAX_CLIENTS, &PEAK_MEMORY],
+        Scenario::IdleCapacity => &[&IDLE_CLIENTS, &PEAK_MEMORY],
     }
 }
 
@@ -239,6 +251,7 @@ pub fn lead(scenario: Scenario) -> &'static Metric {
         Scenario::Churn => &CONNECTIONS,
         Scenario::Saturation => &DELIVERIES,
         Scenario::Capacity => &MAX_CLIENTS,
+        Scenario::IdleCapacity => &IDLE_CLIENTS,
         _ => &THROUGHPUT,
     }
 }

@@ -6,8 +6,8 @@ mod common;
 use common::{RUN, result};
 use wscbench_report::{Format, Report};
 use wscbench_results::{
-    BoundReason, Capacity, CapacityStep, KpiVerdict, Mode, RunResult, Scenario, SoakKpis,
-    StepReason,
+    BoundReason, Capacity, CapacityStep, IdleCapacity, IdleLimit, KpiVerdict, Mode, RunResult,
+    Scenario, SoakKpis, StepReason,
 };
 
 const MIB: u64 = 1 << 20;
@@ -52,8 +52,28 @@ fn capacity(server: &str, steps: Vec<CapacityStep>) -> RunResult {
     r
 }
 
+fn idle(
+    server: &str,
+    clients_held: u64,
+    bytes_per_client: f64,
+    limited_by: IdleLimit,
+) -> RunResult {
+    let mut r = result(RUN, server, "steady");
+    r.scenario = Scenario::IdleCapacity;
+    r.idle = Some(IdleCapacity {
+        clients_held,
+        bytes_per_client: Some(bytes_per_client),
+        peak_mem_bytes: 470 * MIB,
+        memory_limit_bytes: 512 * MIB,
+        limited_by,
+    });
+    r
+}
+
 fn capacity_run() -> Vec<RunResult> {
     vec![
+        idle("profile-b/go", 15_000, 28_400.0, IdleLimit::MemoryNearLimit),
+        idle("profile-a/rust", 30_000, 6_100.0, IdleLimit::AllHeld),
         capacity(
             "profile-b/go",
             vec![
@@ -137,7 +157,22 @@ fn capacity_rows_rank_by_clients_held_and_name_the_load_generator_before_the_ser
         .iter()
         .map(|r| r.cells[1].text.as_str())
         .collect();
-    assert_eq!(held, ["500", "500", "none"]);
+    // Ties (and servers without a capacity run) follow in label order.
+    assert_eq!(held, ["500", "500", "—", "none"]);
+    let idle_limit: Vec<&str> = table
+        .rows
+        .iter()
+        .map(|r| r.cells[8].text.as_str())
+        .collect();
+    assert_eq!(
+        idle_limit,
+        [
+            "memory at 90 % of 512.0 MiB",
+            "—",
+            "none: every step held (add steps)",
+            "—"
+        ]
+    );
     assert!(
         table.rows[1].cells[4].text.starts_with("load generator"),
         "{:?}",

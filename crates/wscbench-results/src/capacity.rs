@@ -133,6 +133,45 @@ impl StepReason {
     }
 }
 
+/// What the idle-capacity scenario found: joined clients that never chat, stepped up until
+/// the server's memory neared its limit or connects failed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleCapacity {
+    /// The most clients the server held at once (its `connections_current`).
+    pub clients_held: u64,
+    /// Server memory per idle client: the least-squares slope of the server's memory against
+    /// its connections over the run, in bytes (absent: fewer than two distinct counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_client: Option<f64>,
+    /// The server's highest memory, in bytes.
+    pub peak_mem_bytes: u64,
+    /// The server's memory limit, in bytes.
+    pub memory_limit_bytes: u64,
+    /// What ended the ramp.
+    pub limited_by: IdleLimit,
+}
+
+/// What ended an idle-capacity ramp.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum IdleLimit {
+    /// The server's memory reached 90 % of its limit and the run was stopped.
+    MemoryNearLimit,
+    /// Clients failed to connect or were closed abnormally.
+    ClientErrors {
+        /// How many errors.
+        errors: u64,
+    },
+    /// The server exited or was killed.
+    ServerDied {
+        /// The result's outcome.
+        outcome: String,
+    },
+    /// Every planned step was held.
+    #[default]
+    AllHeld,
+}
+
 /// The soak KPIs of a long run, each with its verdict. See docs/methodology.md ("Soak").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SoakKpis {

@@ -16,7 +16,9 @@ pub mod dimensions;
 pub mod manifest;
 pub mod verdict;
 
-pub use capacity::{Capacity, CapacityStep, KpiVerdict, SoakKpis, StepReason};
+pub use capacity::{
+    Capacity, CapacityStep, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis, StepReason,
+};
 pub use dimensions::{
     HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR, RUN_MANIFEST_FILE, Repetition, Scenario,
     UnknownName, raw_relative_dir, result_relative_path,
@@ -30,7 +32,7 @@ pub use verdict::BoundReason;
 /// - 1: the first schema.
 /// - 2: scenario, mode and load path as enums; variant, load parameters, repetition and
 ///   load path as dimensions; load-generator reasons as data; CPU-seconds; latency source.
-///   Added later without a bump, as optional fields older readers ignore: `capacity`, `soak`
+///   Added later without a bump, as optional fields older readers ignore: `capacity`, `idle`, `soak`
 ///   and the server's drop counters in each sample.
 pub const SCHEMA_VERSION: u32 = 2;
 
@@ -93,6 +95,9 @@ pub struct RunResult {
     /// The capacity scenario's steps and verdict (capacity results only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
+    /// Idle clients held and bytes per client (idle-capacity results only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleCapacity>,
     /// The soak KPIs (soak mode, and any run of at least five minutes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak: Option<SoakKpis>,

@@ -49,6 +49,8 @@ enum LoadEnd {
     ServerDied(ContainerState),
     Cancelled,
     TimedOut,
+    /// The idle-capacity scenario reached its end: the server's memory neared its limit.
+    MemoryNearLimit,
 }
 
 /// What stopping the point's containers revealed.
@@ -93,6 +95,7 @@ pub(super) async fn run_point<E: Engine>(
         load_started_epoch_ms: 0,
     };
     let ended = session.drive(&mut result, &mut cancel, on).await;
+    let stopped_near_limit = matches!(ended, Ok(LoadEnd::MemoryNearLimit));
     on(Progress::Phase("stopping"));
     let teardown = session.teardown().await;
     let mut native = None;
@@ -109,6 +112,19 @@ pub(super) async fn run_point<E: Engine>(
             outcome,
         };
         derive_long(&mut result, plan, &long);
+    }
+    if point.scenario == Scenario::IdleCapacity
+        && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted)
+    {
+        let died =
+            matches!(outcome, Outcome::ServerCrashed | Outcome::OomKilled).then_some(outcome);
+        result.idle = Some(crate::idle::idle_capacity(
+            &result.series,
+            plan.limits.memory_bytes,
+            stopped_near_limit,
+            result.errors.total(),
+            died,
+        ));
     }
     result.outcome = outcome;
     result.outcome_detail = detail;
@@ -377,6 +393,11 @@ impl<E: Engine> Session<'_, E> {
             {
                 return LoadEnd::K6Exited(state);
             }
+            if self.point.scenario == Scenario::IdleCapacity
+                && crate::idle::near_limit(s.mem_bytes, self.plan.limits.memory_bytes)
+            {
+                return LoadEnd::MemoryNearLimit;
+            }
             if load_started.elapsed() > expected + K6_OVERRUN {
                 return LoadEnd::TimedOut;
             }
@@ -440,6 +461,8 @@ fn collect(
             Outcome::Interrupted,
             Some("interrupted by the user".to_string()),
         ),
+        // The idle ramp's planned end: k6 is stopped with the clients it holds.
+        LoadEnd::MemoryNearLimit => (Outcome::Ok, None),
         LoadEnd::ServerDied(state) => (
             died(state),
             Some(match died(state) {
@@ -611,6 +634,7 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
         loadgen_bound: false,
         loadgen_bound_reasons: Vec::new(),
         capacity: None,
+        idle: None,
         soak: None,
         series: Vec::new(),
     }

@@ -433,6 +433,9 @@ fn scenario_summary(scenario: Scenario) -> &'static str {
         Scenario::Capacity => {
             "Steps of clients chatting at a room's pace, until latency p95 passes the target: the most clients held at it."
         }
+        Scenario::IdleCapacity => {
+            "Steps of joined clients that never chat, until memory nears the limit or connects fail: clients held, bytes each."
+        }
     }
 }
 

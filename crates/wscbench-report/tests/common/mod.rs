@@ -241,6 +241,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
         loadgen_bound: false,
         loadgen_bound_reasons: Vec::new(),
         capacity: None,
+        idle: None,
         soak: None,
         series: Vec::new(),
     }
