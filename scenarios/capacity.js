@@ -79,7 +79,9 @@ function schedule() {
 /** One VU is one room of roomSize clients, from the step that needs it to the end. */
 export function room() {
   schedule();
-  const index = __VU - 1;
+  // The room's number within this scenario: VU ids are shared with the monitor's
+  // scenario, so __VU is not 1..rooms here.
+  const index = exec.scenario.iterationInTest;
   const step = rooms.findIndex((n) => n > index);
   if (step < 0) return;
   const firstNew = step === 0 ? 0 : rooms[step - 1];
