@@ -495,7 +495,7 @@ fn collect(
             &summary,
             &native,
             teardown,
-            point.scenario == Scenario::Capacity,
+            matches!(point.scenario, Scenario::Capacity | Scenario::IdleCapacity),
         ),
     };
     *native_out = native;
