@@ -264,6 +264,30 @@ fn the_soak_table_gives_each_kpi_and_a_verdict() {
 }
 
 #[test]
+fn the_html_page_shows_the_capacity_table_even_with_idle_results_alone() {
+    let results = vec![idle(
+        "profile-b/go",
+        15_000,
+        28_400.0,
+        IdleLimit::MemoryNearLimit,
+    )];
+    let report = Report::from_selected(&results);
+    let page = wscbench_report::html::render_page(
+        &results,
+        &report,
+        &wscbench_report::html::PageContext {
+            command: None,
+            manifest: None,
+        },
+    );
+    assert!(
+        page.contains("Capacity — most clients held"),
+        "no capacity table"
+    );
+    assert!(page.contains("memory at 90 % of 512.0 MiB"));
+}
+
+#[test]
 fn results_without_capacity_or_soak_have_neither_table() {
     let report = Report::from_selected(&[result(RUN, "profile-b/go", "steady")]);
     assert!(
