@@ -536,6 +536,38 @@ mod tests {
     }
 
     #[test]
+    fn soak_durations_and_latency_targets_parse_with_their_units() {
+        let cli = Cli::try_parse_from([
+            "wscbench",
+            "run",
+            "--mode",
+            "soak",
+            "--duration",
+            "30m",
+            "--slo-p95-ms",
+            "20",
+        ])
+        .unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!((run.duration, run.slo_p95_ms), (Some(1800), 20.0));
+        assert_eq!(parse_soak_duration("1h"), Ok(3600));
+        assert!(
+            parse_soak_duration("5s")
+                .unwrap_err()
+                .contains("10s to 24h")
+        );
+        assert!(parse_soak_duration("soon").is_err());
+        assert!(Cli::try_parse_from(["wscbench", "run", "--slo-p95-ms", "0"]).is_err());
+        let cli = Cli::try_parse_from(["wscbench", "run"]).unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!((run.duration, run.slo_p95_ms), (None, 50.0));
+    }
+
+    #[test]
     fn report_takes_html_and_an_output_file() {
         let cli = Cli::try_parse_from([
             "wscbench",
