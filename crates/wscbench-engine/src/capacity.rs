@@ -125,6 +125,7 @@ pub fn capacity(inputs: &CapacityInputs<'_>) -> Capacity {
         .map(|(i, w)| step(inputs, w, if i == last { inputs.server_died } else { None }))
         .collect();
     let (max_clients_held, broke_at_clients, broke_because) = judge(&steps);
+    let server_bytes_per_client = bytes_per_client(&steps);
     Capacity {
         slo_p95_ms: inputs.slo_p95_ms,
         room_size: inputs.room_size,
@@ -133,7 +134,19 @@ pub fn capacity(inputs: &CapacityInputs<'_>) -> Capacity {
         max_clients_held,
         broke_at_clients,
         broke_because,
+        server_bytes_per_client,
     }
+}
+
+/// The least-squares slope of the server's peak memory against clients over the steps that
+/// held (in order, up to the first that did not), in bytes per client.
+pub fn bytes_per_client(steps: &[CapacityStep]) -> Option<f64> {
+    let points: Vec<(f64, f64)> = steps
+        .iter()
+        .take_while(|s| s.held)
+        .map(|s| (s.clients as f64, s.server_peak_mem_bytes as f64))
+        .collect();
+    crate::soak::least_squares_slope(&points)
 }
 
 fn step(inputs: &CapacityInputs<'_>, w: &MergedWindow, died: Option<Outcome>) -> CapacityStep {
@@ -373,6 +386,24 @@ mod tests {
             },
             ..CapacityStep::default()
         }
+    }
+
+    #[test]
+    fn memory_per_client_is_the_slope_over_the_steps_that_held() {
+        let mem = |clients: u64, mib: u64, held: bool| CapacityStep {
+            server_peak_mem_bytes: mib << 20,
+            ..judged(clients, held)
+        };
+        let steps = [
+            mem(100, 12, true),
+            mem(200, 14, true),
+            mem(500, 20, true),
+            mem(1000, 90, false),
+        ];
+        // (100, 12), (200, 14), (500, 20) MiB lie on 2 MiB per 100 clients: 20,971.52 bytes each.
+        let slope = bytes_per_client(&steps).unwrap();
+        assert!((slope - 20_971.52).abs() < 1e-6, "{slope}");
+        assert_eq!(bytes_per_client(&steps[..1]), None);
     }
 
     #[test]

@@ -129,8 +129,8 @@ fn capacity_cells(r: &RunResult) -> Vec<Cell> {
             None => Cell::label("—"),
         },
         Cell::label(limiting_factor(c)),
-        match memory_per_client(c) {
-            Some(bytes) => Cell::figure(units::size(bytes.round() as u64), bytes),
+        match c.server_bytes_per_client {
+            Some(bytes) => Cell::figure(units::size(bytes.max(0.0).round() as u64), bytes),
             None => Cell::absent(),
         },
     ]
@@ -215,26 +215,6 @@ pub fn step_reason(reason: &StepReason) -> String {
         ),
         StepReason::ServerDied { outcome } => format!("server {outcome}"),
     }
-}
-
-/// The least-squares slope of the server's peak memory against clients over the steps that
-/// held, in bytes per client (at least two steps).
-pub fn memory_per_client(c: &Capacity) -> Option<f64> {
-    let points: Vec<(f64, f64)> = c
-        .steps
-        .iter()
-        .take_while(|s| s.held)
-        .map(|s| (s.clients as f64, s.server_peak_mem_bytes as f64))
-        .collect();
-    if points.len() < 2 {
-        return None;
-    }
-    let n = points.len() as f64;
-    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    (sxx > 0.0).then(|| sxy / sxx)
 }
 
 /// The soak table: one row per long run (latest repetition of each point).

@@ -30,6 +30,10 @@ pub struct Capacity {
     /// Why that step did not hold; empty when none broke.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broke_because: Vec<StepReason>,
+    /// Server memory per chatting client: the least-squares slope of the server's peak memory
+    /// against clients over the steps that held, in bytes (absent: fewer than two held).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_bytes_per_client: Option<f64>,
 }
 
 /// One step of the capacity scenario, over its hold (the ramp that connects its new
