@@ -21,17 +21,14 @@
 // step that held.
 import exec from 'k6/execution';
 import http from 'k6/http';
-import { sleep } from 'k6';
 import chat from 'k6/x/chat';
-import { GRACE_SECONDS, defineScenario, scenarioClock } from './lib/scenario.js';
+import { scenarioClock } from './lib/scenario.js';
+import { steppedScenario } from './lib/steps.js';
 import { config } from './lib/config.js';
 import { shapeOf } from './lib/modes.js';
 
 const shape = shapeOf('capacity');
 const slo = sloP95Ms();
-const stepSeconds = shape.rampSeconds + shape.holdSeconds;
-const totalSeconds = shape.steps.length * stepSeconds;
-const rooms = shape.steps.map((clients) => Math.ceil(clients / shape.roomSize));
 // How long after the last hold clients leave: the last chats reach everyone first.
 const LEAVE_AFTER_MS = 1000;
 const statsUrl = config.wsUrl.replace(/^ws/, 'http').replace(/\/ws$/, '/stats');
@@ -44,56 +41,17 @@ function sloP95Ms() {
   return n;
 }
 
-const base = defineScenario('capacity', { ...shape, sloP95Ms: slo }, {
-  executor: 'per-vu-iterations',
-  exec: 'room',
-  vus: rooms[rooms.length - 1],
-  iterations: 1,
-  // The last hold, the leave and its close, and grace.
-  maxDuration: `${totalSeconds + 5 + GRACE_SECONDS}s`,
-});
-base.options.scenarios.monitor = {
-  executor: 'per-vu-iterations',
-  exec: 'monitor',
-  vus: 1,
-  iterations: 1,
-  maxDuration: `${totalSeconds + 5 + GRACE_SECONDS}s`,
-};
-export const { options, setup, handleSummary } = base;
-
-/** Epoch ms of step i's start, its hold's start and its end, on this scenario's clock. */
-function stepTimes(i) {
-  const start = scenarioClock(i * stepSeconds);
-  return { start, holdFrom: start + shape.rampSeconds * 1000, to: start + stepSeconds * 1000 };
-}
-
-function schedule() {
-  chat.schedule({
-    steps: shape.steps.map((clients, i) => {
-      const t = stepTimes(i);
-      return { clients, fromMs: t.holdFrom, toMs: t.to };
-    }),
-  });
-}
+const stepped = steppedScenario('capacity', { ...shape, sloP95Ms: slo }, 'hold');
+const { stepTimes, schedule, joinStep, sleepUntil, totalSeconds } = stepped;
+export const { options, setup, handleSummary } = stepped;
 
 /** One VU is one room of roomSize clients, from the step that needs it to the end. */
 export function room() {
-  schedule();
-  // The room's number within this scenario: VU ids are shared with the monitor's
-  // scenario, so __VU is not 1..rooms here.
-  const index = exec.scenario.iterationInTest;
-  const step = rooms.findIndex((n) => n > index);
+  const step = joinStep();
   if (step < 0) return;
-  const firstNew = step === 0 ? 0 : rooms[step - 1];
-  const newRooms = rooms[step] - firstNew;
-  const t = stepTimes(step);
-  // The new rooms connect over the first half of the ramp, evenly.
-  const startAt = t.start + ((index - firstNew) / newRooms) * shape.rampSeconds * 500;
-  const wait = startAt - Date.now();
-  if (wait > 0) sleep(wait / 1000);
   // Chats go on to the end of the last hold; everyone leaves after it.
   const stopChatAt = scenarioClock(totalSeconds);
-  const leaveAt = stopChatAt + LEAVE_AFTER_MS;
+  // Each step re-paces every client to what a member of a room of roomSize would receive.
   const rateChanges = shape.steps.map((clients, i) => [
     stepTimes(i).start,
     (shape.memberChatsPerSecond * (shape.roomSize - 1)) / Math.max(1, clients - 1),
@@ -106,7 +64,7 @@ export function room() {
     chatsPerSecond: rateChanges[step][1],
     rateChanges: rateChanges.slice(step + 1),
     stopChatAt,
-    leaveAt,
+    leaveAt: stopChatAt + LEAVE_AFTER_MS,
   });
 }
 
@@ -136,11 +94,9 @@ export function monitor() {
   schedule();
   for (let i = 0; i < shape.steps.length; i++) {
     const t = stepTimes(i);
-    const untilHold = t.holdFrom - Date.now();
-    if (untilHold > 0) sleep(untilHold / 1000);
+    sleepUntil(t.holdFrom);
     const before = serverStats();
-    const untilEnd = t.to + 700 - Date.now(); // the last flushes of the hold
-    if (untilEnd > 0) sleep(untilEnd / 1000);
+    sleepUntil(t.to + 700); // the last flushes of the hold
     const after = serverStats();
     const why = broken(chat.stepStats(i), before, after);
     if (why !== '') {
