@@ -91,10 +91,14 @@ var (
 type clientOptions struct {
 	url  string
 	user string
+	// room is joined and chatted in ("public" unless set).
+	room string
 	// chats are sent at once when the join comes back.
 	chats int
 	// chatsPerSecond > 0 chats at this rate from the join until stopChatAt.
 	chatsPerSecond float64
+	// rateChanges, ascending: from each moment on, the rate is its chatsPerSecond.
+	rateChanges []rateChange
 	// stopChatAt, leaveAt: zero means none.
 	stopChatAt time.Time
 	leaveAt    time.Time
@@ -104,6 +108,24 @@ type clientOptions struct {
 	// instance is this k6 instance's number in a split run (1..N), stamped in
 	// every chat; 0 outside a split run (no stamp).
 	instance int
+}
+
+// rateChange is one entry of a session's rate schedule.
+type rateChange struct {
+	at             time.Time
+	chatsPerSecond float64
+}
+
+// rateAt is the chat rate at now, and the next change after now (zero: none).
+func (o *clientOptions) rateAt(now time.Time) (float64, time.Time) {
+	rate := o.chatsPerSecond
+	for _, c := range o.rateChanges {
+		if now.Before(c.at) {
+			return rate, c.at
+		}
+		rate = c.chatsPerSecond
+	}
+	return rate, time.Time{}
 }
 
 // readEnd is how the reader goroutine stopped.
@@ -197,12 +219,17 @@ const (
 // control is the writer side: join, chats, leave, close. It returns once the
 // reader has ended (or been ended by closing the connection).
 func (s *session) control(ctx context.Context, o clientOptions, ended <-chan readEnd) outcome {
-	if !s.write(append(append([]byte(`{"type":"join","room":"public","user":`), s.ownJoin...), '}')) {
+	if o.room == "" {
+		o.room = "public"
+	}
+	roomJSON, _ := json.Marshal(o.room)
+	join := append(append([]byte(`{"type":"join","room":`), roomJSON...), `,"user":`...)
+	if !s.write(append(append(join, s.ownJoin...), '}')) {
 		return s.finish(ended)
 	}
 
 	// Each timer is a channel that stays nil until the timer is armed.
-	var leaveC, joinTimeoutC, chatC, closeByC <-chan time.Time
+	var leaveC, joinTimeoutC, chatC, closeByC, rateC <-chan time.Time
 	leaving := false
 	var chatTicker *time.Ticker
 	defer func() {
@@ -223,9 +250,27 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 	var firstChat <-chan time.Time
 	var chatPeriod time.Duration
 
+	// startChatting arms the chat timer at the rate in force now, the first
+	// chat after a random part of a period, and the timer of the next change.
+	startChatting := func() {
+		chatC, firstChat, rateC = nil, nil, nil
+		if chatTicker != nil {
+			chatTicker.Stop()
+			chatTicker = nil
+		}
+		rate, next := o.rateAt(time.Now())
+		if !next.IsZero() {
+			rateC = time.After(time.Until(next))
+		}
+		if rate > 0 {
+			chatPeriod = time.Duration(float64(time.Second) / rate)
+			firstChat = time.After(time.Duration(rand.Float64() * float64(chatPeriod)))
+		}
+	}
+
 	leave := func() bool {
 		leaving = true
-		chatC, firstChat, joinTimeoutC, leaveC = nil, nil, nil, nil
+		chatC, firstChat, joinTimeoutC, leaveC, rateC = nil, nil, nil, nil, nil
 		if chatTicker != nil {
 			chatTicker.Stop()
 			chatTicker = nil
@@ -243,7 +288,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 			}
 			return true
 		}
-		if !s.write(chatFrame(time.Now(), o.instance)) {
+		if !s.write(chatFrame(o.room, time.Now(), o.instance)) {
 			return false
 		}
 		s.tally.add(cChatSent, 1)
@@ -272,9 +317,10 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 					return s.finish(ended)
 				}
 			}
-			if o.chatsPerSecond > 0 {
-				chatPeriod = time.Duration(float64(time.Second) / o.chatsPerSecond)
-				firstChat = time.After(time.Duration(rand.Float64() * float64(chatPeriod)))
+			startChatting()
+		case <-rateC:
+			if !leaving {
+				startChatting()
 			}
 		case <-firstChat:
 			firstChat = nil
@@ -383,12 +429,15 @@ func (s *session) setEndBy(t time.Time) {
 	s.endBy.Store(t.UnixNano())
 }
 
-// chatFrame is a chat stamped with now (epoch ms to the microsecond) and, in
-// a split run, with the sending instance (see instanceMarker).
-func chatFrame(now time.Time, instance int) []byte {
+// chatFrame is a chat in room stamped with now (epoch ms to the microsecond)
+// and, in a split run, with the sending instance (see instanceMarker). The
+// room was checked to need no JSON escaping (checkName).
+func chatFrame(room string, now time.Time, instance int) []byte {
 	us := now.UnixMicro()
-	b := make([]byte, 0, 96)
-	b = append(b, `{"type":"chat","room":"public","text":"`+chatText...)
+	b := make([]byte, 0, 96+len(room))
+	b = append(b, `{"type":"chat","room":"`...)
+	b = append(b, room...)
+	b = append(b, `","text":"`+chatText...)
 	if instance > 0 {
 		b = append(b, " #"...)
 		b = strconv.AppendInt(b, int64(instance), 10)

@@ -372,12 +372,12 @@ func TestStalledServerIsAbnormalAndBounded(t *testing.T) {
 
 func TestChatFrameStampsEpochMillisecondsToTheMicrosecond(t *testing.T) {
 	at := time.UnixMicro(1763900000123456)
-	got := string(chatFrame(at, 0))
+	got := string(chatFrame("public", at, 0))
 	want := `{"type":"chat","room":"public","text":"hello from k6","ts":1763900000123.456}`
 	if got != want {
 		t.Fatalf("chatFrame = %s, want %s", got, want)
 	}
-	stamped := chatFrame(at, 12)
+	stamped := chatFrame("public", at, 12)
 	if want := `{"type":"chat","room":"public","text":"hello from k6 #12","ts":1763900000123.456}`; string(stamped) != want {
 		t.Fatalf("chatFrame(instance 12) = %s, want %s", stamped, want)
 	}

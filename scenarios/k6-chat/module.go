@@ -4,7 +4,9 @@
 // frames without bound).
 //
 //	import chat from 'k6/x/chat';
-//	chat.session({ url, user, chats, chatsPerSecond, stopChatAt, leaveAt, stayMs, clients, instance });
+//	chat.session({ url, user, room, chats, chatsPerSecond, rateChanges, stopChatAt, leaveAt, stayMs, clients, instance });
+//	chat.schedule({ periodMs, steps: [{ clients, fromMs, toMs }] }); // windows of the report
+//	chat.stepStats(i); // step i so far, to stop a test whose step broke
 //	chat.report(); // in handleSummary: this process's totals and latency histogram
 //
 // This file is the thin k6 glue: the module, the options, and the flush of
@@ -113,8 +115,10 @@ func registerMetrics(registry *metrics.Registry, builtin *metrics.BuiltinMetrics
 // Exports: session and report, as the default export and by name.
 func (mi *ModuleInstance) Exports() modules.Exports {
 	api := map[string]any{
-		"session": mi.session,
-		"report":  mi.report,
+		"session":   mi.session,
+		"report":    mi.report,
+		"schedule":  mi.schedule,
+		"stepStats": mi.stepStats,
 	}
 	return modules.Exports{Default: api, Named: api}
 }
@@ -216,16 +220,113 @@ func (mi *ModuleInstance) report() map[string]any {
 	return mi.root.totals.report().jsValue()
 }
 
+// schedule sets the report's windows once per k6 process (see
+// totals.schedule): periodMs, the length of the periodic windows (default
+// 10000), and steps, the step schedule as epoch ms [fromMs, toMs) windows in
+// order, each with its planned clients.
+func (mi *ModuleInstance) schedule(v sobek.Value) {
+	rt := mi.vu.Runtime()
+	period, steps, err := parseSchedule(rt, v)
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	mi.root.totals.schedule(period, steps)
+}
+
+// stepStats returns step i so far (StepStats as a plain object), or null.
+func (mi *ModuleInstance) stepStats(i int) any {
+	st, ok := mi.root.totals.stepStats(i)
+	if !ok {
+		return nil
+	}
+	return map[string]any{
+		"clients": st.Clients, "from_ms": st.FromMs, "to_ms": st.ToMs,
+		"chat_sent": st.ChatSent, "chat_received": st.ChatReceived, "errors": st.Errors,
+		"latency_count": st.LatencyCount, "latency_p95_ms": st.LatencyP95Ms, "latency_max_ms": st.LatencyMaxMs,
+	}
+}
+
+func parseSchedule(rt *sobek.Runtime, v sobek.Value) (time.Duration, []step, error) {
+	if common.IsNullish(v) {
+		return 0, nil, errors.New("chat.schedule(opts): opts is required")
+	}
+	obj := v.ToObject(rt)
+	number := func(o *sobek.Object, name string) (float64, bool, error) {
+		val := o.Get(name)
+		if common.IsNullish(val) {
+			return 0, false, nil
+		}
+		switch x := val.Export().(type) {
+		case int64:
+			return float64(x), true, nil
+		case float64:
+			return x, !math.IsNaN(x), nil
+		default:
+			return 0, false, fmt.Errorf("chat.schedule: %s must be a number, got %q", name, val.String())
+		}
+	}
+	period := defaultPeriod
+	if ms, ok, err := number(obj, "periodMs"); err != nil {
+		return 0, nil, err
+	} else if ok {
+		if ms != math.Trunc(ms) || ms < 100 || ms > 3_600_000 {
+			return 0, nil, fmt.Errorf("chat.schedule: periodMs must be an integer from 100 to 3600000, got %v", ms)
+		}
+		period = time.Duration(ms) * time.Millisecond
+	}
+	var list []sobek.Value
+	if raw := obj.Get("steps"); !common.IsNullish(raw) {
+		if err := rt.ExportTo(raw, &list); err != nil {
+			return 0, nil, fmt.Errorf("chat.schedule: steps must be an array: %w", err)
+		}
+	}
+	if len(list) > maxSteps {
+		return 0, nil, fmt.Errorf("chat.schedule: at most %d steps, got %d", maxSteps, len(list))
+	}
+	steps := make([]step, 0, len(list))
+	for i, item := range list {
+		if common.IsNullish(item) {
+			return 0, nil, fmt.Errorf("chat.schedule: step %d is empty", i)
+		}
+		o := item.ToObject(rt)
+		clients, _, err1 := number(o, "clients")
+		from, _, err2 := number(o, "fromMs")
+		to, _, err3 := number(o, "toMs")
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return 0, nil, err
+		}
+		if from <= 0 || to <= from || clients < 0 || clients != math.Trunc(clients) {
+			return 0, nil, fmt.Errorf("chat.schedule: step %d needs 0 < fromMs < toMs (epoch ms) and whole clients, got clients %v, fromMs %v, toMs %v", i, clients, from, to)
+		}
+		st := step{clients: int(clients), from: time.UnixMilli(int64(from)), to: time.UnixMilli(int64(to))}
+		if i > 0 && st.from.Before(steps[i-1].to) {
+			return 0, nil, fmt.Errorf("chat.schedule: step %d starts before step %d ends", i, i-1)
+		}
+		steps = append(steps, st)
+	}
+	return period, steps, nil
+}
+
 // The options session() takes.
-var optionNames = []string{"url", "user", "chats", "chatsPerSecond", "stopChatAt", "leaveAt", "stayMs", "clients", "instance"}
+var optionNames = []string{
+	"url", "user", "room", "chats", "chatsPerSecond", "rateChanges", "stopChatAt", "leaveAt", "stayMs", "clients", "instance",
+}
+
+// maxRateChanges bounds a session's rate schedule.
+const maxRateChanges = 1000
 
 // parseOptions reads session()'s options object:
 //   - url (required): ws:// or wss:// URL of the chat server's /ws;
 //   - user (required): 1-64 characters, no quotes, backslashes or control
 //     characters (with clients > 1 the users are user-1 ... user-N);
+//   - room: the room to join and chat in, the same rules as a user (default
+//     "public", the only room the servers have today);
 //   - chats: chats to send at once when the join comes back (default 0);
 //   - chatsPerSecond: chat at this rate from the join until stopChatAt, the
 //     first after a random part of a period (default 0);
+//   - rateChanges: [[epochMs, chatsPerSecond], ...] ascending: from each
+//     moment on, chat at that rate instead (a stepped scenario keeps the
+//     load per client what a room of fixed size would give it);
 //   - stopChatAt: epoch ms after which no chat is sent (default: none);
 //   - leaveAt: epoch ms at which to leave, or
 //   - stayMs: ms to stay after the join comes back, then leave;
@@ -308,6 +409,31 @@ func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, error) 
 		return o, 0, err
 	}
 
+	o.room = "public"
+	if room, ok := get("room"); ok {
+		o.room = room.String()
+		if err := checkName("room", o.room); err != nil {
+			return o, 0, err
+		}
+	}
+
+	if changes, ok := get("rateChanges"); ok {
+		var pairs [][]float64
+		if err := rt.ExportTo(changes, &pairs); err != nil {
+			return o, 0, fmt.Errorf("chat.session: rateChanges must be [[epochMs, chatsPerSecond], ...]: %v", err)
+		}
+		if len(pairs) > maxRateChanges {
+			return o, 0, fmt.Errorf("chat.session: at most %d rateChanges, got %d", maxRateChanges, len(pairs))
+		}
+		for i, p := range pairs {
+			if len(p) != 2 || p[0] <= 0 || p[1] < 0 || math.IsInf(p[1], 0) || math.IsNaN(p[1]) ||
+				(i > 0 && p[0] < pairs[i-1][0]) {
+				return o, 0, fmt.Errorf("chat.session: rateChanges[%d] must be [epochMs, chatsPerSecond >= 0], ascending, got %v", i, p)
+			}
+			o.rateChanges = append(o.rateChanges, rateChange{at: time.UnixMicro(int64(p[0] * 1000)), chatsPerSecond: p[1]})
+		}
+	}
+
 	if n, ok, err := number("chats"); err != nil {
 		return o, 0, err
 	} else if ok {
@@ -361,8 +487,17 @@ func checkUser(user string) error {
 	if n < 1 || n > 64 || !utf8.ValidString(user) {
 		return fmt.Errorf("chat.session: user must be 1-64 characters (with clients > 1, including the -N suffix), got %q", user)
 	}
-	if user == "chat" || strings.ContainsAny(user, `"\`) || strings.IndexFunc(user, unicode.IsControl) >= 0 {
-		return fmt.Errorf("chat.session: user %q may not be \"chat\" or contain quotes, backslashes or control characters", user)
+	return checkName("user", user)
+}
+
+// checkName: nothing in a user or room name that would need escaping in
+// JSON or break the byte scan of chats.
+func checkName(what, name string) error {
+	if n := utf8.RuneCountInString(name); n < 1 || n > 64 || !utf8.ValidString(name) {
+		return fmt.Errorf("chat.session: %s must be 1-64 characters, got %q", what, name)
+	}
+	if name == "chat" || strings.ContainsAny(name, `"\`) || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return fmt.Errorf("chat.session: %s %q may not be \"chat\" or contain quotes, backslashes or control characters", what, name)
 	}
 	return nil
 }

@@ -61,3 +61,35 @@ func TestBadOptionsSayWhatIsWrong(t *testing.T) {
 		}
 	}
 }
+
+func TestScheduleAsTheCapacityScriptPassesIt(t *testing.T) {
+	rt := sobek.New()
+	v, err := rt.RunString(`({periodMs: 1000, steps: [
+		{clients: 50, fromMs: 1763900002000, toMs: 1763900006000},
+		{clients: 100, fromMs: 1763900008000.5, toMs: 1763900012000}]})`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	period, steps, err := parseSchedule(rt, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if period != time.Second || len(steps) != 2 || steps[1].clients != 100 ||
+		!steps[0].from.Equal(time.UnixMilli(1763900002000)) || !steps[1].to.Equal(time.UnixMilli(1763900012000)) {
+		t.Errorf("period %v, steps %+v", period, steps)
+	}
+	for src, want := range map[string]string{
+		`({periodMs: 5})`: "periodMs must be",
+		`({steps: [{clients: 1, fromMs: 10, toMs: 5}]})`:                                      "0 < fromMs < toMs",
+		`({steps: [{clients: 1, fromMs: 10, toMs: 20}, {clients: 2, fromMs: 15, toMs: 30}]})`: "starts before",
+		`({steps: [{clients: "x", fromMs: 10, toMs: 20}]})`:                                   "clients must be a number",
+	} {
+		v, err := rt.RunString(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := parseSchedule(rt, v); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one containing %q", src, err, want)
+		}
+	}
+}

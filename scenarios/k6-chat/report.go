@@ -33,6 +33,15 @@ type Report struct {
 	// CrossLatencyUs is the latency of chats other instances of a split run
 	// sent: it includes the offset between their hosts' clocks.
 	CrossLatencyUs LatencyHistogram `json:"cross_instance_latency_us"`
+	// PeriodMs is the length of every window in Periods.
+	PeriodMs int64 `json:"period_ms"`
+	// Periods are the fixed-length windows in which anything was counted,
+	// ascending (added to format 1 without a bump: readers that do not
+	// know it ignore it).
+	Periods []WindowReport `json:"periods"`
+	// Steps are the windows of the step schedule the script set (see
+	// chat.schedule), every step, counted or not; empty without one.
+	Steps []WindowReport `json:"steps"`
 }
 
 // LatencyHistogram is an HDR histogram of chat latencies in microseconds.
@@ -59,6 +68,15 @@ func (t *totals) report() Report {
 	r.Instance, _ = os.Hostname()
 	for i, n := range t.counts {
 		r.Counters[counterNames[i]] = n
+	}
+	r.PeriodMs = t.period.Milliseconds()
+	r.Periods = []WindowReport{}
+	for _, k := range t.periods.keys() {
+		r.Periods = append(r.Periods, windowReport(t.periods.accs[k], k*r.PeriodMs, (k+1)*r.PeriodMs, 0))
+	}
+	r.Steps = []WindowReport{}
+	for i, s := range t.steps {
+		r.Steps = append(r.Steps, windowReport(t.stepSet.accs[int64(i)], s.from.UnixMilli(), s.to.UnixMilli(), s.clients))
 	}
 	return r
 }

@@ -9,7 +9,8 @@ package chat
 //     latencies for k6's chat_latency Trend, and its sessions' connect times;
 //     drained into k6 samples and into the totals every flush;
 //   - totals: the process-wide counts and the HDR histogram of every latency,
-//     which report() returns.
+//     which report() returns, and the same per step and per period
+//     (windows.go).
 
 import (
 	"math"
@@ -78,6 +79,15 @@ type totals struct {
 	// instance is the number the sessions of this process were given (see
 	// clientOptions.instance).
 	instance int
+	// period is the length of the periodic windows; scheduled is set once
+	// the script called chat.schedule (the first call wins).
+	period    time.Duration
+	periods   *windowSet
+	steps     []step
+	stepSet   *windowSet
+	scheduled bool
+	// now is the clock, replaceable in tests.
+	now func() time.Time
 }
 
 func (t *totals) setInstance(n int) {
@@ -87,7 +97,28 @@ func (t *totals) setInstance(n int) {
 }
 
 func newTotals() *totals {
-	return &totals{hist: newHistogram(), cross: newHistogram()}
+	return &totals{
+		hist:    newHistogram(),
+		cross:   newHistogram(),
+		period:  defaultPeriod,
+		periods: newWindowSet(periodKey(defaultPeriod)),
+		stepSet: newWindowSet(stepKey(nil)),
+		now:     time.Now,
+	}
+}
+
+// schedule sets the period length and the step schedule, once: every VU
+// calls it with the same values (computed from the scenario's start), and
+// only the first call counts. Windows recorded before it are discarded.
+func (t *totals) schedule(period time.Duration, steps []step) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.scheduled {
+		return
+	}
+	t.scheduled = true
+	t.period, t.periods = period, newWindowSet(periodKey(period))
+	t.steps, t.stepSet = steps, newWindowSet(stepKey(steps))
 }
 
 func (t *totals) recordCross(latenciesUs []int64) {
@@ -101,17 +132,33 @@ func (t *totals) recordCross(latenciesUs []int64) {
 func (t *totals) record(latenciesUs []int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.now()
 	for _, v := range latenciesUs {
 		_ = t.hist.RecordValue(v) // clamped, so always in range
 	}
+	t.periods.record(now, latenciesUs)
+	t.stepSet.record(now, latenciesUs)
 }
 
 func (t *totals) addCounts(d *[numCounters]int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.now()
 	for i, n := range d {
 		t.counts[i] += n
 	}
+	t.periods.addCounts(now, d)
+	t.stepSet.addCounts(now, d)
+}
+
+// stepStats is step i so far; false when there is no such step.
+func (t *totals) stepStats(i int) (StepStats, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i < 0 || i >= len(t.steps) {
+		return StepStats{}, false
+	}
+	return stepStats(t.steps[i], t.stepSet.accs[int64(i)]), true
 }
 
 // sessionTiming is one session's connect (ws_connecting) or length (ws_session_duration).

@@ -3,8 +3,9 @@
 //
 // smoke: every shape in 10 s or less with a tenth of the clients (tests, CI).
 // quick: the benchmark's default timings.
-// soak:  longer holds where length changes what is measured (steady, churn);
-//        burst and saturation are defined by their ramps, so soak = quick.
+// soak:  longer holds where length changes what is measured (steady, churn),
+//        DURATION seconds when set (wscbench run --duration); burst, saturation and
+//        capacity are defined by their ramps and steps, so soak = quick.
 import { config } from './config.js';
 
 const SHAPES = {
@@ -26,6 +27,23 @@ const SHAPES = {
     // One ramp and one hold per step, then one ramp down to 0.
     smoke: { steps: [20, 50, 100], chatsPerSecond: 5, rampSeconds: 1, holdSeconds: [1, 1, 2], rampDownSeconds: 1 },
     quick: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 5, holdSeconds: [25, 25, 30], rampDownSeconds: 5 },
+  },
+  capacity: {
+    // Each step: a ramp that connects the new rooms, then a hold that is measured.
+    smoke: { roomSize: 50, memberChatsPerSecond: 1, steps: [50, 100, 200], rampSeconds: 2, holdSeconds: 4 },
+    quick: {
+      roomSize: 50,
+      memberChatsPerSecond: 1,
+      steps: [100, 200, 500, 1000, 2000, 5000, 10000, 20000],
+      rampSeconds: 10,
+      holdSeconds: 20,
+    },
+  },
+  'idle-capacity': {
+    // Idle joined clients, stepped up; the orchestrator ends the run when the server's
+    // memory nears its limit.
+    smoke: { roomSize: 50, steps: [100, 200, 400], rampSeconds: 2, holdSeconds: 2 },
+    quick: { roomSize: 50, steps: [1000, 2000, 5000, 10000, 15000, 20000, 30000], rampSeconds: 10, holdSeconds: 10 },
   },
 };
 
@@ -59,6 +77,9 @@ const OVERRIDES = {
     }),
     rate: (shape, r) => ({ ...shape, chatsPerSecond: r }),
   },
+  // Stepped by design: their steps are the knob.
+  capacity: {},
+  'idle-capacity': {},
 };
 
 /** Which load parameters each scenario takes; the orchestrator checks a sweep against it. */
@@ -66,18 +87,31 @@ export const SWEEP_KEYS = Object.fromEntries(
   Object.entries(OVERRIDES).map(([name, keys]) => [name, Object.keys(keys)]),
 );
 
+// The length soak gives each shape that has one, when DURATION is set.
+const SOAK_LENGTH = { steady: 'holdSeconds', churn: 'durationSeconds' };
+
+function soakSeconds() {
+  const raw = __ENV.DURATION;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 10) throw new Error(`DURATION must be whole seconds >= 10, got "${raw}"`);
+  return n;
+}
+
 /**
  * The shape of scenario `name` in the current MODE (soak falls back to quick),
- * with the load parameters given in the environment applied.
+ * with soak's DURATION and the load parameters given in the environment applied.
  */
 export function shapeOf(name) {
   const rows = SHAPES[name];
-  let shape = rows[config.mode] || rows.quick;
+  let shape = { ...(rows[config.mode] || rows.quick) };
+  const seconds = config.mode === 'soak' ? soakSeconds() : undefined;
+  if (seconds !== undefined && SOAK_LENGTH[name]) shape[SOAK_LENGTH[name]] = seconds;
   for (const [key, value] of Object.entries(config.loadParams)) {
     const apply = OVERRIDES[name][key];
     if (!apply) {
       throw new Error(
-        `${name} does not take ${key.toUpperCase()} (it takes ${SWEEP_KEYS[name].map((k) => k.toUpperCase()).join(', ')})`,
+        `${name} does not take ${key.toUpperCase()} (it takes ${SWEEP_KEYS[name].map((k) => k.toUpperCase()).join(', ') || 'none'})`,
       );
     }
     shape = apply(shape, value);

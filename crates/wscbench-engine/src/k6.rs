@@ -75,6 +75,10 @@ pub fn parse_summary(text: &str) -> Result<Summary, SummaryError> {
 /// k6's exit code for "thresholds crossed": the run itself completed.
 pub const THRESHOLDS_CROSSED: i64 = 99;
 
+/// k6's exit code when the script stopped the test (`exec.test.abort()`), as the capacity
+/// scenario does at the step that broke.
+pub const SCRIPT_ABORTED: i64 = 108;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,10 +1,12 @@
 //! The wscbench engine: everything that touches servers, processes, Docker and k6.
 //! It measures and records; it never formats tables (that is `wscbench-report`).
 
+pub mod capacity;
 pub mod catalog;
 pub mod docker;
 pub mod engine;
 pub mod http;
+pub mod idle;
 pub mod images;
 pub mod k6;
 pub mod loadgen_capacity;
@@ -13,6 +15,7 @@ pub mod memory;
 pub mod native;
 pub mod runner;
 pub mod scenarios;
+pub mod soak;
 pub mod split;
 pub mod stats;
 pub mod sweep;

@@ -1,6 +1,7 @@
 //! The native load path's own output: the report `k6/x/chat` writes at the end of a run
 //! (counters and a full HDR latency histogram per k6 instance), merged exactly across
-//! instances, and read into the result's k6 metrics. Percentiles are never averaged.
+//! instances, and read into the result's k6 metrics. Percentiles are never averaged. The same
+//! per window: the steps of a stepped scenario and the fixed-length periods of any run.
 
 use hdrhistogram::Histogram;
 use serde::Deserialize;
@@ -53,6 +54,31 @@ pub struct NativeReport {
     /// Latency of chats another instance of a split run sent; absent in older reports.
     #[serde(default)]
     pub cross_instance_latency_us: Option<LatencyBuckets>,
+    /// Length of every period, in ms (0 in reports written before periods existed).
+    #[serde(default)]
+    pub period_ms: u64,
+    /// Fixed-length windows, aligned to multiples of `period_ms` since the epoch.
+    #[serde(default)]
+    pub periods: Vec<NativeWindow>,
+    /// The windows of the step schedule the scenario set, in order.
+    #[serde(default)]
+    pub steps: Vec<NativeWindow>,
+}
+
+/// One window of a native report: its counters and latency histogram.
+#[derive(Debug, Clone, Deserialize)]
+pub struct NativeWindow {
+    /// The step's planned clients (steps only).
+    #[serde(default)]
+    pub clients: u64,
+    /// Start, epoch ms.
+    pub from_ms: u64,
+    /// End (exclusive), epoch ms.
+    pub to_ms: u64,
+    /// What was counted while the window was current.
+    pub counters: NativeCounters,
+    /// Latencies recorded while it was current.
+    pub latency_us: LatencyBuckets,
 }
 
 /// The native client's counters.
@@ -119,17 +145,64 @@ pub struct Merged {
     pub latency: Histogram<u64>,
     /// The merged histogram of chats received by another instance than the sender's, in µs.
     pub cross_latency: Histogram<u64>,
+    /// The steps, merged by position.
+    pub steps: Vec<MergedWindow>,
+    /// Length of every period, in ms.
+    pub period_ms: u64,
+    /// The periods, merged by start, ascending.
+    pub periods: Vec<MergedWindow>,
+}
+
+/// One window, merged over instances.
+#[derive(Debug, Clone)]
+pub struct MergedWindow {
+    /// The step's planned clients (steps only).
+    pub clients: u64,
+    /// Start, epoch ms.
+    pub from_ms: u64,
+    /// End (exclusive), epoch ms.
+    pub to_ms: u64,
+    /// Summed counters.
+    pub counters: NativeCounters,
+    /// Merged latencies, in µs.
+    pub latency: Histogram<u64>,
+}
+
+impl NativeCounters {
+    fn add(&mut self, c: &NativeCounters) {
+        *self = NativeCounters {
+            sessions: self.sessions + c.sessions,
+            sessions_closed: self.sessions_closed + c.sessions_closed,
+            connect_errors: self.connect_errors + c.connect_errors,
+            abnormal_closes: self.abnormal_closes + c.abnormal_closes,
+            ws_errors: self.ws_errors + c.ws_errors,
+            chat_sent: self.chat_sent + c.chat_sent,
+            chat_received: self.chat_received + c.chat_received,
+            msgs_sent: self.msgs_sent + c.msgs_sent,
+            msgs_received: self.msgs_received + c.msgs_received,
+            malformed: self.malformed + c.malformed,
+        };
+    }
+
+    /// Client errors: failed connects, abnormal closes and WebSocket errors. A failed connect
+    /// is also a WebSocket error, as in the result's `errors`.
+    pub fn errors(&self) -> u64 {
+        self.connect_errors + self.abnormal_closes + self.ws_errors
+    }
+}
+
+fn record(latency: &mut Histogram<u64>, buckets: &LatencyBuckets) -> Result<(), NativeError> {
+    for &[value_us, count] in &buckets.buckets {
+        latency
+            .record_n(value_us, count)
+            .map_err(|_| NativeError::Bucket { value_us })?;
+    }
+    Ok(())
 }
 
 /// Merges the reports of one or more k6 instances.
 pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
-    let settings = |r: &NativeReport| {
-        (
-            r.latency_us.lowest_trackable_us,
-            r.latency_us.highest_trackable_us,
-            r.latency_us.significant_figures,
-        )
-    };
+    let settings = |r: &NativeReport| settings_of(&r.latency_us);
     let (low, high, figures) = reports.first().map(settings).unwrap_or((1, 60_000_000, 3));
     if reports.iter().any(|r| settings(r) != (low, high, figures)) {
         return Err(NativeError::Settings);
@@ -145,44 +218,74 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
     }) {
         return Err(NativeError::Settings);
     }
-    let new =
+    let empty =
         || Histogram::new_with_bounds(low.max(1), high, figures).map_err(|_| NativeError::Settings);
-    let (mut latency, mut cross_latency) = (new()?, new()?);
+    let window_settings_differ = reports.iter().any(|r| {
+        r.steps
+            .iter()
+            .chain(&r.periods)
+            .any(|w| settings_of(&w.latency_us) != (low, high, figures))
+    });
+    if window_settings_differ {
+        return Err(NativeError::Settings);
+    }
+    let mut latency = empty()?;
+    let mut cross_latency = empty()?;
     let mut counters = NativeCounters::default();
     let mut process_cpu_ns = 0;
-    let record = |h: &mut Histogram<u64>, buckets: &LatencyBuckets| {
-        for &[value_us, count] in &buckets.buckets {
-            h.record_n(value_us, count)
-                .map_err(|_| NativeError::Bucket { value_us })?;
-        }
-        Ok::<_, NativeError>(())
+    let mut steps: Vec<MergedWindow> = Vec::new();
+    let mut periods: std::collections::BTreeMap<u64, MergedWindow> = Default::default();
+    let mut period_ms = 0;
+    let new_window = |w: &NativeWindow| -> Result<MergedWindow, NativeError> {
+        Ok(MergedWindow {
+            clients: w.clients,
+            from_ms: w.from_ms,
+            to_ms: w.to_ms,
+            counters: NativeCounters::default(),
+            latency: empty()?,
+        })
     };
     for report in reports {
         record(&mut latency, &report.latency_us)?;
         if let Some(cross) = &report.cross_instance_latency_us {
             record(&mut cross_latency, cross)?;
         }
-        let c = &report.counters;
-        counters = NativeCounters {
-            sessions: counters.sessions + c.sessions,
-            sessions_closed: counters.sessions_closed + c.sessions_closed,
-            connect_errors: counters.connect_errors + c.connect_errors,
-            abnormal_closes: counters.abnormal_closes + c.abnormal_closes,
-            ws_errors: counters.ws_errors + c.ws_errors,
-            chat_sent: counters.chat_sent + c.chat_sent,
-            chat_received: counters.chat_received + c.chat_received,
-            msgs_sent: counters.msgs_sent + c.msgs_sent,
-            msgs_received: counters.msgs_received + c.msgs_received,
-            malformed: counters.malformed + c.malformed,
-        };
+        counters.add(&report.counters);
         process_cpu_ns += report.process_cpu_ns;
+        period_ms = period_ms.max(report.period_ms);
+        for (i, w) in report.steps.iter().enumerate() {
+            if steps.len() <= i {
+                steps.push(new_window(w)?);
+            }
+            steps[i].counters.add(&w.counters);
+            record(&mut steps[i].latency, &w.latency_us)?;
+        }
+        for w in &report.periods {
+            let merged = match periods.entry(w.from_ms) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => e.insert(new_window(w)?),
+            };
+            merged.counters.add(&w.counters);
+            record(&mut merged.latency, &w.latency_us)?;
+        }
     }
     Ok(Merged {
         counters,
         process_cpu_ns,
         latency,
         cross_latency,
+        steps,
+        period_ms,
+        periods: periods.into_values().collect(),
     })
+}
+
+fn settings_of(l: &LatencyBuckets) -> (u64, u64, u8) {
+    (
+        l.lowest_trackable_us,
+        l.highest_trackable_us,
+        l.significant_figures,
+    )
 }
 
 /// Percentiles of the latency curve kept in a result.
@@ -190,20 +293,8 @@ const CURVE: [f64; 12] = [
     0.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 99.999, 100.0,
 ];
 
-impl Merged {
-    /// Latency in milliseconds, from the full histogram.
-    pub fn latency_ms(&self) -> LatencyMs {
-        latency_ms(&self.latency)
-    }
-
-    /// Latency of chats between instances, in milliseconds; `None` when there was none.
-    pub fn cross_latency_ms(&self) -> Option<LatencyMs> {
-        (!self.cross_latency.is_empty()).then(|| latency_ms(&self.cross_latency))
-    }
-}
-
-/// A histogram's figures in milliseconds.
-fn latency_ms(h: &Histogram<u64>) -> LatencyMs {
+/// Latency in milliseconds, from a full histogram in µs.
+pub fn latency_ms(h: &Histogram<u64>) -> LatencyMs {
     let ms = |us: u64| us as f64 / 1000.0;
     let at = |p: f64| ms(h.value_at_quantile(p / 100.0));
     if h.is_empty() {
@@ -221,6 +312,18 @@ fn latency_ms(h: &Histogram<u64>) -> LatencyMs {
         p999_ms: Some(at(99.9)),
         count: Some(h.len()),
         curve: CURVE.iter().map(|&p| [p, at(p)]).collect(),
+    }
+}
+
+impl Merged {
+    /// Latency in milliseconds, from the full histogram.
+    pub fn latency_ms(&self) -> LatencyMs {
+        latency_ms(&self.latency)
+    }
+
+    /// Latency of chats between instances, in milliseconds; `None` when there was none.
+    pub fn cross_latency_ms(&self) -> Option<LatencyMs> {
+        (!self.cross_latency.is_empty()).then(|| latency_ms(&self.cross_latency))
     }
 }
 
@@ -286,6 +389,9 @@ mod tests {
             },
             instance_id: 0,
             cross_instance_latency_us: None,
+            period_ms: 0,
+            periods: Vec::new(),
+            steps: Vec::new(),
         }
     }
 

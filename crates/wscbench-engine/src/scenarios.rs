@@ -4,9 +4,23 @@
 
 use wscbench_results::{Mode, Scenario};
 
+/// [`seconds`], with soak's length set by `wscbench run --duration` (`DURATION` in k6's
+/// environment) for the shapes that have one (steady's hold, churn's duration).
+pub fn planned_seconds(scenario: Scenario, mode: Mode, soak_seconds: Option<u64>) -> u64 {
+    match (scenario, mode, soak_seconds) {
+        (Scenario::Steady | Scenario::Churn, Mode::Soak, Some(s)) => s,
+        _ => seconds(scenario, mode),
+    }
+}
+
+/// True when `--duration` changes this scenario's length.
+pub fn has_soak_length(scenario: Scenario) -> bool {
+    matches!(scenario, Scenario::Steady | Scenario::Churn)
+}
+
 /// How long a scenario's k6 executor runs, in seconds, before k6's graceful stop: used for
 /// progress and for the time-out after which k6 is stopped. Soak lengthens only the shapes
-/// whose length changes what is measured.
+/// whose length changes what is measured. Capacity's is its longest: every step held.
 pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
     match (scenario, mode) {
         (Scenario::Steady, Mode::Smoke) => 8,
@@ -19,6 +33,10 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
         (Scenario::Churn, Mode::Soak) => 180,
         (Scenario::Saturation, Mode::Smoke) => 8,
         (Scenario::Saturation, _) => 100,
+        (Scenario::Capacity, Mode::Smoke) => 18,
+        (Scenario::Capacity, _) => 240,
+        (Scenario::IdleCapacity, Mode::Smoke) => 12,
+        (Scenario::IdleCapacity, _) => 140,
     }
 }
 
@@ -34,6 +52,8 @@ pub fn load_params(scenario: Scenario) -> &'static [&'static str] {
     match scenario {
         Scenario::Steady | Scenario::Saturation => &["clients", "rate"],
         Scenario::Burst | Scenario::Churn => &["clients"],
+        // Stepped by design: their steps are the knob.
+        Scenario::Capacity | Scenario::IdleCapacity => &[],
     }
 }
 
@@ -57,10 +77,18 @@ mod tests {
     /// The shapes of every scenario in `mode`, as `scenarios/lib/modes.js` computes them
     /// (run under node with k6's `__ENV` stubbed).
     fn shapes(mode: Mode) -> Value {
+        shapes_with(mode, None)
+    }
+
+    /// The shapes in `mode` with soak's DURATION set, when given.
+    fn shapes_with(mode: Mode, duration: Option<u64>) -> Value {
         node(
-            &format!("MODE: '{mode}'"),
+            &format!(
+                "MODE: '{mode}', DURATION: '{}'",
+                duration.map(|d| d.to_string()).unwrap_or_default()
+            ),
             "console.log(JSON.stringify(Object.fromEntries(\
-               ['steady', 'burst', 'churn', 'saturation'].map((n) => [n, m.shapeOf(n)]))));",
+               ['steady', 'burst', 'churn', 'saturation', 'capacity', 'idle-capacity'].map((n) => [n, m.shapeOf(n)]))));",
         )
         .unwrap()
     }
@@ -180,6 +208,10 @@ mod tests {
                             + sum(&shape["holdSeconds"])
                             + sum(&shape["rampDownSeconds"])
                     }
+                    Scenario::Capacity | Scenario::IdleCapacity => {
+                        shape["steps"].as_array().unwrap().len() as u64
+                            * (sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"]))
+                    }
                 }
             };
             for &scenario in Scenario::ALL {
@@ -190,5 +222,28 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_soak_duration_lengthens_steady_and_churn_only() {
+        let s = shapes_with(Mode::Soak, Some(1800));
+        assert_eq!(s["steady"]["holdSeconds"], 1800);
+        assert_eq!(s["churn"]["durationSeconds"], 1800);
+        assert_eq!(
+            planned_seconds(Scenario::Steady, Mode::Soak, Some(1800)),
+            1800
+        );
+        assert_eq!(
+            planned_seconds(Scenario::Churn, Mode::Soak, Some(1800)),
+            1800
+        );
+        assert_eq!(
+            planned_seconds(Scenario::Saturation, Mode::Soak, Some(1800)),
+            seconds(Scenario::Saturation, Mode::Soak)
+        );
+        assert_eq!(
+            planned_seconds(Scenario::Steady, Mode::Quick, Some(1800)),
+            60
+        );
     }
 }

@@ -366,6 +366,8 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         scenarios: scenarios.to_vec(),
         load_points: Vec::new(),
         mode: Mode::Smoke,
+        soak_seconds: None,
+        slo_p95_ms: 50.0,
         load_path: LoadPath::Js,
         repetitions: 1,
         limits: Limits {
@@ -919,4 +921,47 @@ async fn a_split_instance_whose_k6_cannot_stamp_chats_fails_the_point() {
     let detail = results[0].outcome_detail.as_deref().unwrap();
     assert!(detail.contains("k6 2 reported instance 0"), "{detail}");
     assert_eq!((server_engine.live(), second.live()), (0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_that_stops_itself_ends_a_stepped_scenario_but_fails_a_fixed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = FakeEngine::new(Fault::None);
+    engine.k6_runs_for = Duration::from_secs(2);
+    // exec.test.abort(): what capacity's monitor does at the step that broke.
+    engine.k6_exit_code = 108;
+    let plan = plan(
+        dir.path(),
+        &[Scenario::Capacity, Scenario::IdleCapacity, Scenario::Steady],
+    );
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        results[0].outcome,
+        Outcome::Ok,
+        "{:?}",
+        results[0].outcome_detail
+    );
+    assert_eq!(
+        results[1].outcome,
+        Outcome::Ok,
+        "{:?}",
+        results[1].outcome_detail
+    );
+    // The idle ramp is judged from the series alone: the server's connections and memory.
+    let idle = results[1].idle.as_ref().expect("idle figures");
+    assert_eq!(idle.memory_limit_bytes, 512 << 20);
+    assert_eq!(results[2].outcome, Outcome::LoadgenFailed);
+    assert!(
+        results[2]
+            .outcome_detail
+            .as_deref()
+            .unwrap()
+            .contains("108"),
+        "{:?}",
+        results[2].outcome_detail
+    );
+    assert_eq!(engine.live(), 0);
 }

@@ -26,6 +26,7 @@
 
 #![warn(missing_docs)]
 
+pub mod capacity;
 pub mod compare;
 pub mod history;
 pub mod html;

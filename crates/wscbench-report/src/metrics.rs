@@ -187,8 +187,32 @@ pub const ERRORS_PER_CONNECTION: Metric = Metric {
     format: units::ratio_percent,
 };
 
+/// Clients of the largest capacity step that held at the latency target.
+pub const MAX_CLIENTS: Metric = Metric {
+    key: "max-clients",
+    name: "Max clients at target",
+    better: Better::Higher,
+    loadgen_sensitive: false,
+    value: |r| {
+        r.capacity
+            .as_ref()
+            .map(|c| c.max_clients_held.unwrap_or(0) as f64)
+    },
+    format: |v| units::count(v.round() as u64),
+};
+
+/// Idle joined clients the server held under its memory limit.
+pub const IDLE_CLIENTS: Metric = Metric {
+    key: "idle-clients",
+    name: "Idle clients held",
+    better: Better::Higher,
+    loadgen_sensitive: false,
+    value: |r| r.idle.as_ref().map(|i| i.clients_held as f64),
+    format: |v| units::count(v.round() as u64),
+};
+
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 13] = [
+pub const ALL: [&Metric; 15] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,
@@ -202,6 +226,8 @@ pub const ALL: [&Metric; 13] = [
     &CPU_EFFICIENCY,
     &MEMORY_PER_CONNECTION,
     &ERRORS_PER_CONNECTION,
+    &MAX_CLIENTS,
+    &IDLE_CLIENTS,
 ];
 
 /// The metric of this key, if any.
@@ -239,6 +265,8 @@ pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
             &PEAK_MEMORY,
             &CPU_EFFICIENCY,
         ],
+        Scenario::Capacity => &[&MAX_CLIENTS, &PEAK_MEMORY],
+        Scenario::IdleCapacity => &[&IDLE_CLIENTS, &PEAK_MEMORY],
     }
 }
 
@@ -247,6 +275,8 @@ pub fn lead(scenario: Scenario) -> &'static Metric {
     match scenario {
         Scenario::Churn => &CONNECTIONS,
         Scenario::Saturation => &DELIVERIES,
+        Scenario::Capacity => &MAX_CLIENTS,
+        Scenario::IdleCapacity => &IDLE_CLIENTS,
         _ => &THROUGHPUT,
     }
 }

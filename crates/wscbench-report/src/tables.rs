@@ -36,7 +36,7 @@ const LANGUAGES: [&str; 3] = ["go", "rust", "zig"];
 /// Profiles in the order tables appear; others follow alphabetically.
 pub(crate) const PROFILES: [&str; 2] = ["a", "b"];
 /// Scenarios in the order the load-generator table lists them.
-const SCENARIOS: [&str; 4] = ["steady", "burst", "churn", "saturation"];
+const SCENARIOS: [&str; 5] = ["steady", "burst", "churn", "saturation", "capacity"];
 
 /// Every table made from a set of results, in reading order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -359,6 +359,8 @@ impl Report {
             ));
         }
         tables.extend(crate::knobs::knob_tables(&all));
+        tables.push(crate::capacity::capacity_table(&all));
+        tables.push(crate::capacity::soak_table(&all));
         let mut sizes = binary_sizes(&refs);
         sizes.mark_best();
         tables.push(sizes);

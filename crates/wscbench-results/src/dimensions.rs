@@ -75,8 +75,25 @@ named_enum!(
         Churn => "churn",
         /// More clients and more chats, step by step, until something gives.
         Saturation => "saturation",
+        /// Steps of clients chatting at a room's pace, in one run, until latency p95 passes
+        /// the target: the most clients a server holds at it.
+        Capacity => "capacity",
+        /// Steps of joined clients that never chat, until the server's memory nears its limit
+        /// or connects fail: idle clients held and bytes per client.
+        IdleCapacity => "idle-capacity",
     }
 );
+
+impl Scenario {
+    /// The scenarios `wscbench run` runs when none is named: the fixed shapes. Capacity and
+    /// idle capacity run until the server breaks, so they run only when asked for.
+    pub const DEFAULT: &'static [Scenario] = &[
+        Scenario::Steady,
+        Scenario::Burst,
+        Scenario::Churn,
+        Scenario::Saturation,
+    ];
+}
 
 named_enum!(
     /// How long the scenarios run (`scenarios/lib/modes.js`).
@@ -229,7 +246,7 @@ mod tests {
         let err = "stedy".parse::<Scenario>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation"
+            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation, capacity, idle-capacity"
         );
         assert_eq!("js".parse::<LoadPath>().unwrap(), LoadPath::Js);
     }

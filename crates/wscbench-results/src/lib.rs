@@ -11,10 +11,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod capacity;
 pub mod dimensions;
 pub mod manifest;
 pub mod verdict;
 
+pub use capacity::{
+    Capacity, CapacityStep, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis, StepReason,
+};
 pub use dimensions::{
     HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR, RUN_MANIFEST_FILE, Repetition, Scenario,
     UnknownName, raw_relative_dir, result_relative_path,
@@ -32,6 +36,7 @@ pub use verdict::BoundReason;
 ///   the load-generator engines' conditions ([`Conditions::loadgen_engines`]), a split
 ///   run's instances ([`RunResult::distributed`]) and their per-second usage
 ///   ([`Sample::loadgen_instances`]).
+///   Likewise `capacity`, `idle`, `soak` and the server's drop counters in each sample.
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything one run of one server under one scenario measured.
@@ -95,6 +100,15 @@ pub struct RunResult {
     /// [`RunResult::k6`] are then every instance's, added up and merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distributed: Option<Distributed>,
+    /// The capacity scenario's steps and verdict (capacity results only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+    /// Idle clients held and bytes per client (idle-capacity results only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleCapacity>,
+    /// The soak KPIs (soak mode, and any run of at least five minutes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<SoakKpis>,
     /// One docker stats sample per second for both containers.
     #[serde(default)]
     pub series: Vec<Sample>,
@@ -441,6 +455,15 @@ pub struct Sample {
     /// The server's cumulative `deliveries` at this second, if read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deliveries: Option<u64>,
+    /// The server's cumulative `chat_in` at this second, if read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_in: Option<u64>,
+    /// The server's cumulative `dropped_slow` at this second, if read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_slow: Option<u64>,
+    /// The server's cumulative `dropped_ratelimit` at this second, if read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_ratelimit: Option<u64>,
     /// Each k6 instance of a split run at this second, in instance order (the
     /// `loadgen_*` fields above are their sums); empty with one load generator.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -120,7 +120,9 @@ pub struct BuildArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub select: SelectArgs,
-    /// Only this scenario (repeatable) [default: all four]
+    /// Only this scenario (repeatable) [default: steady, burst, churn, saturation; capacity
+    /// runs only when named: steps of clients until latency p95 passes --slo-p95-ms, at most
+    /// 4 min a server]
     #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
     pub scenarios: Vec<Scenario>,
     /// Run this variant of each selected server that declares it (server.toml
@@ -140,9 +142,17 @@ pub struct RunArgs {
     #[arg(long, default_value = "2h", value_name = "DURATION", value_parser = parse_duration)]
     pub max_duration: std::time::Duration,
     /// smoke: each scenario ≤10 s with a tenth of the clients; quick: the benchmark's timings
-    /// (about 4 min per server); soak: steady 300 s and churn 180 s
+    /// (about 4 min per server); soak: steady 300 s and churn 180 s (or --duration), with
+    /// soak KPIs (memory slope, throughput and latency drift, errors, drops)
     #[arg(long, default_value = "quick", value_parser = one_of(Mode::ALL, Mode::as_str))]
     pub mode: Mode,
+    /// With --mode soak: how long steady and churn run, e.g. 30m, 1h, 600s
+    #[arg(long, value_name = "DURATION", value_parser = parse_soak_duration)]
+    pub duration: Option<u64>,
+    /// The capacity scenario's latency target: a step holds while chat latency p95 stays
+    /// under it, in ms
+    #[arg(long = "slo-p95-ms", default_value_t = 50.0, value_name = "MS", value_parser = parse_slo)]
+    pub slo_p95_ms: f64,
     /// The load generator's client loop: native (the k6/x/chat extension: Go clients,
     /// aggregated metrics, a full latency histogram) or js (k6/websockets, one JS callback per
     /// message; receives about 15k messages/s per core)
@@ -360,6 +370,27 @@ fn parse_report_format(s: &str) -> Result<ReportFormat, String> {
     parse_format(s)
         .map(ReportFormat::Text)
         .map_err(|e| format!("{e}, html"))
+}
+
+/// A soak length such as `30m`, `1h` or `600s`, in whole seconds from 10 s to 24 h.
+fn parse_soak_duration(s: &str) -> Result<u64, String> {
+    let seconds = humantime::parse_duration(s.trim())
+        .map_err(|_| format!("{s:?} is not a duration such as 30m, 1h or 600s"))?
+        .as_secs();
+    if (10..=86_400).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(format!("{s:?}: a soak runs from 10s to 24h"))
+    }
+}
+
+fn parse_slo(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n > 0.0 && n <= 60_000.0 => Ok(n),
+        _ => Err(format!(
+            "{s:?} is not a latency target in ms such as 50 or 12.5"
+        )),
+    }
 }
 
 fn parse_cpus(s: &str) -> Result<f64, String> {
@@ -618,6 +649,38 @@ mod tests {
             (args.scenarios, args.select.langs),
             (vec![Scenario::Saturation], vec!["zig".to_string()])
         );
+    }
+
+    #[test]
+    fn soak_durations_and_latency_targets_parse_with_their_units() {
+        let cli = Cli::try_parse_from([
+            "wscbench",
+            "run",
+            "--mode",
+            "soak",
+            "--duration",
+            "30m",
+            "--slo-p95-ms",
+            "20",
+        ])
+        .unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!((run.duration, run.slo_p95_ms), (Some(1800), 20.0));
+        assert_eq!(parse_soak_duration("1h"), Ok(3600));
+        assert!(
+            parse_soak_duration("5s")
+                .unwrap_err()
+                .contains("10s to 24h")
+        );
+        assert!(parse_soak_duration("soon").is_err());
+        assert!(Cli::try_parse_from(["wscbench", "run", "--slo-p95-ms", "0"]).is_err());
+        let cli = Cli::try_parse_from(["wscbench", "run"]).unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!((run.duration, run.slo_p95_ms), (None, 50.0));
     }
 
     #[test]

@@ -191,6 +191,64 @@ fn the_js_load_path_still_runs_every_scenario_with_the_same_result_fields() {
 
 #[test]
 #[ignore = "needs Docker, k6 and the Go toolchain: run by scripts/test"]
+fn a_capacity_smoke_run_judges_every_step_and_the_idle_ramp_counts_its_clients() {
+    let results = tempfile::tempdir().unwrap();
+    let status = wscbench()
+        .args([
+            "run",
+            "--server",
+            "profile-b/go",
+            "--mode",
+            "smoke",
+            "--scenario",
+            "capacity",
+            "--scenario",
+            "idle-capacity",
+            "--results",
+        ])
+        .arg(results.path())
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "wscbench run --scenario capacity exited with {status}"
+    );
+    let run_dir = only_run(results.path());
+    let capacity = ok_result(&run_dir, "profile-b/go", "capacity", LoadPath::Native);
+    let c = capacity.capacity.expect("capacity figures");
+    assert!(!c.steps.is_empty(), "no step measured");
+    for step in &c.steps {
+        assert_eq!(step.held, step.reasons.is_empty(), "{step:?}");
+        assert!(step.to_ms > step.from_ms && step.chat_sent > 0, "{step:?}");
+    }
+    // Every step held up to the largest one counted, and the table says so.
+    if let Some(held) = c.max_clients_held {
+        assert!(
+            c.steps
+                .iter()
+                .take_while(|s| s.clients <= held)
+                .all(|s| s.held)
+        );
+    }
+    let file = run_dir.join("profile-b/go/idle-capacity.json");
+    let idle = RunResult::from_json(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(idle.outcome, Outcome::Ok, "{:?}", idle.outcome_detail);
+    let i = idle.idle.expect("idle figures");
+    assert!(i.clients_held >= 100, "{i:?}");
+    let report = wscbench()
+        .args(["report", "--format", "markdown"])
+        .arg(results.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains("### Capacity — most clients held at latency p95 < 50.0 ms"),
+        "{text}"
+    );
+}
+
+#[test]
+#[ignore = "needs Docker, k6 and the Go toolchain: run by scripts/test"]
 fn sigint_mid_run_removes_every_container_keeps_results_and_exits_130() {
     interrupt_mid_run("-INT", 130);
 }

@@ -117,3 +117,51 @@ fn a_split_run_on_the_js_load_path_is_refused_before_any_engine_is_asked() {
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(errors[0].contains("native load path"), "{stderr}");
 }
+
+#[test]
+fn capacity_on_the_js_path_and_a_duration_without_soak_are_refused_in_one_line() {
+    for (args, says) in [
+        (
+            &[
+                "run",
+                "--scenario",
+                "capacity",
+                "--loadgen",
+                "js",
+                "--server",
+                "profile-b/go",
+            ][..],
+            "needs the native load path",
+        ),
+        (
+            &["run", "--duration", "30m", "--server", "profile-b/go"][..],
+            "add --mode soak",
+        ),
+        (
+            &[
+                "run",
+                "--mode",
+                "soak",
+                "--duration",
+                "30m",
+                "--scenario",
+                "burst",
+                "--server",
+                "profile-b/go",
+            ][..],
+            "steady and churn only",
+        ),
+    ] {
+        let out = wscbench()
+            .args(args)
+            .env("DOCKER_HOST", "unix:///nonexistent.sock")
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {err}");
+        assert!(errors[0].contains(says), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+    }
+}

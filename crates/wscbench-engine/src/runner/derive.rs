@@ -1,25 +1,99 @@
 //! Figures derived from a point's counters and per-second samples: resource use of each
-//! container, rates, CPU-seconds and efficiency, and the inputs of the load-generator verdict.
+//! container, rates, CPU-seconds and efficiency, the inputs of the load-generator verdict,
+//! and for stepped and long runs the capacity steps and the soak KPIs.
 
-use wscbench_results::{Derived, RunResult, Sample, ServerStats, Usage};
+use wscbench_results::{Derived, Mode, Outcome, RunResult, Sample, Scenario, ServerStats, Usage};
 
 use super::Plan;
+use crate::capacity::{self, CapacityInputs};
+use crate::native::Merged;
+use crate::soak::{self, SoakInputs};
 use crate::verdict::{self, Ceilings, Counters};
+
+/// The CPU ceilings of a plan, in percent of one core: the server's, the load generator's,
+/// and the machine's cores.
+fn ceilings(plan: &Plan) -> (f64, f64, u32) {
+    let cores = plan.conditions.machine_cores.max(1);
+    let server = cpuset_cores(plan.limits.cpuset_server.as_deref())
+        .unwrap_or(cores as f64)
+        .min(plan.limits.cpus)
+        * 100.0;
+    let loadgen = match loadgen_hosts_cores(plan) {
+        // Each load host's cores, once per host (two engines on one host share them).
+        Some(host_cores) => host_cores * 100.0,
+        None => cpuset_cores(plan.limits.cpuset_loadgen.as_deref()).unwrap_or(cores as f64) * 100.0,
+    };
+    (server, loadgen, cores)
+}
+
+/// What a stepped or long run adds to [`derive`]'s inputs.
+pub struct Long<'a> {
+    /// The native report, merged.
+    pub merged: &'a Merged,
+    /// Epoch ms at which the load started.
+    pub load_started_epoch_ms: u64,
+    /// The shape the scenario reported in its setup data.
+    pub shape: Option<serde_json::Value>,
+    /// The point's outcome.
+    pub outcome: Outcome,
+}
+
+/// Fills `result.capacity` (the capacity scenario) and `result.soak` (soak mode, or any run
+/// of at least [`soak::SOAK_MIN_MS`]).
+pub fn derive_long(result: &mut RunResult, plan: &Plan, long: &Long<'_>) {
+    let (_, loadgen_ceiling, cores) = ceilings(plan);
+    if result.scenario == Scenario::Capacity {
+        let number = |key: &str, default: f64| {
+            long.shape
+                .as_ref()
+                .and_then(|s| s.get(key))
+                .and_then(serde_json::Value::as_f64)
+                .unwrap_or(default)
+        };
+        let died = matches!(long.outcome, Outcome::ServerCrashed | Outcome::OomKilled)
+            .then_some(long.outcome);
+        result.capacity = Some(capacity::capacity(&CapacityInputs {
+            windows: &long.merged.steps,
+            series: &result.series,
+            load_started_epoch_ms: long.load_started_epoch_ms,
+            duration_ms: result.duration_ms,
+            slo_p95_ms: plan.slo_p95_ms,
+            room_size: number("roomSize", 50.0) as u32,
+            member_chats_per_s: number("memberChatsPerSecond", 1.0),
+            ceilings: Ceilings {
+                loadgen_percent: loadgen_ceiling,
+                cores,
+            },
+            server_died: died,
+        }));
+    } else if plan.mode == Mode::Soak || result.duration_ms >= soak::SOAK_MIN_MS {
+        let periods: Vec<(u64, &crate::native::MergedWindow)> = long
+            .merged
+            .periods
+            .iter()
+            .map(|w| (w.from_ms.saturating_sub(long.load_started_epoch_ms), w))
+            .collect();
+        let stats = result.server_stats.clone().unwrap_or_default();
+        let planned_ms = plan.scenario_seconds(result.scenario).as_millis() as u64;
+        result.soak = Some(soak::soak_kpis(&SoakInputs {
+            series: &result.series,
+            periods: &periods,
+            hold_end_ms: result
+                .duration_ms
+                .min(planned_ms)
+                .saturating_sub(soak::QUIET_END_MS),
+            errors: result.errors.total(),
+            dropped: stats.dropped_slow + stats.dropped_ratelimit,
+            deliveries: stats.deliveries,
+        }));
+    }
+}
 
 /// Fills `result.derived`, `loadgen_bound` and `loadgen_bound_reasons` from its counters and
 /// series. `loadgen_oom` is set when the k6 container was killed for its memory limit.
 pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
     let seconds = (result.duration_ms as f64 / 1000.0).max(0.001);
-    let cores = plan.conditions.machine_cores.max(1);
-    let server_ceiling = cpuset_cores(plan.limits.cpuset_server.as_deref())
-        .unwrap_or(cores as f64)
-        .min(plan.limits.cpus)
-        * 100.0;
-    let loadgen_ceiling = match loadgen_hosts_cores(plan) {
-        // Each load host's cores, once per host (two engines on one host share them).
-        Some(host_cores) => host_cores * 100.0,
-        None => cpuset_cores(plan.limits.cpuset_loadgen.as_deref()).unwrap_or(cores as f64) * 100.0,
-    };
+    let (server_ceiling, loadgen_ceiling, cores) = ceilings(plan);
     let server = usage(
         &result.series,
         |s| s.server_cpu_percent,

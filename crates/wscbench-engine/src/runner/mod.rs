@@ -132,6 +132,10 @@ pub struct Plan {
     pub load_points: Vec<BTreeMap<String, f64>>,
     /// Timing mode.
     pub mode: Mode,
+    /// Soak's length for the shapes that have one (`--duration`), in seconds.
+    pub soak_seconds: Option<u64>,
+    /// The capacity scenario's latency target (`--slo-p95-ms`), in ms.
+    pub slo_p95_ms: f64,
     /// Which client loop k6 runs.
     pub load_path: LoadPath,
     /// Repetitions of every point, interleaved.
@@ -262,8 +266,17 @@ impl Plan {
     pub fn scenario_time(&self) -> Duration {
         self.points()
             .iter()
-            .map(|p| Duration::from_secs(scenarios::seconds(p.scenario, self.mode)))
+            .map(|p| self.scenario_seconds(p.scenario))
             .sum()
+    }
+
+    /// How long one scenario's load runs in this plan's mode.
+    pub fn scenario_seconds(&self, scenario: Scenario) -> Duration {
+        Duration::from_secs(scenarios::planned_seconds(
+            scenario,
+            self.mode,
+            self.soak_seconds,
+        ))
     }
 }
 
@@ -402,7 +415,7 @@ pub async fn execute_on<E: crate::engine::Engine>(
             index: i + 1,
             total,
             point,
-            expected: Duration::from_secs(scenarios::seconds(point.scenario, plan.mode)),
+            expected: plan.scenario_seconds(point.scenario),
         });
         let result =
             phases::run_point(server_engine, &loadgens, plan, point, cancel.clone(), on).await;

@@ -14,10 +14,10 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
     Distributed, ErrorCounts, InstanceSample, LoadPath, LoadgenInstance, Outcome, RunResult,
-    SCHEMA_VERSION, Sample, ServerIdentity,
+    SCHEMA_VERSION, Sample, Scenario, ServerIdentity,
 };
 
-use super::derive::{derive, window};
+use super::derive::{Long, derive, derive_long, window};
 use super::{Plan, Point, Progress, VerifyLevel};
 use crate::docker::{RUN_LABEL, nano_cpus};
 use crate::engine::{ContainerSpec, ContainerState, Engine, Usage};
@@ -56,6 +56,8 @@ enum LoadEnd {
     ServerDied(ContainerState),
     Cancelled,
     TimedOut,
+    /// The idle-capacity scenario reached its end: the server's memory neared its limit.
+    MemoryNearLimit,
 }
 
 /// What stopping the point's containers revealed.
@@ -94,6 +96,8 @@ struct Session<'a, E: Engine> {
     resumed_after_ms: Vec<f64>,
     /// The k6 instance whose failure ended the load, 0-based.
     failed_instance: Option<usize>,
+    /// Epoch ms at which the load started: the series' zero on the native report's clock.
+    load_started_epoch_ms: u64,
 }
 
 impl<E: Engine> Session<'_, E> {
@@ -122,18 +126,51 @@ pub(super) async fn run_point<E: Engine>(
         k6: Vec::new(),
         resumed_after_ms: Vec::new(),
         failed_instance: None,
+        load_started_epoch_ms: 0,
     };
     let ended = session.drive(&mut result, &mut cancel, on).await;
+    let stopped_near_limit = matches!(ended, Ok(LoadEnd::MemoryNearLimit));
     on(Progress::Phase("stopping"));
     let teardown = session.teardown().await;
     if session.split() {
         result.distributed = Some(session.distributed());
     }
+    let mut native = None;
     let (outcome, detail) = match ended {
         Err(failure) => (failure.outcome, Some(failure.detail)),
-        Ok(end) => collect(&mut result, plan, end, &teardown, &session.out_dirs()),
+        Ok(end) => collect(
+            &mut result,
+            plan,
+            point,
+            end,
+            &teardown,
+            &session.out_dirs(),
+            &mut native,
+        ),
     };
     derive(&mut result, plan, teardown.loadgen_oom);
+    if let Some(Ok(merged)) = &native {
+        let long = Long {
+            merged,
+            load_started_epoch_ms: session.load_started_epoch_ms,
+            shape: read_shape(&point.raw_dir(&plan.results_dir)),
+            outcome,
+        };
+        derive_long(&mut result, plan, &long);
+    }
+    if point.scenario == Scenario::IdleCapacity
+        && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted)
+    {
+        let died =
+            matches!(outcome, Outcome::ServerCrashed | Outcome::OomKilled).then_some(outcome);
+        result.idle = Some(crate::idle::idle_capacity(
+            &result.series,
+            plan.limits.memory_bytes,
+            stopped_near_limit,
+            result.errors.total(),
+            died,
+        ));
+    }
     result.outcome = outcome;
     result.outcome_detail = detail;
     result.overhead_ms = (clock.elapsed().as_millis() as u64).saturating_sub(result.duration_ms);
@@ -154,6 +191,9 @@ impl<E: Engine> Session<'_, E> {
         let baseline = verify::read_stats_quiet(&target).await;
         on(Progress::Phase("load"));
         let load_started = Instant::now();
+        self.load_started_epoch_ms = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
         self.start_loadgen(&target, cancel).await?;
         let end = self.sample(result, &target, load_started, cancel, on).await;
         result.duration_ms = load_started.elapsed().as_millis() as u64;
@@ -344,6 +384,7 @@ impl<E: Engine> Session<'_, E> {
                 format!("LOADGEN={}", self.plan.load_path),
                 format!("SUMMARY_PATH=/out/{SUMMARY_FILE}"),
                 format!("NATIVE_PATH=/out/{NATIVE_FILE}"),
+                format!("SLO_P95_MS={}", self.plan.slo_p95_ms),
             ];
             // A sweep's values, next to MODE: CLIENTS=500, RATE=2.5 (scenarios/lib/config.js).
             env.extend(
@@ -351,6 +392,7 @@ impl<E: Engine> Session<'_, E> {
                     .into_iter()
                     .map(|(k, v)| format!("{}={v}", scenarios::env_name(&k))),
             );
+            env.extend(self.plan.soak_seconds.map(|s| format!("DURATION={s}")));
             let mut api = None;
             if split {
                 let host = self
@@ -514,7 +556,7 @@ impl<E: Engine> Session<'_, E> {
         on: &mut (dyn FnMut(Progress<'_>) + Send),
     ) -> LoadEnd {
         let server_id = self.server.as_deref().expect("the server started");
-        let expected = Duration::from_secs(scenarios::seconds(self.point.scenario, self.plan.mode));
+        let expected = self.plan.scenario_seconds(self.point.scenario);
         let (server_usage, _server_task) = latest(self.engine.usage(server_id));
         let (loadgen_usage, _loadgen_tasks): (Vec<_>, Vec<_>) = self
             .k6
@@ -557,6 +599,9 @@ impl<E: Engine> Session<'_, E> {
                 connections: stats.as_ref().map(|s| s.connections_current),
                 deliveries: stats.as_ref().map(|s| s.deliveries),
                 loadgen_instances: if split { instances } else { Vec::new() },
+                chat_in: stats.as_ref().map(|s| s.chat_in),
+                dropped_slow: stats.as_ref().map(|s| s.dropped_slow),
+                dropped_ratelimit: stats.as_ref().map(|s| s.dropped_ratelimit),
             };
             let now = Instant::now();
             let rate = match (stats.as_ref(), last_deliveries) {
@@ -602,6 +647,11 @@ impl<E: Engine> Session<'_, E> {
                 let last = self.k6.iter().filter_map(|k| k.exited).next_back();
                 return LoadEnd::K6Exited(last.unwrap_or_default());
             }
+            if self.point.scenario == Scenario::IdleCapacity
+                && crate::idle::near_limit(s.mem_bytes, self.plan.limits.memory_bytes)
+            {
+                return LoadEnd::MemoryNearLimit;
+            }
             if load_started.elapsed() > expected + K6_OVERRUN {
                 return LoadEnd::TimedOut;
             }
@@ -642,9 +692,11 @@ impl<E: Engine> Session<'_, E> {
 fn collect(
     result: &mut RunResult,
     plan: &Plan,
+    point: Point<'_>,
     end: LoadEnd,
     teardown: &Teardown,
     out_dirs: &[PathBuf],
+    native_out: &mut Option<Result<native::Merged, native::NativeError>>,
 ) -> (Outcome, Option<String>) {
     let summary = read_summaries(out_dirs);
     if let Some(Ok(summary)) = &summary {
@@ -692,6 +744,8 @@ fn collect(
             Outcome::Interrupted,
             Some("interrupted by the user".to_string()),
         ),
+        // The idle ramp's planned end: k6 is stopped with the clients it holds.
+        LoadEnd::MemoryNearLimit => (Outcome::Ok, None),
         LoadEnd::ServerDied(state) => (
             died(state),
             Some(match died(state) {
@@ -733,14 +787,20 @@ fn collect(
                 plan.limits.loadgen_memory_bytes.unwrap_or(0) >> 20
             )),
         ),
-        LoadEnd::K6Exited(state) => {
-            k6_outcome(result, state.exit_code, &summary, &native, teardown)
-        }
+        LoadEnd::K6Exited(state) => k6_outcome(
+            result,
+            state.exit_code,
+            &summary,
+            &native,
+            teardown,
+            matches!(point.scenario, Scenario::Capacity | Scenario::IdleCapacity),
+        ),
     };
     let (outcome, detail) = match (outcome, unstamped) {
         (Outcome::Ok, Some(why)) => (Outcome::LoadgenFailed, Some(why)),
         (outcome, _) => (outcome, detail),
     };
+    *native_out = native;
     // A server that died after k6's last sample is still a dead server.
     let outcome = match (outcome, teardown.server_before_stop) {
         (Outcome::Ok, Some(state)) if !state.running => died(state),
@@ -756,6 +816,7 @@ fn k6_outcome(
     summary: &Option<Result<k6::Summary, k6::SummaryError>>,
     native: &Option<Result<native::Merged, native::NativeError>>,
     teardown: &Teardown,
+    stepped: bool,
 ) -> (Outcome, Option<String>) {
     // A native run whose report is missing or unreadable has no trustworthy counters.
     if let (Some(Ok(_)), Some(Err(e))) = (summary, native) {
@@ -763,6 +824,9 @@ fn k6_outcome(
     }
     match (summary, code) {
         (Some(Ok(_)), Some(0) | Some(k6::THRESHOLDS_CROSSED)) => (Outcome::Ok, None),
+        // A stepped scenario stops itself at the step that broke: its end, not a failure
+        // (the result's capacity says which step and why).
+        (Some(Ok(_)), Some(k6::SCRIPT_ABORTED)) if stepped => (Outcome::Ok, None),
         (Some(Ok(_)), code) => {
             result.errors.script_errors += 1;
             (
@@ -914,8 +978,18 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
         loadgen_bound: false,
         loadgen_bound_reasons: Vec::new(),
         distributed: None,
+        capacity: None,
+        idle: None,
+        soak: None,
         series: Vec::new(),
     }
+}
+
+/// The shape the scenario ran (its `setup()` data in k6's summary), if readable.
+fn read_shape(out_dir: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(out_dir.join(SUMMARY_FILE)).ok()?;
+    let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
+    summary.get("setup_data")?.get("shape").cloned()
 }
 
 fn last_lines(text: &str, n: usize) -> String {

@@ -72,7 +72,15 @@ pub fn render_page(results: &[RunResult], report: &Report, context: &PageContext
         .copied()
         .filter(|s| results.iter().any(|r| r.scenario == *s))
         .collect();
-    let placed = place_tables(report);
+    let mut placed = place_tables(report);
+    // A table named for a scenario with no section of its own (the capacity table of a run
+    // with only idle-capacity results) goes with the tables across scenarios.
+    let (shown, orphaned): (Vec<_>, Vec<_>) = placed
+        .by_scenario
+        .into_iter()
+        .partition(|(s, _)| scenarios.contains(s));
+    placed.by_scenario = shown;
+    placed.rest.extend(orphaned.into_iter().map(|(_, t)| t));
 
     let mut page = String::new();
     let _ = write!(
@@ -450,6 +458,12 @@ fn scenario_summary(scenario: Scenario) -> &'static str {
             "Clients join, chat once and leave every few seconds, for a minute: connection set-up and tear-down."
         }
         Scenario::Saturation => "More clients and more chats, step by step, until something gives.",
+        Scenario::Capacity => {
+            "Steps of clients chatting at a room's pace, until latency p95 passes the target: the most clients held at it."
+        }
+        Scenario::IdleCapacity => {
+            "Steps of joined clients that never chat, until memory nears the limit or connects fail: clients held, bytes each."
+        }
     }
 }
 

@@ -243,6 +243,9 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
         loadgen_bound: false,
         loadgen_bound_reasons: Vec::new(),
         distributed: None,
+        capacity: None,
+        idle: None,
+        soak: None,
         series: Vec::new(),
     }
 }

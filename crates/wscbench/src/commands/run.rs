@@ -42,10 +42,22 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     }
     let servers = args.select.selection().apply(&super::discover(root)?)?;
     let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
-        Scenario::ALL.to_vec()
+        Scenario::DEFAULT.to_vec()
     } else {
         args.scenarios.clone()
     };
+    if args.duration.is_some() && args.mode != wscbench_results::Mode::Soak {
+        anyhow::bail!("--duration sets how long a soak runs: add --mode soak");
+    }
+    if args.duration.is_some() && !scenarios.iter().any(|s| scenarios::has_soak_length(*s)) {
+        anyhow::bail!("--duration lengthens steady and churn only; none of them is selected");
+    }
+    if scenarios.contains(&Scenario::Capacity) && args.loadgen != wscbench_results::LoadPath::Native
+    {
+        anyhow::bail!(
+            "the capacity scenario needs the native load path (its per-step histograms come from k6/x/chat): drop --loadgen js"
+        );
+    }
     // Every check of the command line before the results folder, any build or any container.
     let shape = RunShape::check(&args, &servers, &scenarios)?;
     for id in &shape.left_out {
@@ -401,6 +413,8 @@ async fn prepare(
         scenarios,
         load_points: shape.load_points,
         mode: args.mode,
+        soak_seconds: args.duration,
+        slo_p95_ms: args.slo_p95_ms,
         load_path: args.loadgen,
         repetitions: args.runs,
         limits,
@@ -523,9 +537,7 @@ impl Display {
         let plan_runs = plan
             .points()
             .iter()
-            .map(|p| {
-                Duration::from_secs(scenarios::seconds(p.scenario, plan.mode)) + OVERHEAD_ESTIMATE
-            })
+            .map(|p| plan.scenario_seconds(p.scenario) + OVERHEAD_ESTIMATE)
             .collect();
         Self {
             bar,

@@ -1,0 +1,200 @@
+package chat
+
+// windows.go owns the per-window aggregates report() carries beside the
+// totals: the same counters and an HDR latency histogram for each step of a
+// stepped scenario (capacity), and for each fixed-length period of any run
+// (soak KPIs need latency per interval). A window's counts are what the VUs
+// flushed while it was current (flushes come every flushPeriod), its
+// latencies those recorded while it was current (batches are at most batchAge
+// old). Only the current window keeps a live histogram; a window that has
+// passed keeps its buckets only, so a 30-minute soak costs kilobytes per
+// period, not a histogram each.
+
+import (
+	"sort"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// defaultPeriod is the length of the periodic windows when the script sets
+// none (chat.schedule's periodMs).
+const defaultPeriod = 10 * time.Second
+
+// maxSteps bounds the step schedule.
+const maxSteps = 1000
+
+// step is one window of a step schedule, [from, to).
+type step struct {
+	clients  int
+	from, to time.Time
+}
+
+// windowAcc is one window's counts and latencies.
+type windowAcc struct {
+	counts [numCounters]int64
+	// live is the histogram while the window is current; buckets once it is not.
+	live    *hdrhistogram.Histogram
+	buckets LatencyHistogram
+	closed  bool
+}
+
+func (a *windowAcc) record(latenciesUs []int64) {
+	if a.closed {
+		// A late batch for a window that has passed (rare: clocks read before
+		// the lock): reopen it.
+		a.live, a.closed = a.buckets.Histogram(), false
+	}
+	for _, v := range latenciesUs {
+		_ = a.live.RecordValue(v)
+	}
+}
+
+func (a *windowAcc) close() {
+	if !a.closed && a.live != nil {
+		a.buckets, a.live, a.closed = histogramReport(a.live), nil, true
+	}
+}
+
+func (a *windowAcc) histogram() LatencyHistogram {
+	if a.closed {
+		return a.buckets
+	}
+	return histogramReport(a.live)
+}
+
+// windowSet is one way of cutting time into windows: key gives the window a
+// moment belongs to, or false when it belongs to none.
+type windowSet struct {
+	key     func(time.Time) (int64, bool)
+	accs    map[int64]*windowAcc
+	current int64
+	hasCur  bool
+}
+
+func newWindowSet(key func(time.Time) (int64, bool)) *windowSet {
+	return &windowSet{key: key, accs: map[int64]*windowAcc{}}
+}
+
+func (w *windowSet) at(now time.Time) *windowAcc {
+	k, ok := w.key(now)
+	if !ok {
+		return nil
+	}
+	if w.hasCur && w.current != k {
+		if prev := w.accs[w.current]; prev != nil {
+			prev.close()
+		}
+	}
+	w.current, w.hasCur = k, true
+	acc := w.accs[k]
+	if acc == nil {
+		acc = &windowAcc{live: newHistogram()}
+		w.accs[k] = acc
+	}
+	return acc
+}
+
+func (w *windowSet) record(now time.Time, latenciesUs []int64) {
+	if acc := w.at(now); acc != nil {
+		acc.record(latenciesUs)
+	}
+}
+
+func (w *windowSet) addCounts(now time.Time, d *[numCounters]int64) {
+	if acc := w.at(now); acc != nil {
+		for i, n := range d {
+			acc.counts[i] += n
+		}
+	}
+}
+
+// keys are the windows seen, ascending.
+func (w *windowSet) keys() []int64 {
+	keys := make([]int64, 0, len(w.accs))
+	for k := range w.accs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}
+
+// periodKey: periods are aligned to multiples of period since the epoch, so
+// several k6 instances cut time the same way and their windows merge.
+func periodKey(period time.Duration) func(time.Time) (int64, bool) {
+	ms := period.Milliseconds()
+	return func(now time.Time) (int64, bool) {
+		return now.UnixMilli() / ms, true
+	}
+}
+
+// stepKey: the index of the step now falls in.
+func stepKey(steps []step) func(time.Time) (int64, bool) {
+	return func(now time.Time) (int64, bool) {
+		i := sort.Search(len(steps), func(i int) bool { return now.Before(steps[i].to) })
+		if i < len(steps) && !now.Before(steps[i].from) {
+			return int64(i), true
+		}
+		return 0, false
+	}
+}
+
+// WindowReport is one window of report()'s "steps" or "periods".
+type WindowReport struct {
+	// Clients is the step's planned number of clients (steps only).
+	Clients  int              `json:"clients,omitempty"`
+	FromMs   int64            `json:"from_ms"`
+	ToMs     int64            `json:"to_ms"`
+	Counters map[string]int64 `json:"counters"`
+	// LatencyUs has the same settings as the report's own histogram.
+	LatencyUs LatencyHistogram `json:"latency_us"`
+}
+
+func windowReport(a *windowAcc, from, to int64, clients int) WindowReport {
+	r := WindowReport{Clients: clients, FromMs: from, ToMs: to, Counters: make(map[string]int64, numCounters)}
+	if a == nil {
+		r.LatencyUs = histogramReport(newHistogram())
+	} else {
+		r.LatencyUs = a.histogram()
+	}
+	for i := range numCounters {
+		if a != nil {
+			r.Counters[counterNames[i]] = a.counts[i]
+		} else {
+			r.Counters[counterNames[i]] = 0
+		}
+	}
+	return r
+}
+
+// StepStats is what chat.stepStats(i) tells a script about step i so far, so
+// it can stop the test when a step breaks.
+type StepStats struct {
+	Clients      int     `json:"clients"`
+	FromMs       int64   `json:"from_ms"`
+	ToMs         int64   `json:"to_ms"`
+	ChatSent     int64   `json:"chat_sent"`
+	ChatReceived int64   `json:"chat_received"`
+	Errors       int64   `json:"errors"`
+	LatencyCount int64   `json:"latency_count"`
+	LatencyP95Ms float64 `json:"latency_p95_ms"`
+	LatencyMaxMs float64 `json:"latency_max_ms"`
+}
+
+func stepStats(s step, a *windowAcc) StepStats {
+	st := StepStats{Clients: s.clients, FromMs: s.from.UnixMilli(), ToMs: s.to.UnixMilli()}
+	if a == nil {
+		return st
+	}
+	st.ChatSent = a.counts[cChatSent]
+	st.ChatReceived = a.counts[cChatReceived]
+	st.Errors = a.counts[cConnectErrors] + a.counts[cAbnormalCloses] + a.counts[cWsErrors]
+	h := a.live
+	if a.closed {
+		h = a.buckets.Histogram()
+	}
+	st.LatencyCount = h.TotalCount()
+	st.LatencyP95Ms = float64(h.ValueAtQuantile(95)) / 1000
+	st.LatencyMaxMs = float64(h.Max()) / 1000
+	return st
+}
