@@ -15,6 +15,7 @@ package chat
 import (
 	"net"
 	"sync"
+	"time"
 )
 
 // maxBatchBytes bounds one batch: a held write that would grow the buffer
@@ -44,13 +45,31 @@ func (l batchListener) Accept() (net.Conn, error) {
 //
 // The connection's writer calls Hold, writes its queued frames through the
 // library, and calls Flush. Writes from other goroutines meanwhile (the
-// control frames a reader answers with) join the batch, in order. The write
-// deadline the library sets on the connection applies to the flush.
+// control frames a reader answers with) join the batch, in order.
+//
+// Both libraries set the socket's write deadline before every frame they
+// write; each call re-arms a runtime timer under a lock (13 % of gorilla's
+// CPU in saturation, by pprof: docs/fairness.md). Inside a batch the last
+// deadline set is kept and applied once, to the flush.
 type BatchConn struct {
 	net.Conn
-	mu   sync.Mutex
-	held bool
-	buf  *[]byte // from batchBuffers while a batch holds bytes
+	mu       sync.Mutex
+	held     bool
+	buf      *[]byte   // from batchBuffers while a batch holds bytes
+	deadline time.Time // the write deadline set while held, for the flush
+	pending  bool      // deadline was set while held and not yet applied
+}
+
+// SetWriteDeadline applies the deadline at once outside a batch, and to the
+// batch's flush inside one.
+func (c *BatchConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.held {
+		return c.Conn.SetWriteDeadline(t)
+	}
+	c.deadline, c.pending = t, true
+	return nil
 }
 
 // Hold starts a batch: writes are kept until Flush. Hold and Flush on a nil
@@ -98,8 +117,15 @@ func (c *BatchConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// sendLocked writes the held bytes and returns the buffer to the pool.
+// sendLocked writes the held bytes, under the deadline set while they were
+// held, and returns the buffer to the pool.
 func (c *BatchConn) sendLocked() error {
+	if c.pending {
+		c.pending = false
+		if err := c.Conn.SetWriteDeadline(c.deadline); err != nil {
+			return err
+		}
+	}
 	if c.buf == nil {
 		return nil
 	}

@@ -5,13 +5,20 @@ import (
 	"errors"
 	"net"
 	"testing"
+	"time"
 )
 
-// countingConn records every write that reaches the socket.
+// countingConn records every write and write deadline that reach the socket.
 type countingConn struct {
 	net.Conn
-	writes [][]byte
-	fail   error
+	writes    [][]byte
+	deadlines []time.Time
+	fail      error
+}
+
+func (c *countingConn) SetWriteDeadline(t time.Time) error {
+	c.deadlines = append(c.deadlines, t)
+	return nil
 }
 
 func (c *countingConn) Write(p []byte) (int, error) {
@@ -104,5 +111,33 @@ func TestANilBatchConnBatchesNothing(t *testing.T) {
 	c.Hold()
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestDeadlinesSetInsideABatchReachTheSocketOnceForTheFlush(t *testing.T) {
+	raw := &countingConn{}
+	c := &BatchConn{Conn: raw}
+	first := time.Unix(100, 0)
+	c.SetWriteDeadline(first)
+	if len(raw.deadlines) != 1 {
+		t.Fatal("a deadline outside a batch should apply at once")
+	}
+	last := time.Unix(200, 0)
+	c.Hold()
+	for _, d := range []time.Time{time.Unix(150, 0), last} {
+		c.SetWriteDeadline(d)
+		c.Write([]byte("frame"))
+	}
+	if len(raw.deadlines) != 1 {
+		t.Fatalf("held deadlines reached the socket: %v", raw.deadlines)
+	}
+	c.Flush()
+	if len(raw.deadlines) != 2 || !raw.deadlines[1].Equal(last) {
+		t.Fatalf("want the last held deadline applied once at the flush, got %v", raw.deadlines)
+	}
+	c.Hold()
+	c.Flush()
+	if len(raw.deadlines) != 2 {
+		t.Fatal("a batch without a deadline set should not touch the socket's deadline")
 	}
 }
