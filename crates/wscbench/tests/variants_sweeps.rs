@@ -133,6 +133,24 @@ fn a_plan_longer_than_the_bound_is_refused_and_the_bound_can_be_raised() {
         ],
         "more than --max-duration 2m00s",
     );
+    // A soak's --duration counts: two 90-minute holds and their set-up are over 3 h.
+    refused(
+        &[
+            "--lang",
+            "go",
+            "--lang",
+            "zig",
+            "--profile",
+            "b",
+            "--scenario",
+            "steady",
+            "--mode",
+            "soak",
+            "--duration",
+            "90m",
+        ],
+        "this run would take about 3h00m (2 points of load and set-up), more than --max-duration 2h00m",
+    );
     // Raised, the same plan gets past every check to the engine, which is not there (exit 3).
     let out = wscbench()
         .args(["run", "--scenario", "saturation", "--sweep", sweep])

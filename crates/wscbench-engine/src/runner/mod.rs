@@ -254,6 +254,7 @@ impl Plan {
             self.load_points.len(),
             self.repetitions,
             self.mode,
+            self.soak_seconds,
         )
     }
 
@@ -281,17 +282,21 @@ impl Plan {
 }
 
 /// How long a plan of these dimensions should take (its scenarios' lengths, which a sweep
-/// does not change, and [`POINT_OVERHEAD`] per point): known before any image is built.
+/// does not change, a soak's `--duration` does, and [`POINT_OVERHEAD`] per point): known
+/// before any image is built.
 pub fn estimate(
     servers: usize,
     scenarios: &[Scenario],
     load_points: usize,
     repetitions: u32,
     mode: Mode,
+    soak_seconds: Option<u64>,
 ) -> Duration {
     let per_round: Duration = scenarios
         .iter()
-        .map(|&s| Duration::from_secs(scenarios::seconds(s, mode)) + POINT_OVERHEAD)
+        .map(|&s| {
+            Duration::from_secs(scenarios::planned_seconds(s, mode, soak_seconds)) + POINT_OVERHEAD
+        })
         .sum();
     per_round * (servers * load_points.max(1) * repetitions.max(1) as usize) as u32
 }
@@ -303,9 +308,17 @@ pub fn check_duration(
     load_points: usize,
     repetitions: u32,
     mode: Mode,
+    soak_seconds: Option<u64>,
     bound: Duration,
 ) -> Result<Duration, crate::sweep::TooLong> {
-    let estimate = estimate(servers, scenarios, load_points, repetitions, mode);
+    let estimate = estimate(
+        servers,
+        scenarios,
+        load_points,
+        repetitions,
+        mode,
+        soak_seconds,
+    );
     if estimate > bound {
         return Err(crate::sweep::TooLong {
             estimate,

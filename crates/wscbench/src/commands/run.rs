@@ -173,6 +173,7 @@ impl RunShape {
             load_points.len(),
             args.runs,
             args.mode,
+            args.duration,
             args.max_duration,
         )
         .map_err(|e| usage(&e))?;
