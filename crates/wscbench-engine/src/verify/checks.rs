@@ -65,6 +65,11 @@ pub(super) static ALL: &[Check] = &[
         run: invalid_input,
     },
     Check {
+        name: "escaped_text",
+        rule: "a chat text full of JSON escapes reaches the others as the same string",
+        run: escaped_text,
+    },
+    Check {
         name: "size_limit",
         rule: "4096 bytes pass; 4097 bytes close with 1009",
         run: size_limit,
@@ -473,6 +478,66 @@ fn invalid_input(ctx: &Context) -> CheckFuture<'_> {
         close_all(vec![a, b, c]).await;
         Ok("10 kinds of invalid input ignored; the connection stayed open and joined".into())
     })
+}
+
+fn escaped_text(ctx: &Context) -> CheckFuture<'_> {
+    Box::pin(async move {
+        let mut a = Member::join(&ctx.target, ctx.user("escaped", "a")).await?;
+        let mut b = Member::join(&ctx.target, ctx.user("escaped", "b")).await?;
+        // Quotes, backslashes, control characters, and non-ASCII as \u escapes: about
+        // 3.9 KB on the wire, under the 4096-byte limit, so servers that parse into a
+        // small scratch buffer must find room for it.
+        let unit = "\"q\" \\ \n\t é \u{1F600} \u{0001}";
+        let text = unit.repeat(95);
+        let chat = json!({"type": "chat", "room": "public", "text": text});
+        let wire = escape_non_ascii(&chat.to_string());
+        if wire.len() > 4096 {
+            return Err(format!(
+                "the check's own message is {} bytes, over the limit",
+                wire.len()
+            ));
+        }
+        a.send_text(wire.clone()).await?;
+        let a_user = a.user.clone();
+        b.expect("escaped chat", |m| {
+            is(m, "chat") && m["user"] == a_user.as_str()
+        })
+        .await
+        .and_then(|m| {
+            if m["text"] == text.as_str() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the text arrived changed: {} characters sent, {} received",
+                    text.chars().count(),
+                    m["text"].as_str().map_or(0, |t| t.chars().count())
+                ))
+            }
+        })?;
+        close_all(vec![a, b]).await;
+        Ok(format!(
+            "{} bytes of escaped JSON delivered as the same {}-character text",
+            wire.len(),
+            text.chars().count()
+        ))
+    })
+}
+
+/// JSON text with every non-ASCII character written as `\u` escapes (surrogate pairs
+/// above the BMP), as a client that escapes everything would send it.
+fn escape_non_ascii(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
 }
 
 fn size_limit(ctx: &Context) -> CheckFuture<'_> {

@@ -180,6 +180,7 @@ pub const QUICK_CHECKS: &[&str] = &[
     "close_answered",
     "chat_before_join",
     "invalid_input",
+    "escaped_text",
     "size_limit",
 ];
 

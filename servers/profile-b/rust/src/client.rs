@@ -47,9 +47,10 @@ pub const CLOSE_WAIT: Duration = Duration::from_millis(500);
 /// queue fills and further messages for it are dropped.
 pub const WRITE_WAIT: Duration = Duration::from_secs(10);
 /// Bytes tungstenite reads from the socket at a time. Its default, 128 KiB,
-/// is allocated and zero-filled per connection; clients here send frames of
-/// at most 4 KiB. See README.md for the measurement behind this choice.
-pub const READ_BUFFER_SIZE: usize = 4 * 1024;
+/// is allocated and zero-filled per connection. tungstenite assembles a
+/// message from as many reads as it takes, and clients send a few small
+/// chats a second, so 1 KiB, as for gorilla (docs/fairness.md, "Buffers").
+pub const READ_BUFFER_SIZE: usize = 1024;
 /// Bytes tungstenite buffers before writing to the socket. The writer flushes
 /// after every batch anyway, so this only splits very large batches.
 pub const WRITE_BUFFER_SIZE: usize = 16 * 1024;

@@ -54,7 +54,9 @@ pub var write_coalesce: Io.Duration = .fromMilliseconds(5);
 /// payloads up to its size, which is exactly the protocol's 4096 bytes.
 const read_buffer_bytes = protocol.max_message_bytes;
 /// The writer batches queued frames here and sends them with one syscall.
-const write_buffer_bytes = 8 * 1024;
+const write_buffer_bytes = 4 * 1024;
+/// Parse scratch on the reader's stack; larger needs go to the heap.
+const small_scratch_bytes = 512;
 
 /// A frame's payload, written once and shared by every recipient's outbox.
 /// Reference-counted; the last writer to send it frees it.
@@ -254,7 +256,10 @@ pub const Client = struct {
     // A fragmented message being reassembled, owned by the reader. std's
     // readSmallMessage cannot reassemble fragments, so the reader does it here,
     // bounded by the same 4096 bytes as a whole message.
-    frag_buf: [protocol.max_message_bytes]u8,
+    // Allocated on the first fragmented message and kept until the connection
+    // ends: most clients never fragment, and 4 KiB inside every connection's
+    // state would be a resident page per idle client.
+    frag_buf: ?*[protocol.max_message_bytes]u8,
     frag_len: usize,
     frag_opcode: ?WebSocket.Opcode,
     /// Set when a fragmented message went over the limit: its remaining
@@ -281,12 +286,14 @@ pub const Client = struct {
         c.stream = stream;
         c.in.init(stream, io, &c.read_buffer);
         c.out = stream.writer(io, &c.write_buffer);
+        c.frag_buf = null;
         return c;
     }
 
     /// Closes the socket and frees the connection.
     pub fn destroy(c: *Client) void {
         c.stream.close(c.io);
+        if (c.frag_buf) |b| c.gpa.destroy(b);
         connection_allocator.destroy(c);
     }
 
@@ -411,7 +418,8 @@ pub const Client = struct {
             .text, .binary => {
                 if (c.frag_opcode != null) return error.ProtocolError;
                 if (h0.fin) return .{ .message = .{ .opcode = h0.opcode, .data = payload } };
-                @memcpy(c.frag_buf[0..payload.len], payload);
+                if (c.frag_buf == null) c.frag_buf = c.gpa.create([protocol.max_message_bytes]u8) catch return error.Gone;
+                @memcpy(c.frag_buf.?[0..payload.len], payload);
                 c.frag_len = payload.len;
                 c.frag_opcode = h0.opcode;
                 return .fragment;
@@ -424,11 +432,12 @@ pub const Client = struct {
                     if (h0.fin) c.frag_opcode = null;
                     return if (first) .{ .oversize = 0 } else .fragment;
                 }
-                @memcpy(c.frag_buf[c.frag_len..][0..payload.len], payload);
+                const buf = c.frag_buf.?; // set by the first fragment
+                @memcpy(buf[c.frag_len..][0..payload.len], payload);
                 c.frag_len += payload.len;
                 if (!h0.fin) return .fragment;
                 c.frag_opcode = null;
-                return .{ .message = .{ .opcode = opcode, .data = c.frag_buf[0..c.frag_len] } };
+                return .{ .message = .{ .opcode = opcode, .data = buf[0..c.frag_len] } };
             },
             else => return error.ProtocolError,
         }
@@ -490,10 +499,19 @@ pub const Client = struct {
     }
 
     fn handleText(c: *Client, payload: []const u8) enum { stay, leave } {
-        // Unescaped strings and the scanner's nesting stack; see protocol.parse.
-        var scratch: [3 * protocol.max_message_bytes]u8 = undefined;
-        var fba: std.heap.FixedBufferAllocator = .init(&scratch);
-        const msg = protocol.parse(fba.allocator(), payload) catch {
+        // Unescaped strings and the scanner's nesting stack (see protocol.parse).
+        // Strings without escapes are slices of the payload, so most messages
+        // fit a small stack buffer; one that needs more is parsed again with
+        // heap scratch. A stack page once touched stays resident for the life
+        // of the thread, so the reader's stack is kept to a page or two.
+        var small: [small_scratch_bytes]u8 = undefined;
+        var fba: std.heap.FixedBufferAllocator = .init(&small);
+        var arena: std.heap.ArenaAllocator = .init(c.gpa);
+        defer arena.deinit();
+        const msg = protocol.parse(fba.allocator(), payload) catch |err| switch (err) {
+            error.OutOfMemory => protocol.parse(arena.allocator(), payload),
+            error.Malformed => err,
+        } catch {
             c.stats.inc("malformed");
             return .stay;
         };

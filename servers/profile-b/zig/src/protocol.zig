@@ -22,9 +22,10 @@ pub const Inbound = union(enum) {
     leave,
 };
 
-/// Everything the protocol calls invalid input; the caller counts it in
-/// `malformed` and keeps the connection open.
-pub const Error = error{Malformed};
+/// `Malformed` is everything the protocol calls invalid input; the caller
+/// counts it in `malformed` and keeps the connection open. `OutOfMemory` means
+/// the scratch allocator was too small for this message's escaped strings.
+pub const Error = error{ Malformed, OutOfMemory };
 
 const Fields = struct {
     type: ?[]const u8 = null,
@@ -37,7 +38,10 @@ const Fields = struct {
 /// Parses one text payload. `scratch` holds unescaped strings and the
 /// scanner's nesting stack; 2 x the payload size is always enough.
 pub fn parse(scratch: std.mem.Allocator, payload: []const u8) Error!Inbound {
-    const f = scanFields(scratch, payload) catch return error.Malformed;
+    const f = scanFields(scratch, payload) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        else => return error.Malformed,
+    };
     const kind = f.type orelse return error.Malformed;
     if (std.mem.eql(u8, kind, "join")) {
         try expectRoom(f.room);
@@ -173,6 +177,16 @@ test "field order and unknown fields do not matter" {
 test "escaped strings are unescaped" {
     const m = try parseTest("{\"type\":\"chat\",\"room\":\"public\",\"text\":\"a\\\"b\\u00e9\\n\"}");
     try testing.expectEqualStrings("a\"b\u{e9}\n", m.chat.text);
+}
+
+test "too little scratch is OutOfMemory, not Malformed, so the caller can retry with more" {
+    const text = comptime repeat("\\n", 300); // 600 bytes escaped, 300 unescaped
+    const payload = "{\"type\":\"chat\",\"room\":\"public\",\"text\":\"" ++ text ++ "\"}";
+    var small: [128]u8 = undefined;
+    var fba: std.heap.FixedBufferAllocator = .init(&small);
+    try testing.expectError(error.OutOfMemory, parse(fba.allocator(), payload));
+    const m = try parseTest(payload);
+    try testing.expectEqual(@as(usize, 300), m.chat.text.len);
 }
 
 test "ping and leave need no other field" {
