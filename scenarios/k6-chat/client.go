@@ -152,13 +152,37 @@ type session struct {
 
 const progressEvery = 16
 
+// loopbackSources is how many source addresses (127.0.0.2 and up) the
+// clients of one k6 process spread their connections to a loopback server
+// over. One source address has one ephemeral port range (32768-60999 here,
+// 28,232 ports), fewer than the idle-capacity scenario's largest step: the
+// load generator would run out of ports before the server ran out of memory.
+const loopbackSources = 8
+
+// nextSource picks each connection's source address in turn.
+var nextSource atomic.Uint32
+
+// dialSpread dials as net.Dialer does, from 127.0.0.2 ... 127.0.0.9 in turn
+// when the server is at an IPv4 loopback address (all of 127.0.0.0/8 is this
+// host), from the kernel's choice otherwise.
+func dialSpread(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(host).To4(); ip != nil && ip.IsLoopback() {
+			n := nextSource.Add(1) % loopbackSources
+			d.LocalAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+n))}
+		}
+	}
+	return d.DialContext(ctx, network, addr)
+}
+
 // runClient runs one whole session and records it in t. It returns when the
 // session ended: the server closed, the client left and closed, or ctx ended.
 // After a failed connect or an abnormal close it lingers retryPause first.
 func runClient(ctx context.Context, o clientOptions, t *tally) {
 	t.add(cSessions, 1)
 	dialer := websocket.Dialer{
-		NetDialContext:   (&net.Dialer{}).DialContext,
+		NetDialContext:   dialSpread,
 		HandshakeTimeout: handshakeTimeout,
 		ReadBufferSize:   readBufferBytes,
 		WriteBufferSize:  4 << 10,

@@ -396,3 +396,42 @@ func TestChatFrameStampsEpochMillisecondsToTheMicrosecond(t *testing.T) {
 		t.Error("parseNumber accepted a string")
 	}
 }
+
+func TestLoopbackConnectionsComeFromEightSourceAddresses(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	seen := make(chan string, 64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+			seen <- host
+			c.Close()
+		}
+	}()
+	for i := 0; i < 16; i++ {
+		c, err := dialSpread(context.Background(), "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		c.Close()
+	}
+	sources := map[string]int{}
+	for i := 0; i < 16; i++ {
+		sources[<-seen]++
+	}
+	if len(sources) != loopbackSources {
+		t.Fatalf("16 connections came from %d addresses, want %d: %v", len(sources), loopbackSources, sources)
+	}
+	for src, n := range sources {
+		if ip := net.ParseIP(src); ip == nil || !ip.IsLoopback() || src == "127.0.0.1" || n != 2 {
+			t.Fatalf("source %s used %d times; want 127.0.0.2-9 twice each: %v", src, n, sources)
+		}
+	}
+}
