@@ -800,6 +800,22 @@ fn split_plan(results_dir: &Path, n: usize) -> Plan {
     plan
 }
 
+/// Runs a plan split in two: k6 1 on the server's engine, k6 2 on `second`.
+async fn run_split(dir: &Path, server_engine: &FakeEngine, second: &FakeEngine) -> RunResult {
+    let plan = split_plan(dir, 2);
+    let (_tx, rx) = watch::channel(false);
+    let mut results = runner::execute_on(
+        server_engine,
+        &[server_engine, second],
+        &plan,
+        rx,
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    results.remove(0)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_split_run_resumes_every_instance_and_merges_their_reports() {
     let dir = tempfile::tempdir().unwrap();
@@ -807,18 +823,7 @@ async fn a_split_run_resumes_every_instance_and_merges_their_reports() {
     server_engine.k6_native = Some(native_report(1, 300, &[1_000, 2_000], &[50_000]));
     let mut second = FakeEngine::new(Fault::None);
     second.k6_native = Some(native_report(2, 500, &[3_000], &[60_000, 70_000]));
-    let plan = split_plan(dir.path(), 2);
-    let (_tx, rx) = watch::channel(false);
-    let results = runner::execute_on(
-        &server_engine,
-        &[&server_engine, &second],
-        &plan,
-        rx,
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
-    let result = &results[0];
+    let result = &run_split(dir.path(), &server_engine, &second).await;
     assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
     let k6 = result.k6.as_ref().unwrap();
     assert_eq!(k6.chat_received, 800, "counters add up");
@@ -866,19 +871,8 @@ async fn one_load_generator_failing_mid_run_fails_the_point_and_empties_every_en
     second.k6_runs_for = Duration::from_secs(2);
     second.k6_exit_code = 137;
     second.k6_writes_summary = false;
-    let plan = split_plan(dir.path(), 2);
-    let (_tx, rx) = watch::channel(false);
     let started = Instant::now();
-    let results = runner::execute_on(
-        &server_engine,
-        &[&server_engine, &second],
-        &plan,
-        rx,
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
-    let result = &results[0];
+    let result = &run_split(dir.path(), &server_engine, &second).await;
     assert_eq!(result.outcome, Outcome::LoadgenFailed);
     let detail = result.outcome_detail.as_deref().unwrap();
     assert!(
@@ -906,19 +900,9 @@ async fn a_split_instance_whose_k6_cannot_stamp_chats_fails_the_point() {
     // An older k6/x/chat: no instance_id, so 0.
     second.k6_native =
         Some(native_report(2, 500, &[1_000], &[]).replace(r#""instance_id":2,"#, ""));
-    let plan = split_plan(dir.path(), 2);
-    let (_tx, rx) = watch::channel(false);
-    let results = runner::execute_on(
-        &server_engine,
-        &[&server_engine, &second],
-        &plan,
-        rx,
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
-    assert_eq!(results[0].outcome, Outcome::LoadgenFailed);
-    let detail = results[0].outcome_detail.as_deref().unwrap();
+    let result = run_split(dir.path(), &server_engine, &second).await;
+    assert_eq!(result.outcome, Outcome::LoadgenFailed);
+    let detail = result.outcome_detail.as_deref().unwrap();
     assert!(detail.contains("k6 2 reported instance 0"), "{detail}");
     assert_eq!((server_engine.live(), second.live()), (0, 0));
 }
