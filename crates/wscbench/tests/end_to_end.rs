@@ -5,6 +5,7 @@
 //! These need the machine that `scripts/setup` prepares, so they are ignored by a plain
 //! `cargo test`; `scripts/test` runs them with `--ignored`.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -38,7 +39,7 @@ fn server_ids() -> Vec<String> {
 }
 
 /// The one run directory under `results`.
-fn only_run(results: &std::path::Path) -> std::path::PathBuf {
+fn only_run(results: &Path) -> PathBuf {
     std::fs::read_dir(results)
         .unwrap()
         .next()
@@ -47,8 +48,43 @@ fn only_run(results: &std::path::Path) -> std::path::PathBuf {
         .path()
 }
 
+/// Runs `wscbench run ARGS --results <a temporary folder>` and asserts it succeeded; returns
+/// the folder (removed when dropped) and the one run directory in it.
+fn run_ok(args: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let results = tempfile::tempdir().unwrap();
+    let status = wscbench()
+        .arg("run")
+        .args(args)
+        .arg("--results")
+        .arg(results.path())
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "wscbench run {} exited with {status}",
+        args.join(" ")
+    );
+    let run_dir = only_run(results.path());
+    (results, run_dir)
+}
+
+/// The standard output of `wscbench report --format FORMAT PATH`, which must succeed.
+fn report(format: &str, path: &Path) -> String {
+    let out = wscbench()
+        .args(["report", "--format", format])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// Reads `<run>/<server>/<scenario>.json` and checks what every ok result of `path` has.
-fn ok_result(run_dir: &std::path::Path, server: &str, scenario: &str, path: LoadPath) -> RunResult {
+fn ok_result(run_dir: &Path, server: &str, scenario: &str, path: LoadPath) -> RunResult {
     let file = run_dir.join(server).join(format!("{scenario}.json"));
     let result = RunResult::from_json(
         &std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display())),
@@ -79,18 +115,7 @@ fn ok_result(run_dir: &std::path::Path, server: &str, scenario: &str, path: Load
 #[test]
 #[ignore = "needs Docker, k6 and every toolchain: run by scripts/test"]
 fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers() {
-    let results = tempfile::tempdir().unwrap();
-    let status = wscbench()
-        .args(["run", "--mode", "smoke", "--results"])
-        .arg(results.path())
-        .status()
-        .unwrap();
-    assert!(
-        status.success(),
-        "wscbench run --mode smoke exited with {status}"
-    );
-
-    let run_dir = only_run(results.path());
+    let (results, run_dir) = run_ok(&["--mode", "smoke"]);
     let servers = server_ids();
     assert!(servers.len() >= 2, "{servers:?}");
     for server in &servers {
@@ -130,27 +155,12 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
         std::fs::read_to_string(run_dir.join("report.html")).expect("run writes report.html");
     assert!(page.contains("<svg"), "the run's HTML report has charts");
 
-    let report = wscbench()
-        .args(["report", "--format", "json"])
-        .arg(results.path())
-        .output()
-        .unwrap();
-    assert!(
-        report.status.success(),
-        "{}",
-        String::from_utf8_lossy(&report.stderr)
-    );
-    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
-    let text = report.to_string();
+    let json: Value = serde_json::from_str(&report("json", results.path())).unwrap();
+    let text = json.to_string();
     for title in ["Steady", "Burst", "Churn", "Saturation", "Binary sizes"] {
         assert!(text.contains(title), "report lacks a {title} table");
     }
-    let markdown = wscbench()
-        .args(["report", "--format", "markdown"])
-        .arg(results.path())
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&markdown.stdout).contains("| Language |"));
+    assert!(report("markdown", results.path()).contains("| Language |"));
     assert!(
         docker_containers("label=wscbench.run").is_empty(),
         "containers left behind"
@@ -160,26 +170,14 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
 #[test]
 #[ignore = "needs Docker, k6 and the Go toolchain: run by scripts/test"]
 fn the_js_load_path_still_runs_every_scenario_with_the_same_result_fields() {
-    let results = tempfile::tempdir().unwrap();
-    let status = wscbench()
-        .args([
-            "run",
-            "--server",
-            "profile-b/go",
-            "--mode",
-            "smoke",
-            "--loadgen",
-            "js",
-            "--results",
-        ])
-        .arg(results.path())
-        .status()
-        .unwrap();
-    assert!(
-        status.success(),
-        "wscbench run --loadgen js exited with {status}"
-    );
-    let run_dir = only_run(results.path());
+    let (_results, run_dir) = run_ok(&[
+        "--server",
+        "profile-b/go",
+        "--mode",
+        "smoke",
+        "--loadgen",
+        "js",
+    ]);
     for scenario in ["steady", "burst", "churn", "saturation"] {
         ok_result(&run_dir, "profile-b/go", scenario, LoadPath::Js);
     }
@@ -192,28 +190,16 @@ fn the_js_load_path_still_runs_every_scenario_with_the_same_result_fields() {
 #[test]
 #[ignore = "needs Docker, k6 and the Go toolchain: run by scripts/test"]
 fn a_capacity_smoke_run_judges_every_step_and_the_idle_ramp_counts_its_clients() {
-    let results = tempfile::tempdir().unwrap();
-    let status = wscbench()
-        .args([
-            "run",
-            "--server",
-            "profile-b/go",
-            "--mode",
-            "smoke",
-            "--scenario",
-            "capacity",
-            "--scenario",
-            "idle-capacity",
-            "--results",
-        ])
-        .arg(results.path())
-        .status()
-        .unwrap();
-    assert!(
-        status.success(),
-        "wscbench run --scenario capacity exited with {status}"
-    );
-    let run_dir = only_run(results.path());
+    let (results, run_dir) = run_ok(&[
+        "--server",
+        "profile-b/go",
+        "--mode",
+        "smoke",
+        "--scenario",
+        "capacity",
+        "--scenario",
+        "idle-capacity",
+    ]);
     let capacity = ok_result(&run_dir, "profile-b/go", "capacity", LoadPath::Native);
     let c = capacity.capacity.expect("capacity figures");
     assert!(!c.steps.is_empty(), "no step measured");
@@ -235,12 +221,7 @@ fn a_capacity_smoke_run_judges_every_step_and_the_idle_ramp_counts_its_clients()
     assert_eq!(idle.outcome, Outcome::Ok, "{:?}", idle.outcome_detail);
     let i = idle.idle.expect("idle figures");
     assert!(i.clients_held >= 100, "{i:?}");
-    let report = wscbench()
-        .args(["report", "--format", "markdown"])
-        .arg(results.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&report.stdout);
+    let text = report("markdown", results.path());
     assert!(
         text.contains("### Capacity — most clients held at latency p95 < 50.0 ms"),
         "{text}"
@@ -312,12 +293,7 @@ fn interrupt_mid_run(signal: &str, code: i32) {
         "containers left behind"
     );
 
-    let run_dir = std::fs::read_dir(results.path())
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run_dir = only_run(results.path());
     let steady = RunResult::from_json(
         &std::fs::read_to_string(run_dir.join("profile-b/go/steady.json")).unwrap(),
     )
@@ -333,16 +309,20 @@ fn interrupt_mid_run(signal: &str, code: i32) {
 #[ignore = "needs Docker, k6 and the Go toolchain: run by scripts/test"]
 fn a_variant_and_a_sweep_run_for_real_and_the_report_sets_them_across_the_knob() {
     // 2 rows × 2 values of 8 s smoke steady: about 45 s.
-    let results = tempfile::tempdir().unwrap();
-    let status = wscbench()
-        .args(["run", "--server", "profile-b/go", "--scenario", "steady"])
-        .args(["--variant", "default", "--variant", "gomaxprocs-1"])
-        .args(["--sweep", "clients=5,10", "--mode", "smoke", "--results"])
-        .arg(results.path())
-        .status()
-        .unwrap();
-    assert!(status.success(), "wscbench run exited with {status}");
-    let run_dir = only_run(results.path());
+    let (_results, run_dir) = run_ok(&[
+        "--server",
+        "profile-b/go",
+        "--scenario",
+        "steady",
+        "--variant",
+        "default",
+        "--variant",
+        "gomaxprocs-1",
+        "--sweep",
+        "clients=5,10",
+        "--mode",
+        "smoke",
+    ]);
     let mut deliveries = Vec::new();
     for server in ["profile-b/go", "profile-b/go@gomaxprocs-1"] {
         for clients in [5, 10] {
@@ -366,12 +346,7 @@ fn a_variant_and_a_sweep_run_for_real_and_the_report_sets_them_across_the_knob()
             "deliveries at 5 and 10 clients: {pair:?}"
         );
     }
-    let markdown = wscbench()
-        .args(["report", "--format", "markdown"])
-        .arg(&run_dir)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&markdown.stdout);
+    let text = report("markdown", &run_dir);
     for title in [
         "### Steady — Deliveries/s across clients",
         "### Steady — Deliveries/s across variant",
