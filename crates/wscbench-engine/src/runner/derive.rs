@@ -139,7 +139,10 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
         delivered: stats.deliveries,
         received,
         sessions: result.k6.as_ref().map_or(0, |k| k.sessions),
-        sessions_closed: result.k6.as_ref().map_or(0, |k| k.sessions_closed),
+        sessions_closed: finished_sessions(
+            result.scenario,
+            result.k6.as_ref().map_or((0, 0), |k| (k.sessions, k.sessions_closed)),
+        ),
         dropped_slow: stats.dropped_slow,
         loadgen_oom_limit_bytes: loadgen_oom
             .then_some(plan.limits.loadgen_memory_bytes.unwrap_or(0)),
@@ -150,6 +153,17 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
     };
     result.loadgen_bound_reasons = verdict::verdict(&result.series, &counters, &ceilings);
     result.loadgen_bound = !result.loadgen_bound_reasons.is_empty();
+}
+
+/// The sessions the verdict counts as finished, of `(sessions, closed)`: all of them in
+/// idle-capacity, which ends by stopping k6 with every client still joined (by design, not
+/// sessions k6 failed to finish); the closed ones elsewhere.
+fn finished_sessions(scenario: Scenario, (sessions, closed): (u64, u64)) -> u64 {
+    if scenario == Scenario::IdleCapacity {
+        sessions
+    } else {
+        closed
+    }
 }
 
 /// The cores of the load generators' hosts, each host counted once by the name its engines
@@ -238,6 +252,13 @@ pub fn cpuset_cores(cpuset: Option<&str>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn idle_capacity_clients_left_joined_at_the_end_are_not_sessions_cut_off() {
+        assert_eq!(finished_sessions(Scenario::IdleCapacity, (3000, 0)), 3000);
+        assert_eq!(finished_sessions(Scenario::Capacity, (3000, 2990)), 2990);
+        assert_eq!(finished_sessions(Scenario::Steady, (100, 0)), 0);
+    }
 
     #[test]
     fn cpusets_count_their_cores() {
