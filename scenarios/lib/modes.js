@@ -43,7 +43,7 @@ const SHAPES = {
     // Idle joined clients, stepped up; the orchestrator ends the run when the server's
     // memory nears its limit.
     smoke: { roomSize: 50, steps: [100, 200, 400], rampSeconds: 2, holdSeconds: 2 },
-    quick: { roomSize: 50, steps: [1000, 2000, 5000, 10000, 15000, 20000, 30000], rampSeconds: 10, holdSeconds: 10 },
+    quick: { roomSize: 50, steps: [1000, 2000, 5000, 10000, 15000, 19000], rampSeconds: 10, holdSeconds: 10 },
   },
 };
 

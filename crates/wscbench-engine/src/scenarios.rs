@@ -36,7 +36,7 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
         (Scenario::Capacity, Mode::Smoke) => 18,
         (Scenario::Capacity, _) => 240,
         (Scenario::IdleCapacity, Mode::Smoke) => 12,
-        (Scenario::IdleCapacity, _) => 140,
+        (Scenario::IdleCapacity, _) => 120,
     }
 }
 
