@@ -155,8 +155,8 @@ const progressEvery = 16
 // loopbackSources is how many source addresses (127.0.0.2 and up) the
 // clients of one k6 process spread their connections to a loopback server
 // over. One source address has one ephemeral port range (32768-60999 here,
-// 28,232 ports), fewer than the idle-capacity scenario's largest step: the
-// load generator would run out of ports before the server ran out of memory.
+// 28,232 ports): a k6 holding more clients than that would run out of ports
+// before the server ran out of memory.
 const loopbackSources = 8
 
 // nextSource picks each connection's source address in turn.
