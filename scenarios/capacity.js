@@ -57,6 +57,7 @@ export function room() {
     (shape.memberChatsPerSecond * (shape.roomSize - 1)) / Math.max(1, clients - 1),
   ]);
   chat.session({
+    ...config.sampling,
     url: config.wsUrl,
     user: `k6-${__VU}`,
     clients: shape.roomSize,

@@ -30,6 +30,7 @@ export const { options, setup, handleSummary } = stepped;
 export function room() {
   if (joinStep() < 0) return;
   chat.session({
+    ...config.sampling,
     url: config.wsUrl,
     user: `k6-${__VU}`,
     clients: shape.roomSize,

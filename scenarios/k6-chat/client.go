@@ -64,6 +64,9 @@ const (
 	maxFrameBytes = 1 << 20
 	// readBufferBytes: one read syscall takes many small frames.
 	readBufferBytes = 64 << 10
+	// defaultProbeEvery and defaultReadPace: see "Probes and paced readers".
+	defaultProbeEvery = 10
+	defaultReadPace   = 50 * time.Millisecond
 	// batchValues and batchAge bound how many counts and latencies a reader
 	// keeps to itself before it hands them to the VU's tally.
 	batchValues = 512
@@ -108,6 +111,49 @@ type clientOptions struct {
 	// instance is this k6 instance's number in a split run (1..N), stamped in
 	// every chat; 0 outside a split run (no stamp).
 	instance int
+	// readPace is zero for a latency probe, which reads every frame at once
+	// and times every chat; a paced reader reads at most once per readPace
+	// and times nothing (see "Probes and paced readers").
+	readPace time.Duration
+}
+
+// Probes and paced readers.
+//
+// Reading a frame costs the reader a wake-up and a read syscall, about what
+// the server's write of it cost; at moderate load every frame arrives alone,
+// so a client that reads at once costs the load generator as much CPU as the
+// server it measures. Latency needs only a sample of the clients: one client
+// in probeEvery (a probe) reads at once and times every chat; the others read
+// at most once per readPace, so one read takes what arrived meanwhile, and
+// count without timing. The server cannot tell them apart: a paced reader
+// leaves a few KiB in its socket per pace, far under the socket buffer, so no
+// write of the server's waits on it. Everything counted (chat_received,
+// ws_msgs_received) still counts every client; latency percentiles are the
+// probes'.
+
+// readConn is a client's connection as its reader sees it: it notes when each
+// read returned, which is when every frame that read brought in was received
+// (one clock reading per read, not per frame: at a million frames a second
+// the clock costs a fifth of the reader), and with a pace it reads at most
+// once per pace. The pace is set once the upgrade is done, so the handshake
+// is read at once.
+type readConn struct {
+	net.Conn
+	pace     time.Duration
+	next     time.Time
+	lastRead time.Time
+}
+
+func (c *readConn) Read(p []byte) (int, error) {
+	if c.pace > 0 {
+		if wait := time.Until(c.next); wait > 0 {
+			time.Sleep(wait)
+		}
+	}
+	n, err := c.Conn.Read(p)
+	c.lastRead = time.Now()
+	c.next = c.lastRead.Add(c.pace)
+	return n, err
 }
 
 // rateChange is one entry of a session's rate schedule.
@@ -136,9 +182,12 @@ type readEnd struct {
 // session is one connection's state shared by its controller and reader.
 type session struct {
 	conn     *websocket.Conn
+	rc       *readConn
 	tally    *tally
 	user     string
 	instance int
+	// timed: a probe, whose reader times every chat it receives.
+	timed bool
 	// ownJoin is the quoted user name as it appears in the join echo.
 	ownJoin []byte
 	joined  chan struct{}
@@ -181,8 +230,16 @@ func dialSpread(ctx context.Context, network, addr string) (net.Conn, error) {
 // After a failed connect or an abnormal close it lingers retryPause first.
 func runClient(ctx context.Context, o clientOptions, t *tally) {
 	t.add(cSessions, 1)
+	var rc *readConn
 	dialer := websocket.Dialer{
-		NetDialContext:   dialSpread,
+		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialSpread(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			rc = &readConn{Conn: c}
+			return rc, nil
+		},
 		HandshakeTimeout: handshakeTimeout,
 		ReadBufferSize:   readBufferBytes,
 		WriteBufferSize:  4 << 10,
@@ -202,12 +259,16 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 		pause(ctx, retryPause)
 		return
 	}
+	// Set before the reader starts, which alone reads rc from then on.
+	rc.pace = o.readPace
 	userJSON, _ := json.Marshal(o.user)
 	s := &session{
 		conn:     conn,
+		rc:       rc,
 		tally:    t,
 		user:     o.user,
 		instance: o.instance,
+		timed:    o.readPace == 0,
 		ownJoin:  userJSON,
 		joined:   make(chan struct{}),
 	}
@@ -485,7 +546,7 @@ func (s *session) read() readEnd {
 	joined := false
 	var frames int64
 	for {
-		now := time.Now()
+		now := s.rc.lastRead
 		if endBy := s.endBy.Load(); endBy != endBySet || now.Sub(deadlineSet) >= deadlineRefresh {
 			deadline := now.Add(idleWait)
 			if endBy != 0 && time.Unix(0, endBy).Before(deadline) {
@@ -502,7 +563,7 @@ func (s *session) read() readEnd {
 		if err != nil {
 			return readEnd{err: err}
 		}
-		now = time.Now()
+		now = s.rc.lastRead
 		b.msgs++
 		if frames++; frames%progressEvery == 0 {
 			s.progress.Store(frames)
@@ -511,15 +572,8 @@ func (s *session) read() readEnd {
 			b.malformed++
 		} else if bytes.Contains(buf, chatMarker) {
 			b.chats++
-			if at := bytes.Index(buf, tsKey); at >= 0 {
-				if ts, ok := parseNumber(buf[at+len(tsKey):]); ok {
-					us := float64(now.UnixNano())/1e3 - ts*1e3
-					if from := senderInstance(buf); s.instance > 0 && from > 0 && from != s.instance {
-						b.crossLatency(us)
-					} else {
-						b.latency(us)
-					}
-				}
+			if s.timed {
+				s.timeChat(b, buf, now)
 			}
 		} else if !joined && bytes.Contains(buf, s.ownJoin) {
 			var msg struct{ Type, User string }
@@ -529,6 +583,25 @@ func (s *session) read() readEnd {
 			}
 		}
 		b.maybeFlush(now)
+	}
+}
+
+// timeChat records the latency of the chat in frame, received at now: on its
+// own, or apart when another instance of a split run sent it.
+func (s *session) timeChat(b *readBatch, frame []byte, now time.Time) {
+	at := bytes.Index(frame, tsKey)
+	if at < 0 {
+		return
+	}
+	ts, ok := parseNumber(frame[at+len(tsKey):])
+	if !ok {
+		return
+	}
+	us := float64(now.UnixNano())/1e3 - ts*1e3
+	if from := senderInstance(frame); s.instance > 0 && from > 0 && from != s.instance {
+		b.crossLatency(us)
+	} else {
+		b.latency(us)
 	}
 }
 

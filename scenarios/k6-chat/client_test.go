@@ -435,3 +435,83 @@ func TestLoopbackConnectionsComeFromEightSourceAddresses(t *testing.T) {
 		}
 	}
 }
+
+// One probe and three paced readers in one room: every chat is counted for
+// every client, only the probe's are timed, the paced readers read at most
+// once per pace, and the paced sessions still leave and close cleanly.
+func TestPacedReadersCountEveryChatAndOnlyProbesTimeThem(t *testing.T) {
+	srv := startServer(t)
+	tl := newTally(newTotals())
+	now := time.Now()
+	const pace = 100 * time.Millisecond
+	var wg sync.WaitGroup
+	for i, user := range []string{"probe", "p1", "p2", "p3"} {
+		o := clientOptions{
+			url: srv.url(), user: user, chatsPerSecond: 20,
+			stopChatAt: now.Add(1500 * time.Millisecond), leaveAt: now.Add(2500 * time.Millisecond),
+		}
+		if i > 0 {
+			o.readPace = pace
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runClient(context.Background(), o, tl)
+		}()
+	}
+	wg.Wait()
+	got := counts(tl)
+	wantCounts(t, got, map[string]int64{
+		"sessions": 4, "sessions_closed": 4, "connect_errors": 0, "abnormal_closes": 0, "ws_errors": 0, "malformed": 0,
+	})
+	if want := srv.stat(t, "deliveries"); got["chat_received"] != want || want == 0 {
+		t.Errorf("chat_received = %d, server deliveries = %d", got["chat_received"], want)
+	}
+	// Each client receives the other three's chats: the probe a quarter of them.
+	timed := tl.totals.report().LatencyUs.TotalCount
+	if quarter := got["chat_received"] / 4; timed < quarter*7/10 || timed > quarter*13/10 {
+		t.Errorf("latencies recorded = %d, want the probe's share, about %d of %d", timed, quarter, got["chat_received"])
+	}
+}
+
+// A paced connection reads at most once per pace, and each read takes all
+// that arrived meanwhile: 40 writes over 400 ms arrive in a handful of reads.
+func TestAPacedConnectionReadsAtMostOncePerPace(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for range 40 {
+			_, _ = c.Write([]byte("0123456789"))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &readConn{Conn: raw, pace: 100 * time.Millisecond}
+	defer c.Close()
+	start := time.Now()
+	buf := make([]byte, 4096)
+	total, reads := 0, 0
+	for total < 400 {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", total, err)
+		}
+		total += n
+		reads++
+	}
+	// 400 ms of writes, one read per 100 ms: 5 or 6 reads, never 40.
+	if reads > 7 {
+		t.Errorf("%d reads for 40 writes in %v, want at most one per 100 ms", reads, time.Since(start))
+	}
+}

@@ -4,7 +4,8 @@
 // frames without bound).
 //
 //	import chat from 'k6/x/chat';
-//	chat.session({ url, user, room, chats, chatsPerSecond, rateChanges, stopChatAt, leaveAt, stayMs, clients, instance });
+//	chat.session({ url, user, room, chats, chatsPerSecond, rateChanges, stopChatAt, leaveAt, stayMs, clients, instance,
+//	               latencyProbeEvery, readPaceMs });
 //	chat.schedule({ periodMs, steps: [{ clients, fromMs, toMs }] }); // windows of the report
 //	chat.stepStats(i); // step i so far, to stop a test whose step broke
 //	chat.report(); // in handleSummary: this process's totals and latency histogram
@@ -22,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -53,6 +55,9 @@ type (
 	// process-wide totals that report() returns.
 	RootModule struct {
 		totals *totals
+		// clientSeq numbers every client this process starts; every
+		// latencyProbeEvery-th is a probe (see "Probes and paced readers").
+		clientSeq atomic.Uint64
 	}
 
 	// ModuleInstance is one VU's k6/x/chat.
@@ -131,10 +136,11 @@ func (mi *ModuleInstance) session(v sobek.Value) {
 	if state == nil {
 		common.Throw(rt, errors.New("chat.session() runs sessions: call it from a VU's function, not the init context"))
 	}
-	o, clients, err := parseOptions(rt, v)
+	o, clients, sm, err := parseOptions(rt, v)
 	if err != nil {
 		common.Throw(rt, err)
 	}
+	mi.root.totals.setSampling(sm)
 	if o.instance > 0 {
 		mi.root.totals.setInstance(o.instance)
 	}
@@ -158,12 +164,14 @@ func (mi *ModuleInstance) session(v sobek.Value) {
 	}()
 
 	if clients == 1 {
+		o.readPace = mi.root.readPace(sm)
 		runClient(ctx, o, mi.tally)
 	} else {
 		var wg sync.WaitGroup
 		for i := 1; i <= clients; i++ {
 			oi := o
 			oi.user = o.user + "-" + strconv.Itoa(i)
+			oi.readPace = mi.root.readPace(sm)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -175,6 +183,21 @@ func (mi *ModuleInstance) session(v sobek.Value) {
 	close(stop)
 	<-flusherDone
 	mi.flush(state, tags)
+}
+
+// sampling is how a process's clients read: one in probeEvery is a latency
+// probe, the others read at most once per readPace (zero: all read at once).
+type sampling struct {
+	probeEvery int
+	readPace   time.Duration
+}
+
+// readPace numbers the next client and returns its pace: zero for a probe.
+func (r *RootModule) readPace(s sampling) time.Duration {
+	if s.readPace == 0 || (r.clientSeq.Add(1)-1)%uint64(s.probeEvery) == 0 {
+		return 0
+	}
+	return s.readPace
 }
 
 // flush hands everything counted since the last flush to the totals and to
@@ -310,7 +333,14 @@ func parseSchedule(rt *sobek.Runtime, v sobek.Value) (time.Duration, []step, err
 // The options session() takes.
 var optionNames = []string{
 	"url", "user", "room", "chats", "chatsPerSecond", "rateChanges", "stopChatAt", "leaveAt", "stayMs", "clients", "instance",
+	"latencyProbeEvery", "readPaceMs",
 }
+
+// maxProbeEvery and maxReadPaceMs bound the sampling options.
+const (
+	maxProbeEvery = 1000
+	maxReadPaceMs = 1000
+)
 
 // maxRateChanges bounds a session's rate schedule.
 const maxRateChanges = 1000
@@ -333,8 +363,56 @@ const maxRateChanges = 1000
 //   - clients: run this many clients at once in this call (default 1);
 //   - instance: this k6 instance's number in a run split over several (1 to
 //     maxInstances), stamped in every chat so that a receiver keeps the
-//     latency of another instance's chats apart (default 0: not split).
-func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, error) {
+//     latency of another instance's chats apart (default 0: not split);
+//   - latencyProbeEvery: one client in this many (counted over the process)
+//     reads at once and times every chat (default 10; 1: every client);
+//   - readPaceMs: every other client reads at most once per this many ms and
+//     times nothing (default 50; 0: every client reads at once and is timed).
+//
+// It returns the options, the number of clients and how they read.
+func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, sampling, error) {
+	o, clients, err := parseSessionOptions(rt, v)
+	if err != nil {
+		return o, 0, sampling{}, err
+	}
+	sm, err := parseSampling(rt, v.ToObject(rt))
+	return o, clients, sm, err
+}
+
+// parseSampling reads latencyProbeEvery and readPaceMs.
+func parseSampling(rt *sobek.Runtime, obj *sobek.Object) (sampling, error) {
+	s := sampling{probeEvery: defaultProbeEvery, readPace: defaultReadPace}
+	whole := func(name string, lo, hi int) (int, bool, error) {
+		val := obj.Get(name)
+		if common.IsNullish(val) {
+			return 0, false, nil
+		}
+		n := val.ToFloat()
+		if n != math.Trunc(n) || n < float64(lo) || n > float64(hi) {
+			return 0, false, fmt.Errorf("chat.session: %s must be an integer from %d to %d, got %s", name, lo, hi, val.String())
+		}
+		return int(n), true, nil
+	}
+	if n, ok, err := whole("latencyProbeEvery", 1, maxProbeEvery); err != nil {
+		return s, err
+	} else if ok {
+		s.probeEvery = n
+	}
+	if n, ok, err := whole("readPaceMs", 0, maxReadPaceMs); err != nil {
+		return s, err
+	} else if ok {
+		s.readPace = time.Duration(n) * time.Millisecond
+	}
+	if s.probeEvery == 1 {
+		s.readPace = 0
+	}
+	if s.readPace == 0 {
+		s.probeEvery = 1
+	}
+	return s, nil
+}
+
+func parseSessionOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, error) {
 	var o clientOptions
 	if common.IsNullish(v) {
 		return o, 0, errors.New("chat.session(opts): opts is required, with at least url and user")

@@ -19,7 +19,7 @@ func TestMergedReportsEqualOneHistogramOfAllSamples(t *testing.T) {
 		// Log-uniform from 1 µs to ~2 min: every bucket size, and some beyond the range.
 		v := clampUs(int64(math.Exp(rng.Float64() * 18.6)))
 		_ = all.RecordValue(v)
-		halves[i%2].record([]int64{v})
+		halves[i%2].record([]int64{v}, 1)
 	}
 	merged := newHistogram()
 	for _, h := range halves {

@@ -79,6 +79,8 @@ type totals struct {
 	// instance is the number the sessions of this process were given (see
 	// clientOptions.instance).
 	instance int
+	// sampling is how the clients read (see "Probes and paced readers").
+	sampling sampling
 	// period is the length of the periodic windows; scheduled is set once
 	// the script called chat.schedule (the first call wins).
 	period    time.Duration
@@ -90,6 +92,14 @@ type totals struct {
 	now func() time.Time
 }
 
+// setSampling records how the clients read, for the report (the last
+// session's; every session of a script passes the same).
+func (t *totals) setSampling(s sampling) {
+	t.mu.Lock()
+	t.sampling = s
+	t.mu.Unlock()
+}
+
 func (t *totals) setInstance(n int) {
 	t.mu.Lock()
 	t.instance = n
@@ -98,12 +108,13 @@ func (t *totals) setInstance(n int) {
 
 func newTotals() *totals {
 	return &totals{
-		hist:    newHistogram(),
-		cross:   newHistogram(),
-		period:  defaultPeriod,
-		periods: newWindowSet(periodKey(defaultPeriod)),
-		stepSet: newWindowSet(stepKey(nil)),
-		now:     time.Now,
+		hist:     newHistogram(),
+		cross:    newHistogram(),
+		period:   defaultPeriod,
+		sampling: sampling{probeEvery: defaultProbeEvery, readPace: defaultReadPace},
+		periods:  newWindowSet(periodKey(defaultPeriod)),
+		stepSet:  newWindowSet(stepKey(nil)),
+		now:      time.Now,
 	}
 }
 
@@ -129,15 +140,15 @@ func (t *totals) recordCross(latenciesUs []int64) {
 	}
 }
 
-func (t *totals) record(latenciesUs []int64) {
+func (t *totals) record(latenciesUs []int64, chats int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
 	for _, v := range latenciesUs {
 		_ = t.hist.RecordValue(v) // clamped, so always in range
 	}
-	t.periods.record(now, latenciesUs)
-	t.stepSet.record(now, latenciesUs)
+	t.periods.record(now, latenciesUs, chats)
+	t.stepSet.record(now, latenciesUs, chats)
 }
 
 func (t *totals) addCounts(d *[numCounters]int64) {
@@ -277,14 +288,17 @@ func (b *readBatch) maybeFlush(now time.Time) {
 }
 
 func (b *readBatch) flush() {
+	chats := b.chats
 	if b.msgs > 0 {
 		b.t.add(cMsgsReceived, b.msgs)
 		b.t.add(cChatReceived, b.chats)
 		b.t.add(cMalformed, b.malformed)
 		b.msgs, b.chats, b.malformed = 0, 0, 0
 	}
+	if len(b.latencyUs) > 0 || chats > 0 {
+		b.t.totals.record(b.latencyUs, chats)
+	}
 	if len(b.latencyUs) > 0 {
-		b.t.totals.record(b.latencyUs)
 		b.t.sample(b.latencyUs)
 		b.latencyUs = b.latencyUs[:0]
 	}

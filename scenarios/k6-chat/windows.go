@@ -4,9 +4,10 @@ package chat
 // totals: the same counters and an HDR latency histogram for each step of a
 // stepped scenario (capacity), and for each fixed-length period of any run
 // (soak KPIs need latency per interval). A window's counts are what the VUs
-// flushed while it was current (flushes come every flushPeriod), its
-// latencies those recorded while it was current (batches are at most batchAge
-// old). Only the current window keeps a live histogram; a window that has
+// flushed while it was current (flushes come every flushPeriod), except its
+// chats received and its latencies: those are what the readers recorded while
+// it was current (batches are at most batchAge old), so a step's received
+// chats and its latencies share the readers' clock. Only the current window keeps a live histogram; a window that has
 // passed keeps its buckets only, so a 30-minute soak costs kilobytes per
 // period, not a histogram each.
 
@@ -95,16 +96,21 @@ func (w *windowSet) at(now time.Time) *windowAcc {
 	return acc
 }
 
-func (w *windowSet) record(now time.Time, latenciesUs []int64) {
+// record adds a reader's batch: its latencies and the chats it received
+// (chats, unlike the other counters, go to windows on the readers' clock).
+func (w *windowSet) record(now time.Time, latenciesUs []int64, chats int64) {
 	if acc := w.at(now); acc != nil {
 		acc.record(latenciesUs)
+		acc.counts[cChatReceived] += chats
 	}
 }
 
 func (w *windowSet) addCounts(now time.Time, d *[numCounters]int64) {
 	if acc := w.at(now); acc != nil {
 		for i, n := range d {
-			acc.counts[i] += n
+			if counter(i) != cChatReceived {
+				acc.counts[i] += n
+			}
 		}
 	}
 }
