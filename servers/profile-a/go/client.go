@@ -32,12 +32,13 @@ const (
 )
 
 var wsConfig = websocket.Config{
-	// Reads already go through the 4 KiB reader fasthttp hands over with the
-	// hijacked connection, so the WebSocket reader on top of it keeps
-	// contrib's default 1 KiB (4 KiB here cost 3 KiB more per idle client:
-	// docs/fairness.md). Write buffers come from a pool so that idle
-	// connections hold none. Every Origin is allowed by default: benchmark
-	// clients send none worth checking.
+	// fasthttp/websocket assembles a message from as many reads as it takes,
+	// and clients send a few small chats a second: contrib's default 1 KiB
+	// reader, which reads the socket itself since fasthttp releases its own
+	// (ReduceMemoryUsage in main.go; docs/fairness.md, "Buffers"). Write
+	// buffers come from a pool so that idle connections hold none. Every
+	// Origin is allowed by default: benchmark clients send none worth
+	// checking.
 	ReadBufferSize:  1024,
 	WriteBufferSize: 4096,
 	WriteBufferPool: &sync.Pool{},

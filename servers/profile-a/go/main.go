@@ -40,7 +40,19 @@ func main() {
 	stats := chat.NewStats(serverTag)
 	hub := chat.NewHub(stats)
 
-	app := fiber.New(fiber.Config{DisableStartupMessage: true}) // unmatched paths answer 404
+	app := fiber.New(fiber.Config{
+		DisableStartupMessage: true,
+		// fasthttp hands a hijacked connection its 4 KiB request reader and
+		// keeps it for the connection's life; with ReduceMemoryUsage it
+		// returns the reader to its pool once a request is read and nothing
+		// is buffered behind it (a WebSocket client waits for the 101), so
+		// the upgraded connection reads the socket through contrib's 1 KiB
+		// reader alone, as gorilla's does (docs/fairness.md, "Buffers").
+		// It also releases the reader and writer of idle keep-alive HTTP
+		// connections (/health, /stats) between requests. No WebSocket frame
+		// goes through fasthttp's buffers either way.
+		ReduceMemoryUsage: true,
+	}) // unmatched paths answer 404
 	// By default fasthttp makes Close a no-op on a hijacked connection until
 	// the handler returns. writePump must be able to end a connection whose
 	// reader is blocked (a dead slow consumer), so the connection is ours to
