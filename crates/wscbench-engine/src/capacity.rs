@@ -190,10 +190,9 @@ fn step(inputs: &CapacityInputs<'_>, w: &MergedWindow, died: Option<Outcome>) ->
             .collect::<Vec<_>>(),
         &Counters {
             delivered: deliveries,
-            // Latencies are recorded within 100 ms of the read, counters only at each VU's
-            // flush (every 500 ms): every chat carries a timestamp, so the histogram's count
-            // is the received chats on the tighter clock.
-            received: Some(w.latency.len()),
+            // A window's chats received are counted on the readers' clock (within 100 ms
+            // of the read, with its latencies), the other counters at each VU's flush.
+            received: Some(c.chat_received),
             dropped_slow,
             ..Counters::default()
         },

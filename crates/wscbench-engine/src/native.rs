@@ -63,6 +63,17 @@ pub struct NativeReport {
     /// The windows of the step schedule the scenario set, in order.
     #[serde(default)]
     pub steps: Vec<NativeWindow>,
+    /// How the clients read: one in this many was a latency probe (absent in reports
+    /// written before probes existed, when every client was one).
+    #[serde(default = "every_client")]
+    pub latency_probe_every: u32,
+    /// How often the other clients read, in ms (0: at once).
+    #[serde(default)]
+    pub read_pace_ms: u32,
+}
+
+fn every_client() -> u32 {
+    1
 }
 
 /// One window of a native report: its counters and latency histogram.
@@ -151,6 +162,10 @@ pub struct Merged {
     pub period_ms: u64,
     /// The periods, merged by start, ascending.
     pub periods: Vec<MergedWindow>,
+    /// One client in this many was a latency probe (the largest over instances).
+    pub latency_probe_every: u32,
+    /// How often the other clients read, in ms (the largest over instances).
+    pub read_pace_ms: u32,
 }
 
 /// One window, merged over instances.
@@ -236,6 +251,7 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
     let mut steps: Vec<MergedWindow> = Vec::new();
     let mut periods: std::collections::BTreeMap<u64, MergedWindow> = Default::default();
     let mut period_ms = 0;
+    let (mut latency_probe_every, mut read_pace_ms) = (1, 0);
     let new_window = |w: &NativeWindow| -> Result<MergedWindow, NativeError> {
         Ok(MergedWindow {
             clients: w.clients,
@@ -253,6 +269,8 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
         counters.add(&report.counters);
         process_cpu_ns += report.process_cpu_ns;
         period_ms = period_ms.max(report.period_ms);
+        latency_probe_every = latency_probe_every.max(report.latency_probe_every);
+        read_pace_ms = read_pace_ms.max(report.read_pace_ms);
         for (i, w) in report.steps.iter().enumerate() {
             if steps.len() <= i {
                 steps.push(new_window(w)?);
@@ -277,6 +295,8 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
         steps,
         period_ms,
         periods: periods.into_values().collect(),
+        latency_probe_every,
+        read_pace_ms,
     })
 }
 
@@ -343,6 +363,8 @@ impl Merged {
                 chat_received: c.chat_received,
                 latency: self.latency_ms(),
                 latency_source: LatencySource::Histogram,
+                latency_probe_every: self.latency_probe_every,
+                read_pace_ms: self.read_pace_ms,
                 malformed: c.malformed,
             },
             ErrorCounts {
@@ -392,6 +414,8 @@ mod tests {
             period_ms: 0,
             periods: Vec::new(),
             steps: Vec::new(),
+            latency_probe_every: 10,
+            read_pace_ms: 50,
         }
     }
 
@@ -453,5 +477,18 @@ mod tests {
             ),
             Err(NativeError::Format { .. })
         ));
+    }
+
+    #[test]
+    fn the_result_says_how_latency_was_sampled_and_older_reports_mean_every_client() {
+        let (k6, _) = merge(&[report(&[100], 1), report(&[200], 1)])
+            .unwrap()
+            .k6_metrics(1.0);
+        assert_eq!((k6.latency_probe_every, k6.read_pace_ms), (10, 50));
+        let older = NativeReport::from_json(&format!(
+            r#"{{"format":"{FORMAT}","counters":{{}},"latency_us":{{"lowest_trackable_us":1,"highest_trackable_us":60000000,"significant_figures":3,"buckets":[]}}}}"#
+        ))
+        .unwrap();
+        assert_eq!((older.latency_probe_every, older.read_pace_ms), (1, 0));
     }
 }
