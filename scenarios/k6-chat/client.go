@@ -135,7 +135,7 @@ type clientOptions struct {
 // read returned, which is when every frame that read brought in was received
 // (one clock reading per read, not per frame: at a million frames a second
 // the clock costs a fifth of the reader), and with a pace it reads at most
-// once per pace. The pace is set once the upgrade is done, so the handshake
+// once per pace, unless its last read filled the buffer. The pace is set once the upgrade is done, so the handshake
 // is read at once.
 type readConn struct {
 	net.Conn
@@ -152,7 +152,12 @@ func (c *readConn) Read(p []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(p)
 	c.lastRead = time.Now()
-	c.next = c.lastRead.Add(c.pace)
+	c.next = c.lastRead
+	if n < len(p) {
+		// A read that filled the buffer left more behind: the next one comes
+		// at once, so pacing never caps what a client can take.
+		c.next = c.lastRead.Add(c.pace)
+	}
 	return n, err
 }
 

@@ -515,3 +515,40 @@ func TestAPacedConnectionReadsAtMostOncePerPace(t *testing.T) {
 		t.Errorf("%d reads for 40 writes in %v, want at most one per 100 ms", reads, time.Since(start))
 	}
 }
+
+// A paced connection whose reads fill the buffer reads on at once: pacing
+// never caps what a client can take (a 1 MiB burst in 1 KiB reads does not
+// take a thousand paces).
+func TestAPacedConnectionReadsOnWhileReadsFillTheBuffer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = c.Write(make([]byte, 1<<20))
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &readConn{Conn: raw, pace: 100 * time.Millisecond}
+	defer c.Close()
+	start := time.Now()
+	buf := make([]byte, 1024)
+	for total := 0; total < 1<<20; {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", total, err)
+		}
+		total += n
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("1 MiB in 1 KiB reads took %v: full reads were paced", d)
+	}
+}
