@@ -64,9 +64,9 @@ const (
 	maxFrameBytes = 1 << 20
 	// readBufferBytes: one read syscall takes many small frames.
 	readBufferBytes = 64 << 10
-	// defaultProbeEvery and defaultReadPace: see "Probes and paced readers".
+	// defaultProbeEvery: one client in this many times its chats (see
+	// "Latency probes").
 	defaultProbeEvery = 10
-	defaultReadPace   = 50 * time.Millisecond
 	// batchValues and batchAge bound how many counts and latencies a reader
 	// keeps to itself before it hands them to the VU's tally.
 	batchValues = 512
@@ -111,53 +111,34 @@ type clientOptions struct {
 	// instance is this k6 instance's number in a split run (1..N), stamped in
 	// every chat; 0 outside a split run (no stamp).
 	instance int
-	// readPace is zero for a latency probe, which reads every frame at once
-	// and times every chat; a paced reader reads at most once per readPace
-	// and times nothing (see "Probes and paced readers").
-	readPace time.Duration
+	// countOnly: this client counts the chats it receives without timing
+	// them; the zero value is a latency probe (see "Latency probes").
+	countOnly bool
 }
 
-// Probes and paced readers.
+// Latency probes.
 //
-// Reading a frame costs the reader a wake-up and a read syscall, about what
-// the server's write of it cost; at moderate load every frame arrives alone,
-// so a client that reads at once costs the load generator as much CPU as the
-// server it measures. Latency needs only a sample of the clients: one client
-// in probeEvery (a probe) reads at once and times every chat; the others read
-// at most once per readPace, so one read takes what arrived meanwhile, and
-// count without timing. The server cannot tell them apart: a paced reader
-// leaves a few KiB in its socket per pace, far under the socket buffer, so no
-// write of the server's waits on it. Everything counted (chat_received,
-// ws_msgs_received) still counts every client; latency percentiles are the
-// probes'.
+// Every client reads every frame as soon as it arrives and counts it; one
+// client in probeEvery (a probe) also times every chat it receives. Timing a
+// chat (finding its ts, parsing the number, recording it) costs more than
+// counting it, and a tenth of the clients give latency percentiles from
+// hundreds of thousands of samples, so the load generator's cost per frame
+// falls while the server sees exactly the same clients: what it cannot tell
+// apart cannot change what it does. Everything counted (chat_received,
+// ws_msgs_received, the received ratio) still counts every client.
 
 // readConn is a client's connection as its reader sees it: it notes when each
 // read returned, which is when every frame that read brought in was received
 // (one clock reading per read, not per frame: at a million frames a second
-// the clock costs a fifth of the reader), and with a pace it reads at most
-// once per pace, unless its last read filled the buffer. The pace is set once the upgrade is done, so the handshake
-// is read at once.
+// the clock cost a fifth of the reader).
 type readConn struct {
 	net.Conn
-	pace     time.Duration
-	next     time.Time
 	lastRead time.Time
 }
 
 func (c *readConn) Read(p []byte) (int, error) {
-	if c.pace > 0 {
-		if wait := time.Until(c.next); wait > 0 {
-			time.Sleep(wait)
-		}
-	}
 	n, err := c.Conn.Read(p)
 	c.lastRead = time.Now()
-	c.next = c.lastRead
-	if n < len(p) {
-		// A read that filled the buffer left more behind: the next one comes
-		// at once, so pacing never caps what a client can take.
-		c.next = c.lastRead.Add(c.pace)
-	}
 	return n, err
 }
 
@@ -264,8 +245,6 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 		pause(ctx, retryPause)
 		return
 	}
-	// Set before the reader starts, which alone reads rc from then on.
-	rc.pace = o.readPace
 	userJSON, _ := json.Marshal(o.user)
 	s := &session{
 		conn:     conn,
@@ -273,7 +252,7 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 		tally:    t,
 		user:     o.user,
 		instance: o.instance,
-		timed:    o.readPace == 0,
+		timed:    !o.countOnly,
 		ownJoin:  userJSON,
 		joined:   make(chan struct{}),
 	}

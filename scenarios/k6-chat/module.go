@@ -5,7 +5,7 @@
 //
 //	import chat from 'k6/x/chat';
 //	chat.session({ url, user, room, chats, chatsPerSecond, rateChanges, stopChatAt, leaveAt, stayMs, clients, instance,
-//	               latencyProbeEvery, readPaceMs });
+//	               latencyProbeEvery });
 //	chat.schedule({ periodMs, steps: [{ clients, fromMs, toMs }] }); // windows of the report
 //	chat.stepStats(i); // step i so far, to stop a test whose step broke
 //	chat.report(); // in handleSummary: this process's totals and latency histogram
@@ -56,7 +56,7 @@ type (
 	RootModule struct {
 		totals *totals
 		// clientSeq numbers every client this process starts; every
-		// latencyProbeEvery-th is a probe (see "Probes and paced readers").
+		// latencyProbeEvery-th is a probe (see "Latency probes").
 		clientSeq atomic.Uint64
 	}
 
@@ -164,14 +164,14 @@ func (mi *ModuleInstance) session(v sobek.Value) {
 	}()
 
 	if clients == 1 {
-		o.readPace = mi.root.readPace(sm)
+		o.countOnly = !mi.root.nextIsProbe(sm)
 		runClient(ctx, o, mi.tally)
 	} else {
 		var wg sync.WaitGroup
 		for i := 1; i <= clients; i++ {
 			oi := o
 			oi.user = o.user + "-" + strconv.Itoa(i)
-			oi.readPace = mi.root.readPace(sm)
+			oi.countOnly = !mi.root.nextIsProbe(sm)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -185,19 +185,16 @@ func (mi *ModuleInstance) session(v sobek.Value) {
 	mi.flush(state, tags)
 }
 
-// sampling is how a process's clients read: one in probeEvery is a latency
-// probe, the others read at most once per readPace (zero: all read at once).
+// sampling is how a process's clients time chats: one in probeEvery is a
+// latency probe (1: every client).
 type sampling struct {
 	probeEvery int
-	readPace   time.Duration
 }
 
-// readPace numbers the next client and returns its pace: zero for a probe.
-func (r *RootModule) readPace(s sampling) time.Duration {
-	if s.readPace == 0 || (r.clientSeq.Add(1)-1)%uint64(s.probeEvery) == 0 {
-		return 0
-	}
-	return s.readPace
+// nextIsProbe numbers the next client and says whether it is a probe: the
+// first, and every probeEvery-th after it.
+func (r *RootModule) nextIsProbe(s sampling) bool {
+	return (r.clientSeq.Add(1)-1)%uint64(s.probeEvery) == 0
 }
 
 // flush hands everything counted since the last flush to the totals and to
@@ -333,14 +330,11 @@ func parseSchedule(rt *sobek.Runtime, v sobek.Value) (time.Duration, []step, err
 // The options session() takes.
 var optionNames = []string{
 	"url", "user", "room", "chats", "chatsPerSecond", "rateChanges", "stopChatAt", "leaveAt", "stayMs", "clients", "instance",
-	"latencyProbeEvery", "readPaceMs",
+	"latencyProbeEvery",
 }
 
-// maxProbeEvery and maxReadPaceMs bound the sampling options.
-const (
-	maxProbeEvery = 1000
-	maxReadPaceMs = 1000
-)
+// maxProbeEvery bounds latencyProbeEvery.
+const maxProbeEvery = 1000
 
 // maxRateChanges bounds a session's rate schedule.
 const maxRateChanges = 1000
@@ -365,9 +359,8 @@ const maxRateChanges = 1000
 //     maxInstances), stamped in every chat so that a receiver keeps the
 //     latency of another instance's chats apart (default 0: not split);
 //   - latencyProbeEvery: one client in this many (counted over the process)
-//     reads at once and times every chat (default 10; 1: every client);
-//   - readPaceMs: every other client reads at most once per this many ms and
-//     times nothing (default 50; 0: every client reads at once and is timed).
+//     times every chat it receives; the others count without timing
+//     (default 10; 1: every client).
 //
 // It returns the options, the number of clients and how they read.
 func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, sampling, error) {
@@ -375,40 +368,22 @@ func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, samplin
 	if err != nil {
 		return o, 0, sampling{}, err
 	}
-	sm, err := parseSampling(rt, v.ToObject(rt))
+	sm, err := parseSampling(v.ToObject(rt))
 	return o, clients, sm, err
 }
 
-// parseSampling reads latencyProbeEvery and readPaceMs.
-func parseSampling(rt *sobek.Runtime, obj *sobek.Object) (sampling, error) {
-	s := sampling{probeEvery: defaultProbeEvery, readPace: defaultReadPace}
-	whole := func(name string, lo, hi int) (int, bool, error) {
-		val := obj.Get(name)
-		if common.IsNullish(val) {
-			return 0, false, nil
-		}
-		n := val.ToFloat()
-		if n != math.Trunc(n) || n < float64(lo) || n > float64(hi) {
-			return 0, false, fmt.Errorf("chat.session: %s must be an integer from %d to %d, got %s", name, lo, hi, val.String())
-		}
-		return int(n), true, nil
+// parseSampling reads latencyProbeEvery.
+func parseSampling(obj *sobek.Object) (sampling, error) {
+	s := sampling{probeEvery: defaultProbeEvery}
+	val := obj.Get("latencyProbeEvery")
+	if common.IsNullish(val) {
+		return s, nil
 	}
-	if n, ok, err := whole("latencyProbeEvery", 1, maxProbeEvery); err != nil {
-		return s, err
-	} else if ok {
-		s.probeEvery = n
+	n := val.ToFloat()
+	if n != math.Trunc(n) || n < 1 || n > maxProbeEvery {
+		return s, fmt.Errorf("chat.session: latencyProbeEvery must be an integer from 1 to %d, got %s", maxProbeEvery, val.String())
 	}
-	if n, ok, err := whole("readPaceMs", 0, maxReadPaceMs); err != nil {
-		return s, err
-	} else if ok {
-		s.readPace = time.Duration(n) * time.Millisecond
-	}
-	if s.probeEvery == 1 {
-		s.readPace = 0
-	}
-	if s.readPace == 0 {
-		s.probeEvery = 1
-	}
+	s.probeEvery = int(n)
 	return s, nil
 }
 

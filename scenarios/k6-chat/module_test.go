@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,10 +27,9 @@ func parseWithSampling(t *testing.T, src string) (clientOptions, int, sampling, 
 
 func TestOneClientInTenIsALatencyProbeUnlessTheScriptSaysOtherwise(t *testing.T) {
 	for src, want := range map[string]sampling{
-		`{url: "ws://h/ws", user: "u"}`:                                       {10, 50 * time.Millisecond},
-		`{url: "ws://h/ws", user: "u", latencyProbeEvery: 4, readPaceMs: 20}`: {4, 20 * time.Millisecond},
-		`{url: "ws://h/ws", user: "u", latencyProbeEvery: 1}`:                 {1, 0},
-		`{url: "ws://h/ws", user: "u", readPaceMs: 0}`:                        {1, 0},
+		`{url: "ws://h/ws", user: "u"}`:                       {10},
+		`{url: "ws://h/ws", user: "u", latencyProbeEvery: 4}`: {4},
+		`{url: "ws://h/ws", user: "u", latencyProbeEvery: 1}`: {1},
 	} {
 		_, _, got, err := parseWithSampling(t, src)
 		if err != nil || got != want {
@@ -37,26 +37,17 @@ func TestOneClientInTenIsALatencyProbeUnlessTheScriptSaysOtherwise(t *testing.T)
 		}
 	}
 	root := New()
-	s := sampling{probeEvery: 4, readPace: 20 * time.Millisecond}
-	var paces []time.Duration
+	var probes []bool
 	for range 8 {
-		paces = append(paces, root.readPace(s))
+		probes = append(probes, root.nextIsProbe(sampling{probeEvery: 4}))
 	}
-	probes := 0
-	for _, p := range paces {
-		if p == 0 {
-			probes++
-		} else if p != s.readPace {
-			t.Errorf("a paced client got pace %v", p)
-		}
-	}
-	if probes != 2 || paces[0] != 0 {
-		t.Errorf("8 clients, one probe in 4 starting with the first: got paces %v", paces)
+	if want := []bool{true, false, false, false, true, false, false, false}; fmt.Sprint(probes) != fmt.Sprint(want) {
+		t.Errorf("8 clients, one probe in 4 starting with the first: got %v", probes)
 	}
 	for src, want := range map[string]string{
-		`{url: "ws://h/ws", user: "u", latencyProbeEvery: 0}`: "latencyProbeEvery must be an integer from 1 to 1000",
-		`{url: "ws://h/ws", user: "u", readPaceMs: 1.5}`:      "readPaceMs must be an integer from 0 to 1000",
-		`{url: "ws://h/ws", user: "u", readPaceMs: "fast"}`:   "readPaceMs must be an integer",
+		`{url: "ws://h/ws", user: "u", latencyProbeEvery: 0}`:      "latencyProbeEvery must be an integer from 1 to 1000",
+		`{url: "ws://h/ws", user: "u", latencyProbeEvery: 1.5}`:    "latencyProbeEvery must be an integer",
+		`{url: "ws://h/ws", user: "u", latencyProbeEvery: "many"}`: "latencyProbeEvery must be an integer",
 	} {
 		if _, _, _, err := parseWithSampling(t, src); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", src, err, want)

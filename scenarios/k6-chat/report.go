@@ -28,11 +28,10 @@ type Report struct {
 	// LatencyUs is the latency of chats this instance sent itself, or of
 	// every chat outside a split run, as its latency probes received them.
 	LatencyUs LatencyHistogram `json:"latency_us"`
-	// LatencyProbeEvery: one client in this many was a latency probe (1: every
-	// client); ReadPaceMs: how often the others read (0: at once). See
-	// "Probes and paced readers" in client.go.
-	LatencyProbeEvery int   `json:"latency_probe_every"`
-	ReadPaceMs        int64 `json:"read_pace_ms"`
+	// LatencyProbeEvery: one client in this many was a latency probe, which
+	// timed the chats it received (1: every client). See "Latency probes" in
+	// client.go.
+	LatencyProbeEvery int `json:"latency_probe_every"`
 	// InstanceID is this instance's number in a split run (1..N), 0 outside one.
 	InstanceID int `json:"instance_id"`
 	// CrossLatencyUs is the latency of chats other instances of a split run
@@ -70,7 +69,6 @@ func (t *totals) report() Report {
 		InstanceID:        t.instance,
 		CrossLatencyUs:    histogramReport(t.cross),
 		LatencyProbeEvery: t.sampling.probeEvery,
-		ReadPaceMs:        t.sampling.readPace.Milliseconds(),
 	}
 	r.Instance, _ = os.Hostname()
 	for i, n := range t.counts {

@@ -79,7 +79,7 @@ type totals struct {
 	// instance is the number the sessions of this process were given (see
 	// clientOptions.instance).
 	instance int
-	// sampling is how the clients read (see "Probes and paced readers").
+	// sampling is how the clients time chats (see "Latency probes").
 	sampling sampling
 	// period is the length of the periodic windows; scheduled is set once
 	// the script called chat.schedule (the first call wins).
@@ -92,7 +92,7 @@ type totals struct {
 	now func() time.Time
 }
 
-// setSampling records how the clients read, for the report (the last
+// setSampling records how the clients time chats, for the report (the last
 // session's; every session of a script passes the same).
 func (t *totals) setSampling(s sampling) {
 	t.mu.Lock()
@@ -111,7 +111,7 @@ func newTotals() *totals {
 		hist:     newHistogram(),
 		cross:    newHistogram(),
 		period:   defaultPeriod,
-		sampling: sampling{probeEvery: defaultProbeEvery, readPace: defaultReadPace},
+		sampling: sampling{probeEvery: defaultProbeEvery},
 		periods:  newWindowSet(periodKey(defaultPeriod)),
 		stepSet:  newWindowSet(stepKey(nil)),
 		now:      time.Now,

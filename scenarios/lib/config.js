@@ -1,5 +1,5 @@
 // Owns the environment interface every scenario shares: WS_URL, MODE, LOADGEN,
-// SUMMARY_PATH, NATIVE_PATH, INSTANCE, LATENCY_PROBE_EVERY, READ_PACE_MS, and the load parameters a sweep sets
+// SUMMARY_PATH, NATIVE_PATH, INSTANCE, LATENCY_PROBE_EVERY, and the load parameters a sweep sets
 // (CLIENTS, RATE; see SWEEP_KEYS in modes.js for which shape takes which).
 //
 // Read once in the init context, so a missing or malformed setting stops k6
@@ -77,27 +77,18 @@ function readInstance() {
 }
 
 /**
- * How the native clients read (k6/x/chat, "Probes and paced readers" in
- * scenarios/k6-chat/client.go): one client in LATENCY_PROBE_EVERY reads at
- * once and times every chat; the others read at most every READ_PACE_MS and
- * time nothing. Unset, the extension's defaults hold (10 and 50);
- * LATENCY_PROBE_EVERY=1 or READ_PACE_MS=0 makes every client a probe.
+ * One native client in LATENCY_PROBE_EVERY (k6/x/chat, "Latency probes" in
+ * scenarios/k6-chat/client.go) times the chats it receives; the others count
+ * them. Unset, the extension's default holds (10); 1 makes every client a probe.
  */
 function readSampling() {
-  const sampling = {};
-  for (const [name, key, lo, hi] of [
-    ['LATENCY_PROBE_EVERY', 'latencyProbeEvery', 1, 1000],
-    ['READ_PACE_MS', 'readPaceMs', 0, 1000],
-  ]) {
-    const text = __ENV[name];
-    if (text === undefined || text === '') continue;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < lo || n > hi) {
-      throw new Error(`${name} must be an integer from ${lo} to ${hi}, got "${text}"`);
-    }
-    sampling[key] = n;
+  const text = __ENV.LATENCY_PROBE_EVERY;
+  if (text === undefined || text === '') return {};
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) {
+    throw new Error(`LATENCY_PROBE_EVERY must be an integer from 1 to 1000, got "${text}"`);
   }
-  return sampling;
+  return { latencyProbeEvery: n };
 }
 
 export const config = {
@@ -108,6 +99,6 @@ export const config = {
   nativePath: __ENV.NATIVE_PATH || 'native.json',
   loadParams: readLoadParams(),
   instance: readInstance(),
-  /** Options for chat.session(): how the native clients read. */
+  /** Options for chat.session(): which native clients time chats. */
   sampling: readSampling(),
 };

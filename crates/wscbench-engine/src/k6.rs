@@ -60,7 +60,6 @@ pub fn parse_summary(text: &str) -> Result<Summary, SummaryError> {
             },
             latency_source: wscbench_results::LatencySource::K6Trend,
             latency_probe_every: 1,
-            read_pace_ms: 0,
             malformed: 0,
         },
         errors: ErrorCounts {

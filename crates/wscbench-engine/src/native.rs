@@ -63,13 +63,10 @@ pub struct NativeReport {
     /// The windows of the step schedule the scenario set, in order.
     #[serde(default)]
     pub steps: Vec<NativeWindow>,
-    /// How the clients read: one in this many was a latency probe (absent in reports
-    /// written before probes existed, when every client was one).
+    /// One client in this many was a latency probe, which timed the chats it received
+    /// (absent in reports written before probes existed, when every client was one).
     #[serde(default = "every_client")]
     pub latency_probe_every: u32,
-    /// How often the other clients read, in ms (0: at once).
-    #[serde(default)]
-    pub read_pace_ms: u32,
 }
 
 fn every_client() -> u32 {
@@ -164,8 +161,6 @@ pub struct Merged {
     pub periods: Vec<MergedWindow>,
     /// One client in this many was a latency probe (the largest over instances).
     pub latency_probe_every: u32,
-    /// How often the other clients read, in ms (the largest over instances).
-    pub read_pace_ms: u32,
 }
 
 /// One window, merged over instances.
@@ -251,7 +246,7 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
     let mut steps: Vec<MergedWindow> = Vec::new();
     let mut periods: std::collections::BTreeMap<u64, MergedWindow> = Default::default();
     let mut period_ms = 0;
-    let (mut latency_probe_every, mut read_pace_ms) = (1, 0);
+    let mut latency_probe_every = 1;
     let new_window = |w: &NativeWindow| -> Result<MergedWindow, NativeError> {
         Ok(MergedWindow {
             clients: w.clients,
@@ -270,7 +265,6 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
         process_cpu_ns += report.process_cpu_ns;
         period_ms = period_ms.max(report.period_ms);
         latency_probe_every = latency_probe_every.max(report.latency_probe_every);
-        read_pace_ms = read_pace_ms.max(report.read_pace_ms);
         for (i, w) in report.steps.iter().enumerate() {
             if steps.len() <= i {
                 steps.push(new_window(w)?);
@@ -296,7 +290,6 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
         period_ms,
         periods: periods.into_values().collect(),
         latency_probe_every,
-        read_pace_ms,
     })
 }
 
@@ -364,7 +357,6 @@ impl Merged {
                 latency: self.latency_ms(),
                 latency_source: LatencySource::Histogram,
                 latency_probe_every: self.latency_probe_every,
-                read_pace_ms: self.read_pace_ms,
                 malformed: c.malformed,
             },
             ErrorCounts {
@@ -415,7 +407,6 @@ mod tests {
             periods: Vec::new(),
             steps: Vec::new(),
             latency_probe_every: 10,
-            read_pace_ms: 50,
         }
     }
 
@@ -480,15 +471,15 @@ mod tests {
     }
 
     #[test]
-    fn the_result_says_how_latency_was_sampled_and_older_reports_mean_every_client() {
+    fn the_result_says_one_client_in_how_many_timed_chats_and_older_reports_mean_every_client() {
         let (k6, _) = merge(&[report(&[100], 1), report(&[200], 1)])
             .unwrap()
             .k6_metrics(1.0);
-        assert_eq!((k6.latency_probe_every, k6.read_pace_ms), (10, 50));
+        assert_eq!(k6.latency_probe_every, 10);
         let older = NativeReport::from_json(&format!(
             r#"{{"format":"{FORMAT}","counters":{{}},"latency_us":{{"lowest_trackable_us":1,"highest_trackable_us":60000000,"significant_figures":3,"buckets":[]}}}}"#
         ))
         .unwrap();
-        assert_eq!((older.latency_probe_every, older.read_pace_ms), (1, 0));
+        assert_eq!(older.latency_probe_every, 1);
     }
 }

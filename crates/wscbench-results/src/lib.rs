@@ -339,14 +339,11 @@ pub struct K6Metrics {
     /// Where [`K6Metrics::latency`] comes from.
     #[serde(default)]
     pub latency_source: LatencySource,
-    /// The latency is that of one client in this many, the latency probes, which read
-    /// every frame at once; 1: every client (the js path, and native results before probes).
+    /// [`K6Metrics::latency`] is that of one client in this many, the latency probes; the
+    /// others counted what they received without timing it, reading it just as promptly.
+    /// 1: every client (the js path, and native results written before probes).
     #[serde(default = "every_client")]
     pub latency_probe_every: u32,
-    /// How often the other clients read, in ms, counting what they received without timing
-    /// it; 0: every client read at once.
-    #[serde(default)]
-    pub read_pace_ms: u32,
     /// Frames the native client could not read as chat protocol (always 0 on the js path).
     #[serde(default)]
     pub malformed: u64,

@@ -209,7 +209,6 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             },
             latency_source: LatencySource::K6Trend,
             latency_probe_every: 1,
-            read_pace_ms: 0,
             malformed: 0,
         }),
         errors: ErrorCounts {
