@@ -362,7 +362,7 @@ const maxRateChanges = 1000
 //     times every chat it receives; the others count without timing
 //     (default 10; 1: every client).
 //
-// It returns the options, the number of clients and how they read.
+// It returns the options, the number of clients and which of them time chats.
 func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, sampling, error) {
 	o, clients, err := parseSessionOptions(rt, v)
 	if err != nil {
