@@ -49,6 +49,13 @@ pub const going_away_timeout: Io.Duration = .fromMilliseconds(500);
 /// Set from `--write-coalesce-ms` (default 5); 0 turns the pause off.
 pub var write_coalesce: Io.Duration = .fromMilliseconds(5);
 
+/// While batches keep holding several messages the pause doubles, up to this
+/// (`--write-coalesce-max-ms`, default 20); a batch of one sets it back to
+/// `write_coalesce`. At a thousand flooded connections, 5 ms meant 200k
+/// writer wake-ups a second, and the server spent its CPU switching threads
+/// (README.md, "Saturation").
+pub var write_coalesce_max: Io.Duration = .fromMilliseconds(20);
+
 /// Also the largest HTTP request head accepted before the upgrade: the
 /// std server parses the head in this buffer, and `readSmallMessage` accepts
 /// payloads up to its size, which is exactly the protocol's 4096 bytes.
@@ -103,52 +110,63 @@ pub const Message = struct {
 
 /// The bounded queue between the hub (and the reader) and one writer.
 /// Pushing never blocks on the writer: a full outbox drops the message.
+///
+/// Lock-free: many broadcasters push, one writer takes. With a thread per
+/// connection, a thousand clients are two thousand threads, and a lock that
+/// a writer holds when the kernel preempts it stalls every broadcaster that
+/// reaches its outbox until the writer runs again; under saturation that
+/// convoy held the hub for seconds (README.md, "The lock convoy"). A push is
+/// a compare-and-swap on `tail` and a store into the ring; the writer sleeps
+/// on `wake` only when the ring is empty.
 pub const Outbox = struct {
-    mutex: Io.Mutex = .init,
-    cond: Io.Condition = .init,
-    ring: [outbox_capacity]*Message = undefined,
-    head: usize = 0,
-    len: usize = 0,
-    /// The close frame to send after what is queued. The first request wins.
-    close_code: ?u16 = null,
+    /// Slot `i % outbox_capacity` holds the message pushed as number `i`, or
+    /// null until its pusher has stored it (and again once taken).
+    ring: [outbox_capacity]?*Message = @splat(null),
+    /// Numbers reserved by pushers so far (wrapping).
+    tail: std.atomic.Value(usize) = .init(0),
+    /// Numbers taken by the writer so far (wrapping); only the writer stores it.
+    head: std.atomic.Value(usize) = .init(0),
+    /// Set by every push and request; the writer resets it before it sleeps.
+    wake: Io.Event = .unset,
+    /// The close frame to send after what is queued (0: none). The first
+    /// request wins.
+    close_code: std.atomic.Value(u16) = .init(0),
     /// The peer is gone: the writer stops without writing anything more.
-    abandon: bool = false,
+    abandon: std.atomic.Value(bool) = .init(false),
     /// The writer has exited; pushes are refused and not counted as drops.
-    closed: bool = false,
+    closed: std.atomic.Value(bool) = .init(false),
+    /// Pushes in progress, so that `close` can wait them out before it frees
+    /// what is queued.
+    pushing: std.atomic.Value(u32) = .init(0),
 
     pub const Push = enum { queued, full, closed };
 
     /// On `.queued` the outbox owns one reference to `m`; otherwise the caller
     /// keeps it.
     pub fn push(o: *Outbox, io: Io, m: *Message) Push {
-        o.mutex.lockUncancelable(io);
-        if (o.closed) {
-            o.mutex.unlock(io);
-            return .closed;
+        _ = o.pushing.fetchAdd(1, .seq_cst);
+        defer _ = o.pushing.fetchSub(1, .release);
+        if (o.closed.load(.seq_cst)) return .closed;
+        var t = o.tail.load(.monotonic);
+        while (true) {
+            if (t -% o.head.load(.acquire) >= outbox_capacity) return .full;
+            t = o.tail.cmpxchgWeak(t, t +% 1, .monotonic, .monotonic) orelse break;
         }
-        if (o.len == outbox_capacity) {
-            o.mutex.unlock(io);
-            return .full;
-        }
-        o.ring[(o.head + o.len) % outbox_capacity] = m;
-        o.len += 1;
-        o.mutex.unlock(io);
-        o.cond.signal(io);
+        // The writer empties slot `t` before it moves `head` past `t - capacity`,
+        // and the check above saw that move.
+        @atomicStore(?*Message, &o.ring[t % outbox_capacity], m, .release);
+        o.wake.set(io);
         return .queued;
     }
 
     pub fn requestClose(o: *Outbox, io: Io, code: u16) void {
-        o.mutex.lockUncancelable(io);
-        if (o.close_code == null) o.close_code = code;
-        o.mutex.unlock(io);
-        o.cond.signal(io);
+        _ = o.close_code.cmpxchgStrong(0, code, .release, .monotonic);
+        o.wake.set(io);
     }
 
     pub fn requestAbandon(o: *Outbox, io: Io) void {
-        o.mutex.lockUncancelable(io);
-        o.abandon = true;
-        o.mutex.unlock(io);
-        o.cond.signal(io);
+        o.abandon.store(true, .release);
+        o.wake.set(io);
     }
 
     pub const Batch = struct {
@@ -158,28 +176,59 @@ pub const Outbox = struct {
     };
 
     /// Waits until something is queued, a close is requested, or `deadline`
-    /// passes, then takes everything queued into `out`.
+    /// passes, then takes everything queued into `out`. Only the writer calls
+    /// it.
     pub fn take(o: *Outbox, io: Io, deadline: ?Io.Clock.Timestamp, out: *[outbox_capacity]*Message) Batch {
-        o.mutex.lockUncancelable(io);
-        defer o.mutex.unlock(io);
-        while (o.len == 0 and o.close_code == null and !o.abandon) {
-            const d = deadline orelse break;
-            o.cond.waitTimeout(io, &o.mutex, .{ .deadline = d }) catch break;
+        while (true) {
+            // Read before the ring: what was pushed before the close request
+            // is then in this batch, ahead of the close frame.
+            const code = o.close_code.load(.acquire);
+            const abandon = o.abandon.load(.acquire);
+            const messages = o.drain(out);
+            if (messages.len > 0 or code != 0 or abandon) return .{
+                .messages = messages,
+                .close_code = if (code == 0) null else code,
+                .abandon = abandon,
+            };
+            const d = deadline orelse return .{ .messages = messages, .close_code = null, .abandon = false };
+            // Reset, then look again: a push after the look sets `wake` anew.
+            o.wake.reset();
+            if (o.pending()) continue;
+            o.wake.waitTimeout(io, .{ .deadline = d }) catch |err| switch (err) {
+                error.Timeout, error.Canceled => return .{ .messages = messages, .close_code = null, .abandon = false },
+            };
         }
-        const n = o.len;
-        for (out[0..n], 0..) |*slot, i| slot.* = o.ring[(o.head + i) % outbox_capacity];
-        o.head = (o.head + n) % outbox_capacity;
-        o.len = 0;
-        return .{ .messages = out[0..n], .close_code = o.close_code, .abandon = o.abandon };
     }
 
-    /// Refuses further pushes and releases whatever is still queued.
+    /// Takes the messages stored so far, in order, up to the first slot
+    /// whose pusher has not stored yet (its push sets `wake` when it has).
+    fn drain(o: *Outbox, out: *[outbox_capacity]*Message) []*Message {
+        var h = o.head.raw;
+        var n: usize = 0;
+        while (n < outbox_capacity) : (n += 1) {
+            const slot = &o.ring[h % outbox_capacity];
+            const m = @atomicLoad(?*Message, slot, .acquire) orelse break;
+            @atomicStore(?*Message, slot, null, .monotonic);
+            out[n] = m;
+            h +%= 1;
+        }
+        o.head.store(h, .release);
+        return out[0..n];
+    }
+
+    fn pending(o: *Outbox) bool {
+        return @atomicLoad(?*Message, &o.ring[o.head.raw % outbox_capacity], .acquire) != null or
+            o.close_code.load(.acquire) != 0 or o.abandon.load(.acquire);
+    }
+
+    /// Refuses further pushes, waits out those in progress, and releases
+    /// whatever is still queued.
     pub fn close(o: *Outbox, io: Io, gpa: std.mem.Allocator) void {
-        o.mutex.lockUncancelable(io);
-        defer o.mutex.unlock(io);
-        o.closed = true;
-        for (0..o.len) |i| o.ring[(o.head + i) % outbox_capacity].release(gpa, 1);
-        o.len = 0;
+        _ = io;
+        o.closed.store(true, .seq_cst);
+        while (o.pushing.load(.seq_cst) != 0) std.Thread.yield() catch {};
+        var out: [outbox_capacity]*Message = undefined;
+        for (o.drain(&out)) |m| m.release(gpa, 1);
     }
 };
 
@@ -573,6 +622,7 @@ pub const Client = struct {
         var next_ping = Io.Clock.awake.now(io).addDuration(ping_period);
         var failed = false;
         var last_send: Io.Timestamp = .zero;
+        var pause = write_coalesce;
         while (!failed) {
             const idle_deadline: Io.Timestamp = .{ .nanoseconds = c.in.last_read_ns.load(.monotonic) + idle_timeout.nanoseconds };
             const wake: Io.Clock.Timestamp = .{ .raw = if (next_ping.nanoseconds < idle_deadline.nanoseconds) next_ping else idle_deadline, .clock = .awake };
@@ -613,7 +663,11 @@ pub const Client = struct {
                 const busy = got.messages.len > 1 or
                     now.nanoseconds - last_send.nanoseconds < write_coalesce.nanoseconds;
                 last_send = now;
-                if (busy and got.close_code == null and write_coalesce.nanoseconds > 0) io.sleep(write_coalesce, .awake) catch {};
+                if (busy and got.close_code == null and pause.nanoseconds > 0) io.sleep(pause, .awake) catch {};
+                pause = if (got.messages.len > 1)
+                    .{ .nanoseconds = @min(pause.nanoseconds * 2, write_coalesce_max.nanoseconds) }
+                else
+                    write_coalesce;
             }
 
             if (got.close_code) |code| {
@@ -714,4 +768,48 @@ test "a shared message is freed by its last reference" {
     _ = m.refs.fetchAdd(2, .monotonic);
     m.release(testing.allocator, 2);
     m.release(testing.allocator, 1); // testing.allocator reports a leak if this did not free
+}
+
+test "four pushers and one writer: every message is taken once or refused as full, in each pusher's order" {
+    const io = testing.io;
+    const per_pusher = 20_000;
+    const Pusher = struct {
+        fn run(o: *Outbox, id: u8, full: *std.atomic.Value(u64)) void {
+            for (0..per_pusher) |seq| {
+                const m = Message.create(testing.allocator, .text, false, 5) catch unreachable;
+                m.bytes()[0] = id;
+                std.mem.writeInt(u32, m.bytes()[1..5], @intCast(seq), .little);
+                switch (o.push(testing.io, m)) {
+                    .queued => {},
+                    .full, .closed => {
+                        _ = full.fetchAdd(1, .monotonic);
+                        m.release(testing.allocator, 1);
+                    },
+                }
+            }
+        }
+    };
+    var o: Outbox = .{};
+    var full: std.atomic.Value(u64) = .init(0);
+    var threads: [4]std.Thread = undefined;
+    for (&threads, 0..) |*t, i| t.* = try std.Thread.spawn(.{}, Pusher.run, .{ &o, @as(u8, @intCast(i)), &full });
+
+    var taken: u64 = 0;
+    var next: [4]u32 = @splat(0);
+    var out: [outbox_capacity]*Message = undefined;
+    while (taken + full.load(.monotonic) < 4 * per_pusher) {
+        const soon = Io.Clock.Timestamp.fromNow(io, .{ .raw = .fromMilliseconds(1), .clock = .awake });
+        for (o.take(io, soon, &out).messages) |m| {
+            const id = m.bytes()[0];
+            const seq = std.mem.readInt(u32, m.bytes()[1..5], .little);
+            try testing.expect(seq >= next[id]);
+            next[id] = seq + 1;
+            taken += 1;
+            m.release(testing.allocator, 1);
+        }
+    }
+    for (threads) |t| t.join();
+    o.close(io, testing.allocator);
+    try testing.expectEqual(@as(u64, 4 * per_pusher), taken + full.load(.monotonic));
+    try testing.expect(taken > 0);
 }

@@ -37,6 +37,7 @@ const shutdown_grace: Io.Duration = .fromMilliseconds(1500);
 const usage =
     \\usage: wsc-zig [--host ADDR] [--port PORT] [--duration SECONDS]
     \\               [--sched batch|other] [--write-coalesce-ms MS]
+    \\               [--write-coalesce-max-ms MS]
     \\
 ;
 
@@ -48,6 +49,8 @@ const Options = struct {
     sched_batch: bool = true,
     /// A busy connection's writer pauses this long between batches.
     write_coalesce_ms: u32 = 5,
+    /// ... growing to this while its batches keep holding several frames.
+    write_coalesce_max_ms: u32 = 20,
 };
 
 fn parseOptions(args: std.process.Args) !Options {
@@ -80,6 +83,8 @@ fn parseOptions(args: std.process.Args) !Options {
             } else return error.BadSchedulingPolicy;
         } else if (std.mem.eql(u8, name, "--write-coalesce-ms")) {
             o.write_coalesce_ms = try std.fmt.parseInt(u32, v, 10);
+        } else if (std.mem.eql(u8, name, "--write-coalesce-max-ms")) {
+            o.write_coalesce_max_ms = try std.fmt.parseInt(u32, v, 10);
         } else return error.UnknownFlag;
     }
     return o;
@@ -165,6 +170,7 @@ pub fn main(init: std.process.Init) !void {
     installSignalHandlers();
     if (opts.sched_batch) useBatchScheduling();
     client.write_coalesce = .fromMilliseconds(opts.write_coalesce_ms);
+    client.write_coalesce_max = .fromMilliseconds(@max(opts.write_coalesce_ms, opts.write_coalesce_max_ms));
     const address = try net.IpAddress.parse(opts.host, opts.port);
     var server = try address.listen(io, .{ .reuse_address = true, .kernel_backlog = 1024 });
     listen_fd.store(server.socket.handle, .release);
