@@ -34,6 +34,8 @@ func main() {
 	port := flag.Int("port", 8080, "port to bind")
 	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
 	noWriteBatch := flag.Bool("no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
+	flag.DurationVar(&writeCoalesce, "write-coalesce", writeCoalesce, "a busy connection's writer waits this long between batches; 0 never waits")
+	flag.DurationVar(&writeCoalesceMax, "write-coalesce-max", writeCoalesceMax, "... doubling up to this while its batches hold several messages")
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
 

@@ -58,6 +58,9 @@ type Client struct {
 	// so that the batch leaves in one write (see chat.BatchConn).
 	batch *chat.BatchConn
 
+	// pacer spaces a busy connection's batches (see chat.Pacer).
+	pacer chat.Pacer
+
 	// member is this connection in the room: its protocol state, its bounded
 	// queue (which writePump drains) and the request to close.
 	member *chat.Member
@@ -71,6 +74,7 @@ func newClient(hub *chat.Hub, conn *websocket.Conn, batch *chat.BatchConn) *Clie
 		hub:       hub,
 		conn:      conn,
 		batch:     batch,
+		pacer:     chat.Pacer{Base: writeCoalesce, Max: writeCoalesceMax},
 		member:    chat.NewMember(hub),
 		readDone:  make(chan struct{}),
 		writeDone: make(chan struct{}),
@@ -134,10 +138,12 @@ func (c *Client) writePump() {
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			c.batch.Hold()
 			delivered, err := c.write(m)
+			sent := 1
 			for n := len(send); n > 0 && err == nil; n-- {
 				var d int64
 				d, err = c.write(<-send)
 				delivered += d
+				sent++
 			}
 			if flushErr := c.batch.Flush(); err == nil {
 				err = flushErr
@@ -146,6 +152,9 @@ func (c *Client) writePump() {
 				return
 			}
 			c.hub.Stats.Deliveries.Add(delivered)
+			if wait := c.pacer.After(sent, time.Now()); wait > 0 {
+				time.Sleep(wait)
+			}
 		case <-ticker.C:
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
@@ -205,3 +214,10 @@ func (c *Client) run() {
 	c.readPump()
 	<-c.writeDone
 }
+
+// How long a busy connection's writer waits between batches (chat.Pacer),
+// set by -write-coalesce and -write-coalesce-max.
+var (
+	writeCoalesce    = 5 * time.Millisecond
+	writeCoalesceMax = 20 * time.Millisecond
+)

@@ -19,11 +19,12 @@ use axum::extract::ws::{
     CloseCode, CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code,
 };
 use futures_util::stream::{SplitSink, SplitStream};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{SinkExt, StreamExt, TryFutureExt};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{self, timeout};
 
 use chat_core::hub::{self, Handled, QUEUE_CAPACITY};
+use chat_core::pacer::{Pacer, write_coalesce, write_coalesce_max};
 use chat_core::stats::{self, Stats};
 
 /// The room, with this stack's shared text buffer: a broadcast's one
@@ -193,16 +194,21 @@ async fn write_pump(
     stats: Arc<Stats>,
 ) {
     let mut ping = time::interval_at(time::Instant::now() + PING_PERIOD, PING_PERIOD);
+    let mut pacer = Pacer::new(write_coalesce(), write_coalesce_max());
     loop {
         let written = tokio::select! {
             biased;
             code = &mut close_requested => return send_close(&mut sink, code.unwrap_or(None)).await,
             () = server_closing(&mut closing) => return send_close(&mut sink, Some(close_code::AWAY)).await,
             Some(first) = outbox.recv() => timeout(WRITE_WAIT, send_queued(&mut sink, first, &mut outbox, &stats)).await,
-            _ = ping.tick() => timeout(WRITE_WAIT, sink.send(Message::Ping(Bytes::new()))).await,
+            _ = ping.tick() => timeout(WRITE_WAIT, sink.send(Message::Ping(Bytes::new())).map_ok(|()| 0)).await,
         };
-        if !matches!(written, Ok(Ok(()))) {
-            return;
+        let Ok(Ok(sent)) = written else { return };
+        if sent > 0 {
+            let wait = pacer.after(sent, std::time::Instant::now());
+            if !wait.is_zero() {
+                time::sleep(wait).await;
+            }
         }
     }
 }
@@ -218,17 +224,19 @@ async fn send_queued(
     first: Outbound,
     outbox: &mut mpsc::Receiver<Outbound>,
     stats: &Stats,
-) -> Result<(), axum::Error> {
+) -> Result<usize, axum::Error> {
     let mut chats = u64::from(first.chat);
+    let mut sent = 1;
     sink.feed(Message::Text(first.text)).await?;
     for _ in 0..outbox.len() {
         let Ok(next) = outbox.try_recv() else { break };
         chats += u64::from(next.chat);
+        sent += 1;
         sink.feed(Message::Text(next.text)).await?;
     }
     sink.flush().await?;
     stats::add(&stats.deliveries, chats);
-    Ok(())
+    Ok(sent)
 }
 
 async fn send_close(sink: &mut SplitSink<WebSocket, Message>, code: Option<CloseCode>) {

@@ -136,3 +136,38 @@ func (c *BatchConn) sendLocked() error {
 	batchBuffers.Put(b)
 	return err
 }
+
+// Pacer spaces a busy connection's batches: after a batch of more than one
+// message, or one sent less than Base after the previous, the writer waits
+// before it takes the next, so that what the hub queues meanwhile leaves in
+// the same write. The wait starts at Base and doubles while batches keep
+// holding several messages, up to Max; a batch of one sets it back to Base.
+// A quiet connection never waits. Zig std's writers pace the same way
+// (docs/fairness.md, "Write batching").
+type Pacer struct {
+	Base, Max time.Duration
+	pause     time.Duration
+	last      time.Time
+}
+
+// After reports how long to wait after a batch of n messages sent at now.
+func (p *Pacer) After(n int, now time.Time) time.Duration {
+	if p.Base <= 0 {
+		return 0
+	}
+	busy := n > 1 || now.Sub(p.last) < p.Base
+	p.last = now
+	if p.pause < p.Base {
+		p.pause = p.Base
+	}
+	wait := time.Duration(0)
+	if busy {
+		wait = p.pause
+	}
+	if n > 1 {
+		p.pause = min(2*p.pause, max(p.Max, p.Base))
+	} else {
+		p.pause = p.Base
+	}
+	return wait
+}

@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -139,5 +140,43 @@ func TestDeadlinesSetInsideABatchReachTheSocketOnceForTheFlush(t *testing.T) {
 	c.Flush()
 	if len(raw.deadlines) != 2 {
 		t.Fatal("a batch without a deadline set should not touch the socket's deadline")
+	}
+}
+
+func TestAQuietConnectionNeverWaits(t *testing.T) {
+	p := Pacer{Base: 5 * time.Millisecond, Max: 20 * time.Millisecond}
+	t0 := time.Now()
+	if w := p.After(1, t0); w != 0 {
+		t.Fatalf("first single message: waited %v", w)
+	}
+	if w := p.After(1, t0.Add(100*time.Millisecond)); w != 0 {
+		t.Fatalf("single message 100 ms later: waited %v", w)
+	}
+}
+
+func TestFullBatchesDoubleTheWaitUpToMaxAndASingleMessageResetsIt(t *testing.T) {
+	ms := time.Millisecond
+	p := Pacer{Base: 5 * ms, Max: 20 * ms}
+	t0 := time.Now()
+	var got []time.Duration
+	for i := range 4 {
+		got = append(got, p.After(10, t0.Add(time.Duration(i)*50*ms)))
+	}
+	want := []time.Duration{5 * ms, 10 * ms, 20 * ms, 20 * ms}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("waits %v, want %v", got, want)
+	}
+	if w := p.After(1, t0.Add(time.Second)); w != 0 {
+		t.Fatalf("a quiet single message waited %v", w)
+	}
+	if w := p.After(3, t0.Add(2*time.Second)); w != 5*ms {
+		t.Fatalf("after the reset, a batch waited %v, want 5ms", w)
+	}
+}
+
+func TestABaseOfZeroTurnsPacingOff(t *testing.T) {
+	p := Pacer{Max: 20 * time.Millisecond}
+	if w := p.After(100, time.Now()); w != 0 {
+		t.Fatalf("waited %v", w)
 	}
 }

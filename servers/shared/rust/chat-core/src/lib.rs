@@ -9,5 +9,6 @@
 
 pub mod hub;
 pub mod limiter;
+pub mod pacer;
 pub mod protocol;
 pub mod stats;
