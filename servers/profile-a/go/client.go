@@ -10,6 +10,7 @@ import (
 
 	"wscbench/chat"
 
+	fasthttpws "github.com/fasthttp/websocket"
 	"github.com/gofiber/contrib/websocket"
 	"github.com/gofiber/fiber/v2"
 )
@@ -178,7 +179,13 @@ func (c *Client) writePump() {
 
 // write sends one message and returns 1 for a delivered chat.
 func (c *Client) write(m *chat.Outbound) (int64, error) {
-	if err := c.conn.WriteMessage(websocket.TextMessage, m.Data); err != nil {
+	var err error
+	if pm, ok := m.Prepared.(*fasthttpws.PreparedMessage); ok {
+		err = c.conn.WritePreparedMessage(pm)
+	} else {
+		err = c.conn.WriteMessage(websocket.TextMessage, m.Data)
+	}
+	if err != nil {
 		return 0, err
 	}
 	if m.Chat {
@@ -227,3 +234,14 @@ var (
 	writeCoalesce    = 5 * time.Millisecond
 	writeCoalesceMax = 20 * time.Millisecond
 )
+
+// prepare is the hub's Prepare: a broadcast's frame, built once and written
+// by every recipient's writer as it is (WritePreparedMessage). nil, and so a
+// plain WriteMessage per recipient, if the library refuses it.
+func prepare(data []byte) any {
+	pm, err := fasthttpws.NewPreparedMessage(fasthttpws.TextMessage, data)
+	if err != nil {
+		return nil
+	}
+	return pm
+}

@@ -41,6 +41,7 @@ func main() {
 
 	stats := chat.NewStats(serverTag)
 	hub := chat.NewHub(stats)
+	hub.Prepare = prepare
 
 	app := fiber.New(fiber.Config{
 		DisableStartupMessage: true,

@@ -42,6 +42,7 @@ func main() {
 
 	stats := chat.NewStats(serverTag)
 	hub := chat.NewHub(stats)
+	hub.Prepare = prepare
 	hub.EchoChatToSender = echoChatToSender // false but in the fault_echo test build
 
 	mux := http.NewServeMux() // unmatched paths answer 404

@@ -11,6 +11,10 @@
 //! writer asks again while messages remain, so a reader that stops reading
 //! only ever costs its own outbox.
 //!
+//! Pacing (pacer.zig): after a writable callback that wrote a busy batch,
+//! the next one is not requested at once but from a per-connection timer,
+//! and pushes meanwhile only queue, so that they leave in one corked batch.
+//!
 //! Liveness (`sweep`, run every second): a ping every `ping_period_us`, and a
 //! connection from which nothing (a data frame or a pong) has arrived for
 //! `idle_timeout_us` is closed. A client's own WebSocket pings are answered
@@ -22,6 +26,7 @@ const lws = @import("lws");
 const protocol = @import("protocol.zig");
 const outbox = @import("outbox.zig");
 const Limiter = @import("limiter.zig").Limiter;
+const Pacer = @import("pacer.zig").Pacer;
 const Stats = @import("stats.zig").Stats;
 const Hub = @import("hub.zig").Hub;
 
@@ -64,6 +69,12 @@ pub const Client = struct {
     /// the first time it is needed.
     rx: ?*[protocol.max_message_bytes]u8 = null,
     rx_len: usize = 0,
+    /// Set in ESTABLISHED from `write_coalesce_ns`; the default never waits.
+    pacer: Pacer = .init(0, 0),
+    /// While armed (`paused`), pushes only queue: its callback asks for the
+    /// writable callback instead. Cancelled in CLOSED, before lws frees us.
+    pace_timer: lws.lws_sorted_usec_list_t = .{},
+    paused: bool = false,
 
     pub fn userName(self: *const Client) []const u8 {
         return self.user[0..self.user_len];
@@ -75,8 +86,9 @@ pub const Client = struct {
             Stats.inc(&self.hub.stats.dropped_slow);
             return;
         }
-        // A non-empty outbox already has a writable callback coming.
-        if (self.outbox.len == 1) self.wake();
+        // A non-empty outbox already has a writable callback coming, and a
+        // paused one has its timer coming.
+        if (self.outbox.len == 1 and !self.paused) self.wake();
     }
 
     fn wake(self: *Client) void {
@@ -201,17 +213,36 @@ pub const Client = struct {
             @memcpy(frame[lws.LWS_PRE..], ping_payload);
             if (lws.lws_write(wsi, frame[lws.LWS_PRE..].ptr, ping_payload.len, lws.LWS_WRITE_PING) < 0) return -1;
         }
-        while (lws.lws_partial_buffered(wsi) == 0) {
+        var sent: usize = 0;
+        while (lws.lws_partial_buffered(wsi) == 0) : (sent += 1) {
             const m = self.outbox.pop() orelse break;
             defer m.release(self.hub.gpa);
             const payload = m.payload();
             if (lws.lws_write(wsi, payload.ptr, payload.len, lws.LWS_WRITE_TEXT) < payload.len) return -1;
             if (m.kind == .chat) Stats.inc(&self.hub.stats.deliveries);
         }
-        if (!self.outbox.isEmpty()) self.wake();
+        const wait_ns = if (sent == 0) 0 else self.pacer.after(sent, lws.lws_now_usecs() * std.time.ns_per_us);
+        if (wait_ns > 0) {
+            self.paused = true;
+            const wait_us: i64 = @intCast(wait_ns / std.time.ns_per_us);
+            lws.lws_sul_schedule(lws.lws_get_context(wsi), 0, &self.pace_timer, onPaceTimer, wait_us);
+        } else if (!self.outbox.isEmpty()) self.wake();
         return 0;
     }
+
+    fn onPaceTimer(sul: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
+        const self: *Client = @fieldParentPtr("pace_timer", @as(*lws.lws_sorted_usec_list_t, sul));
+        self.paused = false;
+        if (!self.outbox.isEmpty()) self.wake();
+    }
 };
+
+/// A busy connection's writer pauses this long between batches (pacer.zig);
+/// `--write-coalesce-ms`, 0 (the default, see main.zig) turns pacing off.
+pub var write_coalesce_ns: u64 = 0;
+/// ... doubling up to this while its batches keep holding several messages
+/// (`--write-coalesce-max-ms`).
+pub var write_coalesce_max_ns: u64 = 20 * std.time.ns_per_ms;
 
 /// Whether onWritable corks a batch of several frames (--no-write-batch clears it).
 pub var cork_batches = true;
@@ -254,6 +285,7 @@ pub fn callback(
                 .limiter = .init(@intCast(now * std.time.ns_per_us)),
                 .last_rx_us = now,
                 .last_ping_us = now,
+                .pacer = .init(write_coalesce_ns, write_coalesce_max_ns),
             };
             hub.connect(self) catch return -1;
             self.registered = true;
@@ -278,6 +310,7 @@ pub fn callback(
             const self = registeredClient(user) orelse return 0;
             const hub = self.hub;
             self.registered = false;
+            lws.lws_sul_cancel(&self.pace_timer);
             hub.disconnect(self);
             self.outbox.clear(hub.gpa);
             if (self.rx) |rx| hub.gpa.destroy(rx);

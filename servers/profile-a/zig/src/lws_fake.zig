@@ -1,12 +1,16 @@
 //! Test only: what `zig build test` gives `@import("lws")` in place of the
 //! translated libwebsockets.h. The hub reaches libwebsockets only through
-//! `Client.enqueue` asking for a writable callback, so this is all the hub's
-//! tests need, and they build and run without libwebsockets.
+//! `Client.enqueue` asking for a writable callback (and a Client holds a
+//! timer), so this is all the hub's tests need, and they build and run
+//! without libwebsockets.
 
 /// libwebsockets' LWS_PRE on 64-bit targets (client.zig checks the headroom against it).
 pub const LWS_PRE = 16;
 
 pub const struct_lws = opaque {};
+
+/// Only a field of Client in the tests; never scheduled.
+pub const lws_sorted_usec_list_t = struct {};
 
 /// How many writable callbacks have been asked for, so tests can see the wake-ups.
 pub var writable_requests: usize = 0;

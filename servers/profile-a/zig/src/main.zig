@@ -6,6 +6,7 @@
 //! poll() event loop; see README.md for why.
 //!
 //! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch]
+//!                 [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]
 //!
 //! On SIGTERM/SIGINT or when --duration ends: stop accepting, close every
 //! client with 1001, print the final /stats JSON as the last stdout line and
@@ -31,6 +32,14 @@ const Options = struct {
     /// Cork the socket while a writable callback sends several frames
     /// (client.zig); off only to measure what that is worth.
     write_batch: bool = true,
+    /// A busy connection's writer pauses this long between batches
+    /// (client.zig, pacer.zig); 0, the default, never pauses: libwebsockets
+    /// sends each frame with its own send() whatever is queued, so pausing
+    /// saved this server nothing and cost it 5-10 % more CPU in saturation
+    /// (README.md, "Tuning"). The other five servers pause 5 ms.
+    write_coalesce_ms: u32 = 0,
+    /// ... growing to this while its batches keep holding several messages.
+    write_coalesce_max_ms: u32 = 20,
 };
 
 /// Set by the signal handler (or the --duration timer); read by the loop.
@@ -45,7 +54,7 @@ var shutdown_timer: lws.lws_sorted_usec_list_t = .{};
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     const opts = parseArgs(init.args) catch |err| {
-        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch]\n", .{@errorName(err)});
+        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]\n", .{@errorName(err)});
         return 2;
     };
     return run(opts) catch |err| {
@@ -58,6 +67,8 @@ fn run(opts: Options) !u8 {
     const gpa = std.heap.c_allocator;
     raiseFileLimit();
     client.cork_batches = opts.write_batch;
+    client.write_coalesce_ns = @as(u64, opts.write_coalesce_ms) * std.time.ns_per_ms;
+    client.write_coalesce_max_ns = @as(u64, opts.write_coalesce_max_ms) * std.time.ns_per_ms;
     lws.lws_set_log_level(lws.LLL_ERR | lws.LLL_WARN, null);
 
     var stats: Stats = .{};
@@ -199,6 +210,10 @@ fn parseArgs(args: std.process.Args) !Options {
             opts.duration_s = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadDuration;
         } else if (std.mem.eql(u8, arg, "--no-write-batch")) {
             opts.write_batch = false;
+        } else if (std.mem.eql(u8, arg, "--write-coalesce-ms")) {
+            opts.write_coalesce_ms = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadWriteCoalesce;
+        } else if (std.mem.eql(u8, arg, "--write-coalesce-max-ms")) {
+            opts.write_coalesce_max_ms = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadWriteCoalesce;
         } else {
             return error.UnknownArgument;
         }

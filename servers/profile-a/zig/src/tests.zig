@@ -6,6 +6,7 @@ test {
     _ = @import("protocol.zig");
     _ = @import("limiter.zig");
     _ = @import("outbox.zig");
+    _ = @import("pacer.zig");
     _ = @import("stats.zig");
     _ = @import("hub.zig");
 }

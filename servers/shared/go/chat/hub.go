@@ -27,6 +27,9 @@ const (
 type Outbound struct {
 	Data []byte
 	Chat bool // counted in deliveries when written
+
+	// Prepared is what Hub.Prepare made of Data for a broadcast, or nil.
+	Prepared any
 }
 
 type Hub struct {
@@ -36,6 +39,12 @@ type Hub struct {
 	// docs/protocol.md. Only profile-b/go's fault_echo test build sets it,
 	// so that the verifier's tests can prove they catch a broken server.
 	EchoChatToSender bool
+
+	// Prepare, if set, turns a broadcast's bytes into the WebSocket library's
+	// ready-to-send form once, for every recipient's writer to share
+	// (gorilla's and fasthttp/websocket's PreparedMessage: the frame is
+	// built once, and writing it takes no write buffer).
+	Prepare func(data []byte) any
 
 	// mu guards the maps and closed. Joins and leaves take it exclusively so
 	// that each member sees the online counts in one order; chats fan out
@@ -119,6 +128,9 @@ func (h *Hub) chat(from *Member, text string, ts []byte) {
 // were full. The caller holds mu and adds the count to the stats after
 // releasing it.
 func (h *Hub) fanOut(out *Outbound, skip *Member) (dropped int64) {
+	if h.Prepare != nil {
+		out.Prepared = h.Prepare(out.Data)
+	}
 	for m := range h.members {
 		if m != skip && !m.offer(out) {
 			dropped++
