@@ -70,7 +70,7 @@ pub const Client = struct {
     rx: ?*[protocol.max_message_bytes]u8 = null,
     rx_len: usize = 0,
     /// Set in ESTABLISHED from `write_coalesce_ns`; the default never waits.
-    pacer: Pacer = .init(0, 0),
+    pacer: Pacer = .init(0, 0, 0),
     /// While armed (`paused`), pushes only queue: its callback asks for the
     /// writable callback instead. Cancelled in CLOSED, before lws frees us.
     pace_timer: lws.lws_sorted_usec_list_t = .{},
@@ -243,6 +243,9 @@ pub var write_coalesce_ns: u64 = 0;
 /// ... doubling up to this while its batches keep holding several messages
 /// (`--write-coalesce-max-ms`).
 pub var write_coalesce_max_ns: u64 = 20 * std.time.ns_per_ms;
+/// Messages a second to one connection from which it is paced at all
+/// (`--flood-rate`).
+pub var flood_rate: u64 = 1000;
 
 /// Whether onWritable corks a batch of several frames (--no-write-batch clears it).
 pub var cork_batches = true;
@@ -285,7 +288,7 @@ pub fn callback(
                 .limiter = .init(@intCast(now * std.time.ns_per_us)),
                 .last_rx_us = now,
                 .last_ping_us = now,
-                .pacer = .init(write_coalesce_ns, write_coalesce_max_ns),
+                .pacer = .init(write_coalesce_ns, write_coalesce_max_ns, flood_rate),
             };
             hub.connect(self) catch return -1;
             self.registered = true;

@@ -6,7 +6,7 @@
 //! poll() event loop; see README.md for why.
 //!
 //! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch]
-//!                 [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]
+//!                 [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N]
 //!
 //! On SIGTERM/SIGINT or when --duration ends: stop accepting, close every
 //! client with 1001, print the final /stats JSON as the last stdout line and
@@ -40,6 +40,8 @@ const Options = struct {
     write_coalesce_ms: u32 = 0,
     /// ... growing to this while its batches keep holding several messages.
     write_coalesce_max_ms: u32 = 20,
+    /// ... on connections that get at least this many messages a second.
+    flood_rate: u64 = 1000,
 };
 
 /// Set by the signal handler (or the --duration timer); read by the loop.
@@ -54,7 +56,7 @@ var shutdown_timer: lws.lws_sorted_usec_list_t = .{};
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     const opts = parseArgs(init.args) catch |err| {
-        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]\n", .{@errorName(err)});
+        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N]\n", .{@errorName(err)});
         return 2;
     };
     return run(opts) catch |err| {
@@ -69,6 +71,7 @@ fn run(opts: Options) !u8 {
     client.cork_batches = opts.write_batch;
     client.write_coalesce_ns = @as(u64, opts.write_coalesce_ms) * std.time.ns_per_ms;
     client.write_coalesce_max_ns = @as(u64, opts.write_coalesce_max_ms) * std.time.ns_per_ms;
+    client.flood_rate = opts.flood_rate;
     lws.lws_set_log_level(lws.LLL_ERR | lws.LLL_WARN, null);
 
     var stats: Stats = .{};
@@ -214,6 +217,8 @@ fn parseArgs(args: std.process.Args) !Options {
             opts.write_coalesce_ms = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadWriteCoalesce;
         } else if (std.mem.eql(u8, arg, "--write-coalesce-max-ms")) {
             opts.write_coalesce_max_ms = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadWriteCoalesce;
+        } else if (std.mem.eql(u8, arg, "--flood-rate")) {
+            opts.flood_rate = std.fmt.parseInt(u64, it.next() orelse return error.MissingValue, 10) catch return error.BadFloodRate;
         } else {
             return error.UnknownArgument;
         }

@@ -49,12 +49,18 @@ pub const going_away_timeout: Io.Duration = .fromMilliseconds(500);
 /// Set from `--write-coalesce-ms` (default 5); 0 turns the pause off.
 pub var write_coalesce: Io.Duration = .fromMilliseconds(5);
 
-/// While batches keep holding several messages the pause doubles, up to this
-/// (`--write-coalesce-max-ms`, default 20); a batch of one sets it back to
-/// `write_coalesce`. At a thousand flooded connections, 5 ms meant 200k
-/// writer wake-ups a second, and the server spent its CPU switching threads
-/// (README.md, "Saturation").
+/// On a flooded connection (at least `flood_rate` messages a second, counted
+/// over 100 ms windows) the pause doubles while batches keep holding several
+/// messages, up to this (`--write-coalesce-max-ms`, default 20); a batch of
+/// one sets it back to `write_coalesce`. At a thousand flooded connections,
+/// 5 ms meant 200k writer wake-ups a second, and the server spent its CPU
+/// switching threads (README.md, "Saturation"). Below the flood rate the
+/// pause stays at `write_coalesce`, so moderate traffic keeps its latency.
 pub var write_coalesce_max: Io.Duration = .fromMilliseconds(20);
+/// Messages a second to one connection from which its pause may grow
+/// (`--flood-rate`, default 1000).
+pub var flood_rate: u64 = 1000;
+const rate_window: Io.Duration = .fromMilliseconds(100);
 
 /// Also the largest HTTP request head accepted before the upgrade: the
 /// std server parses the head in this buffer, and `readSmallMessage` accepts
@@ -630,6 +636,10 @@ pub const Client = struct {
         var failed = false;
         var last_send: Io.Timestamp = .zero;
         var pause = write_coalesce;
+        // Messages sent in the current rate window, and the last window's rate.
+        var window_start = Io.Clock.awake.now(io);
+        var window_count: u64 = 0;
+        var rate: u64 = 0;
         while (!failed) {
             const idle_deadline: Io.Timestamp = .{ .nanoseconds = c.in.last_read_ns.load(.monotonic) + idle_timeout.nanoseconds };
             const wake: Io.Clock.Timestamp = .{ .raw = if (next_ping.nanoseconds < idle_deadline.nanoseconds) next_ping else idle_deadline, .clock = .awake };
@@ -670,8 +680,15 @@ pub const Client = struct {
                 const busy = got.messages.len > 1 or
                     now.nanoseconds - last_send.nanoseconds < write_coalesce.nanoseconds;
                 last_send = now;
+                window_count += got.messages.len;
+                const elapsed: u64 = @intCast(@max(1, now.nanoseconds - window_start.nanoseconds));
+                if (elapsed >= rate_window.nanoseconds) {
+                    rate = window_count * std.time.ns_per_s / elapsed;
+                    window_start = now;
+                    window_count = 0;
+                }
                 if (busy and got.close_code == null and pause.nanoseconds > 0) io.sleep(pause, .awake) catch {};
-                pause = if (got.messages.len > 1)
+                pause = if (got.messages.len > 1 and rate >= flood_rate)
                     .{ .nanoseconds = @min(pause.nanoseconds * 2, write_coalesce_max.nanoseconds) }
                 else
                     write_coalesce;

@@ -37,7 +37,7 @@ const shutdown_grace: Io.Duration = .fromMilliseconds(1500);
 const usage =
     \\usage: wsc-zig [--host ADDR] [--port PORT] [--duration SECONDS]
     \\               [--sched batch|other] [--write-coalesce-ms MS]
-    \\               [--write-coalesce-max-ms MS]
+    \\               [--write-coalesce-max-ms MS] [--flood-rate MESSAGES_PER_S]
     \\
 ;
 
@@ -51,6 +51,8 @@ const Options = struct {
     write_coalesce_ms: u32 = 5,
     /// ... growing to this while its batches keep holding several frames.
     write_coalesce_max_ms: u32 = 20,
+    /// ... when its connection gets at least this many messages a second.
+    flood_rate: u64 = 1000,
 };
 
 fn parseOptions(args: std.process.Args) !Options {
@@ -85,6 +87,8 @@ fn parseOptions(args: std.process.Args) !Options {
             o.write_coalesce_ms = try std.fmt.parseInt(u32, v, 10);
         } else if (std.mem.eql(u8, name, "--write-coalesce-max-ms")) {
             o.write_coalesce_max_ms = try std.fmt.parseInt(u32, v, 10);
+        } else if (std.mem.eql(u8, name, "--flood-rate")) {
+            o.flood_rate = try std.fmt.parseInt(u64, v, 10);
         } else return error.UnknownFlag;
     }
     return o;
@@ -171,6 +175,7 @@ pub fn main(init: std.process.Init) !void {
     if (opts.sched_batch) useBatchScheduling();
     client.write_coalesce = .fromMilliseconds(opts.write_coalesce_ms);
     client.write_coalesce_max = .fromMilliseconds(@max(opts.write_coalesce_ms, opts.write_coalesce_max_ms));
+    client.flood_rate = opts.flood_rate;
     const address = try net.IpAddress.parse(opts.host, opts.port);
     var server = try address.listen(io, .{ .reuse_address = true, .kernel_backlog = 1024 });
     listen_fd.store(server.socket.handle, .release);

@@ -137,26 +137,41 @@ func (c *BatchConn) sendLocked() error {
 	return err
 }
 
-// Pacer spaces a busy connection's batches: after a batch of more than one
-// message, or one sent less than Base after the previous, the writer waits
-// before it takes the next, so that what the hub queues meanwhile leaves in
-// the same write. The wait starts at Base and doubles while batches keep
-// holding several messages, up to Max; a batch of one sets it back to Base.
-// A quiet connection never waits. Zig std's writers pace the same way
-// (docs/fairness.md, "Write batching").
+// Pacer spaces a flooded connection's batches. While the connection receives
+// at least FloodRate messages a second (measured over 100 ms windows), after
+// a batch of more than one message, or one sent less than Base after the
+// previous, the writer waits before it takes the next, so that what the hub
+// queues meanwhile leaves in the same write. The wait starts at Base and
+// doubles while batches keep holding several messages, up to Max; a batch of
+// one sets it back to Base. Below FloodRate the writer never waits, so
+// moderate traffic pays no latency for it. The other servers pace the same
+// way (docs/fairness.md, "Pacing").
 type Pacer struct {
 	Base, Max time.Duration
-	pause     time.Duration
-	last      time.Time
+	FloodRate float64 // messages a second
+
+	pause       time.Duration
+	last        time.Time
+	windowStart time.Time
+	windowCount int
+	rate        float64 // messages a second in the last full window
 }
+
+// rateWindow is how long Pacer counts messages before it updates the rate.
+const rateWindow = 100 * time.Millisecond
 
 // After reports how long to wait after a batch of n messages sent at now.
 func (p *Pacer) After(n int, now time.Time) time.Duration {
 	if p.Base <= 0 {
 		return 0
 	}
+	p.measure(n, now)
 	busy := n > 1 || now.Sub(p.last) < p.Base
 	p.last = now
+	if p.rate < p.FloodRate {
+		p.pause = p.Base
+		return 0
+	}
 	if p.pause < p.Base {
 		p.pause = p.Base
 	}
@@ -170,4 +185,16 @@ func (p *Pacer) After(n int, now time.Time) time.Duration {
 		p.pause = p.Base
 	}
 	return wait
+}
+
+// measure counts n messages sent at now into the current window.
+func (p *Pacer) measure(n int, now time.Time) {
+	if p.windowStart.IsZero() {
+		p.windowStart = now
+	}
+	p.windowCount += n
+	if elapsed := now.Sub(p.windowStart); elapsed >= rateWindow {
+		p.rate = float64(p.windowCount) / elapsed.Seconds()
+		p.windowStart, p.windowCount = now, 0
+	}
 }

@@ -143,40 +143,51 @@ func TestDeadlinesSetInsideABatchReachTheSocketOnceForTheFlush(t *testing.T) {
 	}
 }
 
-func TestAQuietConnectionNeverWaits(t *testing.T) {
-	p := Pacer{Base: 5 * time.Millisecond, Max: 20 * time.Millisecond}
+func TestBelowTheFloodRateTheWriterNeverWaits(t *testing.T) {
+	p := Pacer{Base: 5 * time.Millisecond, Max: 20 * time.Millisecond, FloodRate: 1000}
 	t0 := time.Now()
-	if w := p.After(1, t0); w != 0 {
-		t.Fatalf("first single message: waited %v", w)
-	}
-	if w := p.After(1, t0.Add(100*time.Millisecond)); w != 0 {
-		t.Fatalf("single message 100 ms later: waited %v", w)
+	// 100 messages a second, in pairs: busy batches, but not a flood.
+	for i := range 50 {
+		if w := p.After(2, t0.Add(time.Duration(i)*20*time.Millisecond)); w != 0 {
+			t.Fatalf("batch %d waited %v", i, w)
+		}
 	}
 }
 
-func TestFullBatchesDoubleTheWaitUpToMaxAndASingleMessageResetsIt(t *testing.T) {
+func TestAFloodedConnectionsWaitDoublesUpToMaxAndASingleMessageResetsIt(t *testing.T) {
 	ms := time.Millisecond
-	p := Pacer{Base: 5 * ms, Max: 20 * ms}
+	p := Pacer{Base: 5 * ms, Max: 20 * ms, FloodRate: 1000}
 	t0 := time.Now()
-	var got []time.Duration
-	for i := range 4 {
-		got = append(got, p.After(10, t0.Add(time.Duration(i)*50*ms)))
+	// 10 messages every 5 ms is 2,000 a second; the first window measures it.
+	now := t0
+	for range 21 {
+		p.After(10, now)
+		now = now.Add(5 * ms)
 	}
-	want := []time.Duration{5 * ms, 10 * ms, 20 * ms, 20 * ms}
+	var got []time.Duration
+	for range 4 {
+		got = append(got, p.After(10, now))
+		now = now.Add(5 * ms)
+	}
+	want := []time.Duration{10 * ms, 20 * ms, 20 * ms, 20 * ms}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("waits %v, want %v", got, want)
 	}
-	if w := p.After(1, t0.Add(time.Second)); w != 0 {
-		t.Fatalf("a quiet single message waited %v", w)
+	if w := p.After(1, now); w != 0 {
+		t.Fatalf("a single message 5 ms after the last batch waited %v", w)
 	}
-	if w := p.After(3, t0.Add(2*time.Second)); w != 5*ms {
-		t.Fatalf("after the reset, a batch waited %v, want 5ms", w)
+	if w := p.After(3, now.Add(5*ms)); w != 5*ms {
+		t.Fatalf("the next busy batch waited %v, want 5ms (reset by the single message)", w)
 	}
 }
 
 func TestABaseOfZeroTurnsPacingOff(t *testing.T) {
 	p := Pacer{Max: 20 * time.Millisecond}
-	if w := p.After(100, time.Now()); w != 0 {
-		t.Fatalf("waited %v", w)
+	now := time.Now()
+	for range 100 {
+		if w := p.After(100, now); w != 0 {
+			t.Fatalf("waited %v", w)
+		}
+		now = now.Add(time.Millisecond)
 	}
 }
