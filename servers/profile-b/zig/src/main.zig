@@ -52,7 +52,7 @@ const Options = struct {
     /// ... growing to this while its batches keep holding several frames.
     write_coalesce_max_ms: u32 = 20,
     /// ... when its connection gets at least this many messages a second.
-    flood_rate: u64 = 1000,
+    flood_rate: u64 = 0,
 };
 
 fn parseOptions(args: std.process.Args) !Options {
