@@ -74,7 +74,7 @@ func newClient(hub *chat.Hub, conn *websocket.Conn, batch *chat.BatchConn) *Clie
 		hub:       hub,
 		conn:      conn,
 		batch:     batch,
-		pacer:     chat.Pacer{Base: writeCoalesce, Max: writeCoalesceMax, FloodRate: floodRate},
+		pacer:     pacing,
 		member:    chat.NewMember(hub),
 		readDone:  make(chan struct{}),
 		writeDone: make(chan struct{}),
@@ -221,13 +221,9 @@ func (c *Client) run() {
 	<-c.writeDone
 }
 
-// How long a flooded connection's writer waits between batches (chat.Pacer),
-// set by -write-coalesce and -write-coalesce-max, and from what rate.
-var (
-	writeCoalesce    = 5 * time.Millisecond
-	writeCoalesceMax = 20 * time.Millisecond
-	floodRate        = 1000.0 // messages a second to one connection
-)
+// pacing is what every connection's chat.Pacer starts from; main lets
+// -write-coalesce, -write-coalesce-max and -flood-rate change it.
+var pacing = chat.DefaultPacer()
 
 // prepare is the hub's Prepare: a broadcast's frame, built once and written
 // by every recipient's writer as it is (WritePreparedMessage). nil, and so a

@@ -35,9 +35,7 @@ func main() {
 	port := flag.Int("port", 8080, "port to bind")
 	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
 	noWriteBatch := flag.Bool("no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
-	flag.DurationVar(&writeCoalesce, "write-coalesce", writeCoalesce, "a flooded connection's writer waits this long between batches; 0 never waits")
-	flag.DurationVar(&writeCoalesceMax, "write-coalesce-max", writeCoalesceMax, "... doubling up to this while its batches hold several messages")
-	flag.Float64Var(&floodRate, "flood-rate", floodRate, "messages a second to one connection from which its writer waits at all")
+	pacing.RegisterFlags(flag.CommandLine)
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
 

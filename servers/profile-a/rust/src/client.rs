@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{self, timeout};
 
 use chat_core::hub::{self, Handled, QUEUE_CAPACITY};
-use chat_core::pacer::{Pacer, flood_rate, write_coalesce, write_coalesce_max};
+use chat_core::pacer::Pacer;
 use chat_core::stats::{self, Stats};
 
 /// The room, with this stack's shared text buffer: a broadcast's one
@@ -194,7 +194,7 @@ async fn write_pump(
     stats: Arc<Stats>,
 ) {
     let mut ping = time::interval_at(time::Instant::now() + PING_PERIOD, PING_PERIOD);
-    let mut pacer = Pacer::new(write_coalesce(), write_coalesce_max(), flood_rate());
+    let mut pacer = Pacer::from_env();
     loop {
         let written = tokio::select! {
             biased;

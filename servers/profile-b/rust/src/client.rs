@@ -24,7 +24,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Bytes, Error, Message, Utf8Bytes};
 
 use chat_core::hub::{self, Handled, QUEUE_CAPACITY};
-use chat_core::pacer::{Pacer, flood_rate, write_coalesce, write_coalesce_max};
+use chat_core::pacer::Pacer;
 use chat_core::stats::{self, Stats};
 
 /// The room, with this stack's shared text buffer: a broadcast's one
@@ -193,7 +193,7 @@ async fn write_pump<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let mut ping = time::interval_at(time::Instant::now() + PING_PERIOD, PING_PERIOD);
-    let mut pacer = Pacer::new(write_coalesce(), write_coalesce_max(), flood_rate());
+    let mut pacer = Pacer::from_env();
     loop {
         let written = tokio::select! {
             biased;

@@ -13,6 +13,7 @@
 package chat
 
 import (
+	"flag"
 	"net"
 	"sync"
 	"time"
@@ -155,6 +156,20 @@ type Pacer struct {
 	windowStart time.Time
 	windowCount int
 	rate        float64 // messages a second in the last full window
+}
+
+// DefaultPacer is every Go server's pacing: 5 ms doubling to 20 ms, on
+// connections that get at least 1,000 messages a second.
+func DefaultPacer() Pacer {
+	return Pacer{Base: 5 * time.Millisecond, Max: 20 * time.Millisecond, FloodRate: 1000}
+}
+
+// RegisterFlags lets -write-coalesce, -write-coalesce-max and -flood-rate on
+// fs set p's settings.
+func (p *Pacer) RegisterFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&p.Base, "write-coalesce", p.Base, "a flooded connection's writer waits this long between batches; 0 never waits")
+	fs.DurationVar(&p.Max, "write-coalesce-max", p.Max, "... doubling up to this while its batches hold several messages")
+	fs.Float64Var(&p.FloodRate, "flood-rate", p.FloodRate, "messages a second to one connection from which its writer waits at all")
 }
 
 // rateWindow is how long Pacer counts messages before it updates the rate.

@@ -79,33 +79,25 @@ impl Pacer {
     }
 }
 
-/// The writer's first wait, from `WSC_WRITE_COALESCE_MS` (default 5; 0 never
-/// waits). An environment variable, so that a server.toml variant can set it
-/// for either Rust server without a flag in each.
-pub fn write_coalesce() -> Duration {
-    env_ms("WSC_WRITE_COALESCE_MS", 5)
-}
-
-/// The longest wait, from `WSC_WRITE_COALESCE_MAX_MS` (default 20).
-pub fn write_coalesce_max() -> Duration {
-    env_ms("WSC_WRITE_COALESCE_MAX_MS", 20)
-}
-
-/// Messages a second to one connection from which its writer waits at all,
-/// from `WSC_FLOOD_RATE` (default 1000).
-pub fn flood_rate() -> f64 {
-    std::env::var("WSC_FLOOD_RATE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000.0)
-}
-
-fn env_ms(name: &str, default_ms: u64) -> Duration {
-    let ms = std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default_ms);
-    Duration::from_millis(ms)
+impl Pacer {
+    /// The pacing of both Rust servers, from the environment (so that a
+    /// server.toml variant can set it without a flag in each):
+    /// `WSC_WRITE_COALESCE_MS` (default 5; 0 never waits),
+    /// `WSC_WRITE_COALESCE_MAX_MS` (default 20) and `WSC_FLOOD_RATE` (default
+    /// 1000 messages a second).
+    pub fn from_env() -> Self {
+        fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        }
+        Pacer::new(
+            Duration::from_millis(env("WSC_WRITE_COALESCE_MS", 5)),
+            Duration::from_millis(env("WSC_WRITE_COALESCE_MAX_MS", 20)),
+            env("WSC_FLOOD_RATE", 1000.0),
+        )
+    }
 }
 
 #[cfg(test)]
