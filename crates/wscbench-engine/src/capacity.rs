@@ -6,6 +6,7 @@
 use wscbench_results::{BoundReason, Capacity, CapacityStep, Outcome, Sample, StepReason};
 
 use crate::native::{self, MergedWindow};
+use crate::series::at;
 use crate::verdict::{self, Ceilings, Counters};
 
 /// A step holds only while the server dropped less than this share of messages.
@@ -146,7 +147,7 @@ pub fn bytes_per_client(steps: &[CapacityStep]) -> Option<f64> {
         .take_while(|s| s.held)
         .map(|s| (s.clients as f64, s.server_peak_mem_bytes as f64))
         .collect();
-    crate::soak::least_squares_slope(&points)
+    crate::series::least_squares_slope(&points)
 }
 
 fn step(inputs: &CapacityInputs<'_>, w: &MergedWindow, died: Option<Outcome>) -> CapacityStep {
@@ -232,30 +233,6 @@ fn step(inputs: &CapacityInputs<'_>, w: &MergedWindow, died: Option<Outcome>) ->
     }
 }
 
-/// A cumulative server counter at `t_ms`, interpolated linearly between the samples that
-/// read it (the nearest one when `t_ms` is outside them).
-pub fn at(series: &[Sample], t_ms: u64, field: fn(&Sample) -> Option<u64>) -> Option<f64> {
-    let points: Vec<(u64, u64)> = series
-        .iter()
-        .filter_map(|s| field(s).map(|v| (s.t_ms, v)))
-        .collect();
-    let (first, last) = (points.first()?, points.last()?);
-    if t_ms <= first.0 {
-        return Some(first.1 as f64);
-    }
-    if t_ms >= last.0 {
-        return Some(last.1 as f64);
-    }
-    let after = points.iter().position(|p| p.0 >= t_ms)?;
-    let (a, b) = (points[after - 1], points[after]);
-    let span = (b.0 - a.0) as f64;
-    let share = if span > 0.0 {
-        (t_ms - a.0) as f64 / span
-    } else {
-        1.0
-    };
-    Some(a.1 as f64 + share * (b.1 as f64 - a.1 as f64))
-}
 
 #[cfg(test)]
 mod tests {

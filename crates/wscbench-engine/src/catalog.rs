@@ -103,8 +103,8 @@ pub const ALL_VARIANTS: &str = "all";
 
 impl Server {
     /// The runnable variant `name`, if the manifest declares it.
-    pub fn variant(&self, name: &str) -> Option<crate::runner::Variant> {
-        self.variants.get(name).map(|spec| crate::runner::Variant {
+    pub fn variant(&self, name: &str) -> Option<Variant> {
+        self.variants.get(name).map(|spec| Variant {
             name: name.to_string(),
             args: spec.args.clone(),
             env: spec.env.clone(),
@@ -295,8 +295,19 @@ fn check_variant(name: &str, spec: &VariantSpec) -> Result<(), String> {
     Ok(())
 }
 
+/// A named variant of a server: extra arguments and environment for the same image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// The name, as in `profile-b/go@gomaxprocs-1`.
+    pub name: String,
+    /// Extra arguments after the server's own.
+    pub args: Vec<String>,
+    /// Extra `KEY=value` environment.
+    pub env: Vec<String>,
+}
+
 /// One row of a run: a server, as itself or as one of its variants.
-pub type Row = (Server, Option<crate::runner::Variant>);
+pub type Row = (Server, Option<Variant>);
 
 /// The rows `--variant` asks for: each server as itself and/or as its variants, in catalog
 /// order, the plain server before its variants. No names: the plain servers only.
@@ -597,7 +608,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             server.variant("gomaxprocs-1"),
-            Some(crate::runner::Variant {
+            Some(Variant {
                 name: "gomaxprocs-1".into(),
                 args: vec![],
                 env: vec!["GOMAXPROCS=1".into()],

@@ -39,7 +39,7 @@ pub fn idle_capacity(
             .filter_map(|s| s.connections)
             .max()
             .unwrap_or(0),
-        bytes_per_client: crate::soak::least_squares_slope(&points),
+        bytes_per_client: crate::series::least_squares_slope(&points),
         peak_mem_bytes: series.iter().map(|s| s.server_mem_bytes).max().unwrap_or(0),
         memory_limit_bytes: limit_bytes,
         limited_by,

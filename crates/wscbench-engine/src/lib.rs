@@ -15,6 +15,7 @@ pub mod memory;
 pub mod native;
 pub mod runner;
 pub mod scenarios;
+pub mod series;
 pub mod soak;
 pub mod split;
 pub mod stats;

@@ -5,7 +5,7 @@
 
 use wscbench_results::{KpiVerdict, Sample, SoakKpis};
 
-use crate::capacity::at;
+use crate::series::{at, least_squares_slope};
 use crate::native::MergedWindow;
 
 /// Runs at least this long get soak KPIs in any mode, in ms.
@@ -29,18 +29,6 @@ pub const QUIET_END_MS: u64 = 2_000;
 /// Drops may be at most this share of deliveries + drops.
 pub const DROP_MAX_RATIO: f64 = 0.001;
 
-/// The least-squares slope of y over x; `None` with fewer than two distinct x.
-pub fn least_squares_slope(points: &[(f64, f64)]) -> Option<f64> {
-    let n = points.len() as f64;
-    if points.len() < 2 {
-        return None;
-    }
-    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
-    (sxx > 0.0).then(|| sxy / sxx)
-}
 
 /// The warm-up of a run of `duration_ms`.
 pub fn warmup_ms(duration_ms: u64) -> u64 {
@@ -231,13 +219,6 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn the_least_squares_slope_of_a_line_is_its_slope() {
-        let line: Vec<(f64, f64)> = (0..10).map(|x| (x as f64, 3.0 + 2.5 * x as f64)).collect();
-        assert!((least_squares_slope(&line).unwrap() - 2.5).abs() < 1e-12);
-        assert_eq!(least_squares_slope(&[(1.0, 1.0)]), None);
-        assert_eq!(least_squares_slope(&[(1.0, 1.0), (1.0, 2.0)]), None);
-    }
 
     #[test]
     fn memory_slope_is_mib_per_hour_after_the_warm_up() {

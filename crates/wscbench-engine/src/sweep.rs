@@ -4,11 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
-use std::time::Duration;
 
 use wscbench_results::Scenario;
 
-use crate::runner::clock;
 use crate::scenarios;
 
 /// Why a sweep cannot run; each is one line naming what to change.
@@ -152,21 +150,6 @@ impl Sweep {
     }
 }
 
-/// A plan that would run longer than `--max-duration`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error(
-    "this run would take about {} ({points} points of load and set-up), more than --max-duration {}; narrow --server, --scenario, --variant, --sweep or --runs, or raise --max-duration",
-    clock(*estimate),
-    clock(*bound)
-)]
-pub struct TooLong {
-    /// How long the plan would take.
-    pub estimate: Duration,
-    /// The bound it exceeds.
-    pub bound: Duration,
-    /// How many points it has.
-    pub points: usize,
-}
 
 #[cfg(test)]
 mod tests {

@@ -403,7 +403,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
     }
 }
 
-fn planned(server: catalog::Server, variant: Option<runner::Variant>) -> PlannedServer {
+fn planned(server: catalog::Server, variant: Option<catalog::Variant>) -> PlannedServer {
     PlannedServer {
         image: Image {
             tag: server.tag.clone(),

@@ -16,7 +16,7 @@ use wscbench_results::{
     Conditions, LoadPath, Mode, Outcome, Repetition, RunResult, Sample, Scenario,
 };
 
-use crate::catalog::Server;
+use crate::catalog::{Server, Variant};
 use crate::images::Image;
 use crate::scenarios;
 
@@ -86,16 +86,6 @@ pub struct LoadgenEngine {
     pub api_host: String,
 }
 
-/// A named variant of a server: extra arguments and environment for the same image.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Variant {
-    /// The name, as in `profile-b/go@gomaxprocs-1`.
-    pub name: String,
-    /// Extra arguments after the server's own.
-    pub args: Vec<String>,
-    /// Extra `KEY=value` environment.
-    pub env: Vec<String>,
-}
 
 /// A server to run, with its image, as itself or as one of its variants.
 #[derive(Debug, Clone)]
@@ -263,13 +253,6 @@ impl Plan {
         self.len() == 0
     }
 
-    /// The scenario time of the whole plan, without overheads.
-    pub fn scenario_time(&self) -> Duration {
-        self.points()
-            .iter()
-            .map(|p| self.scenario_seconds(p.scenario))
-            .sum()
-    }
 
     /// How long one scenario's load runs in this plan's mode.
     pub fn scenario_seconds(&self, scenario: Scenario) -> Duration {
@@ -310,7 +293,7 @@ pub fn check_duration(
     mode: Mode,
     soak_seconds: Option<u64>,
     bound: Duration,
-) -> Result<Duration, crate::sweep::TooLong> {
+) -> Result<Duration, TooLong> {
     let estimate = estimate(
         servers,
         scenarios,
@@ -320,13 +303,34 @@ pub fn check_duration(
         soak_seconds,
     );
     if estimate > bound {
-        return Err(crate::sweep::TooLong {
+        return Err(TooLong {
             estimate,
             bound,
             points: servers * scenarios.len() * load_points.max(1) * repetitions.max(1) as usize,
         });
     }
     Ok(estimate)
+}
+
+/// A plan that would run longer than `--max-duration`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "this run would take about {} ({points} points of load and set-up), more than --max-duration {}; narrow --server, --scenario, --variant, --sweep or --runs, or raise --max-duration",
+    minutes(*estimate),
+    minutes(*bound)
+)]
+pub struct TooLong {
+    /// How long the plan would take.
+    pub estimate: Duration,
+    /// The bound it exceeds.
+    pub bound: Duration,
+    /// How many points it has.
+    pub points: usize,
+}
+
+/// A duration in whole minutes (rounded up), as [`TooLong`] states it.
+fn minutes(d: Duration) -> String {
+    format!("{} min", d.as_secs().div_ceil(60))
 }
 
 /// What the runner is doing, for a progress display.
@@ -447,15 +451,6 @@ pub async fn execute_on<E: crate::engine::Engine>(
     Ok(results)
 }
 
-/// A duration as a progress line or an estimate shows it: `2h05m`, `12m30s`.
-pub fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
-    }
-}
 
 /// A run id from the current time, `YYYYMMDD-HHMMSS` (UTC).
 pub fn new_run_id() -> String {

@@ -13,7 +13,7 @@ use wscbench_engine::catalog::{self, Server};
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::engine::Engine;
 use wscbench_engine::runner::{
-    self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, VerifyLevel, clock,
+    self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, VerifyLevel,
 };
 use wscbench_engine::scenarios;
 use wscbench_engine::sweep::Sweep;
@@ -145,7 +145,7 @@ async fn execute(
 #[derive(Debug)]
 pub struct RunShape {
     /// Each server as itself or as one of its variants, in run order.
-    pub rows: Vec<(Server, Option<runner::Variant>)>,
+    pub rows: Vec<(Server, Option<catalog::Variant>)>,
     /// Selected servers that declare none of the variants asked for.
     pub left_out: Vec<String>,
     /// The sweep as given.
@@ -688,4 +688,14 @@ fn split_line(
         p95(k6.map(|k| &k.latency)),
         p95(split.cross_instance_latency.as_ref()),
     )
+}
+
+/// A duration as a progress line or an estimate shows it: `2h05m`, `12m30s`.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
 }

@@ -1,0 +1,106 @@
+//! The engine's files import one way: no two files of `src/` name each other.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The module a file is, as `crate::` paths name it: `runner/phases.rs` → `runner::phases`,
+/// `runner/mod.rs` → `runner`.
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .filter(|p| p != "mod" && p != "lib")
+        .collect();
+    parts.join("::")
+}
+
+/// The modules of `known` that the file of module `me` names through `crate::` or
+/// `super::` (the longest path that matches, each name of a `{...}` group on its own),
+/// outside comments and the file's own `#[cfg(test)]` module. A parent naming the
+/// submodules it declares (`mod phases;`) contains them and is not counted.
+fn imports(me: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
+    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+    let parent = me.rsplit_once("::").map_or("", |(p, _)| p);
+    let mut found = BTreeSet::new();
+    let mut resolve = |path: &str| {
+        let segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        for n in (1..=segments.len()).rev() {
+            let candidate = segments[..n].join("::");
+            if known.contains(&candidate) {
+                found.insert(candidate);
+                return;
+            }
+        }
+        if !parent.is_empty() && path.starts_with(parent) {
+            found.insert(parent.to_string());
+        }
+    };
+    for line in code.lines() {
+        let line = line.trim_start();
+        if line.starts_with("//") {
+            continue;
+        }
+        for (prefix, base) in [("crate::", String::new()), ("super::", format!("{parent}::"))] {
+            for (at, _) in line.match_indices(prefix) {
+                if prefix == "super::" && line[..at].ends_with("crate::") {
+                    continue;
+                }
+                let rest = &line[at + prefix.len()..];
+                if let Some(group) = rest.strip_prefix('{') {
+                    let group = group.split('}').next().unwrap_or("");
+                    for name in group.split(',') {
+                        let name = name.trim().split("::").next().unwrap_or("");
+                        resolve(&format!("{base}{name}"));
+                    }
+                } else {
+                    let path: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                        .collect();
+                    resolve(&format!("{base}{path}"));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_two_files_of_the_engine_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let modules: BTreeMap<String, PathBuf> =
+        files.iter().map(|f| (module_of(&src, f), f.clone())).collect();
+    let known: BTreeSet<String> = modules.keys().cloned().collect();
+    let graph: BTreeMap<&String, BTreeSet<String>> = modules
+        .iter()
+        .map(|(m, f)| {
+            let mut uses = imports(m, &std::fs::read_to_string(f).unwrap(), &known);
+            uses.remove(m);
+            (m, uses)
+        })
+        .collect();
+    let mut circles = Vec::new();
+    for (a, uses) in &graph {
+        for b in uses {
+            if a.as_str() < b.as_str() && graph.get(b).is_some_and(|back| back.contains(*a)) {
+                circles.push(format!("{a} <-> {b}"));
+            }
+        }
+    }
+    assert!(circles.is_empty(), "files that import each other: {circles:?}");
+}
