@@ -4,6 +4,7 @@
 //! cleanup path, writing each result the moment its point ends. It reports progress
 //! through a callback and never prints.
 
+mod collect;
 mod derive;
 mod phases;
 

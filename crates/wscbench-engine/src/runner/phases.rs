@@ -17,6 +17,9 @@ use wscbench_results::{
     SCHEMA_VERSION, Sample, Scenario, ServerIdentity,
 };
 
+use super::collect::{
+    Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines,
+};
 use super::derive::{Long, derive, derive_long, window};
 use super::{Plan, Point, Progress, VerifyLevel};
 use crate::docker::{RUN_LABEL, nano_cpus};
@@ -25,8 +28,6 @@ use crate::native::{self, NativeReport};
 use crate::verify::{self, Target};
 use crate::{k6, local, scenarios, split};
 
-/// How long k6 may run past its scenario before it is stopped and the point fails.
-const K6_OVERRUN: Duration = Duration::from_secs(90);
 /// How long a paused k6 of a split run may take to initialise before the point fails.
 const K6_PAUSED_WAIT: Duration = Duration::from_secs(60);
 /// The k6 summary and the native report, inside the k6 container.
@@ -48,29 +49,7 @@ impl Failure {
     }
 }
 
-/// How the load phase ended.
-enum LoadEnd {
-    K6Exited(ContainerState),
-    /// One k6 of a split run ended badly (killed, failed) while others still ran.
-    InstanceFailed(usize, ContainerState),
-    ServerDied(ContainerState),
-    Cancelled,
-    TimedOut,
-    /// The idle-capacity scenario reached its end: the server's memory neared its limit.
-    MemoryNearLimit,
-}
 
-/// What stopping the point's containers revealed.
-#[derive(Default)]
-struct Teardown {
-    /// The server's state just before it was stopped: a server that died after the last
-    /// sample is still a dead server.
-    server_before_stop: Option<ContainerState>,
-    /// The last lines k6 printed (with several, the one that failed, or the first).
-    k6_logs: String,
-    /// k6 was killed for its memory limit.
-    loadgen_oom: bool,
-}
 
 /// One k6 container of a point, on its engine.
 struct K6<'a, E: Engine> {
@@ -135,18 +114,25 @@ pub(super) async fn run_point<E: Engine>(
     if session.split() {
         result.distributed = Some(session.distributed());
     }
-    let mut native = None;
-    let (outcome, detail) = match ended {
-        Err(failure) => (failure.outcome, Some(failure.detail)),
-        Ok(end) => collect(
-            &mut result,
-            plan,
-            point,
-            end,
-            &teardown,
-            &session.out_dirs(),
-            &mut native,
-        ),
+    let (outcome, detail, native) = match ended {
+        Err(failure) => (failure.outcome, Some(failure.detail), None),
+        Ok(end) => {
+            let out_dirs = session.out_dirs();
+            let outputs = Outputs {
+                summary: read_summaries(&out_dirs),
+                native: match plan.load_path {
+                    LoadPath::Native => Some(read_native(&out_dirs)),
+                    LoadPath::Js => None,
+                },
+            };
+            let context = Context {
+                loadgens: plan.loadgens.iter().map(|l| l.endpoint.as_str()).collect(),
+                loadgen_memory_bytes: plan.limits.loadgen_memory_bytes,
+                stepped: matches!(point.scenario, Scenario::Capacity | Scenario::IdleCapacity),
+            };
+            let collected = collect(&mut result, outputs, end, &teardown, &context);
+            (collected.outcome, collected.detail, collected.native)
+        }
     };
     derive(&mut result, plan, teardown.loadgen_oom);
     if let Some(Ok(merged)) = &native {
@@ -688,165 +674,7 @@ impl<E: Engine> Session<'_, E> {
     }
 }
 
-/// Phase 4: k6's summary (and the native report) into the result, and the outcome.
-fn collect(
-    result: &mut RunResult,
-    plan: &Plan,
-    point: Point<'_>,
-    end: LoadEnd,
-    teardown: &Teardown,
-    out_dirs: &[PathBuf],
-    native_out: &mut Option<Result<native::Merged, native::NativeError>>,
-) -> (Outcome, Option<String>) {
-    let summary = read_summaries(out_dirs);
-    if let Some(Ok(summary)) = &summary {
-        result.k6 = Some(summary.metrics.clone());
-        result.errors = summary.errors.clone();
-    }
-    let native = match plan.load_path {
-        LoadPath::Native => Some(read_native(out_dirs)),
-        LoadPath::Js => None,
-    };
-    if let (Some(Ok((merged, reports))), Some(Ok(summary))) = (&native, &summary) {
-        // The native report counts every message exactly; k6's summary only has what the
-        // extension pushed before the test ended. Latency comes from the full histogram.
-        let (metrics, errors) = merged.k6_metrics(summary.metrics.connect_p95_ms);
-        result.k6 = Some(metrics);
-        result.errors = errors;
-        if let Some(distributed) = &mut result.distributed {
-            distributed.cross_instance_latency = merged.cross_latency_ms();
-            for (instance, report) in distributed.instances.iter_mut().zip(reports) {
-                instance.chat_sent = Some(report.counters.chat_sent);
-                instance.chat_received = Some(report.counters.chat_received);
-            }
-        }
-    }
-    // An instance that did not stamp its own number ran a k6 without split-run support
-    // (k6/x/chat older than its `instance` option): its chats and latencies cannot be told apart.
-    let unstamped = match (&native, out_dirs.len() > 1) {
-        (Some(Ok((_, reports))), true) => reports
-            .iter()
-            .enumerate()
-            .find(|(i, r)| r.instance_id as usize != i + 1)
-            .map(|(i, r)| {
-                format!(
-                    "k6 {} reported instance {} instead of {}: its k6/x/chat predates split runs (run scripts/build-k6, then wscbench build --rebuild)",
-                    i + 1,
-                    r.instance_id,
-                    i + 1
-                )
-            }),
-        _ => None,
-    };
-    let native = native.map(|n| n.map(|(merged, _)| merged));
-    let (outcome, detail) = match end {
-        LoadEnd::Cancelled => (
-            Outcome::Interrupted,
-            Some("interrupted by the user".to_string()),
-        ),
-        // The idle ramp's planned end: k6 is stopped with the clients it holds.
-        LoadEnd::MemoryNearLimit => (Outcome::Ok, None),
-        LoadEnd::ServerDied(state) => (
-            died(state),
-            Some(match died(state) {
-                Outcome::OomKilled => {
-                    "the server was killed for exceeding its memory limit".to_string()
-                }
-                _ => format!(
-                    "the server exited with {:?} during the load",
-                    state.exit_code
-                ),
-            }),
-        ),
-        LoadEnd::TimedOut => (
-            Outcome::LoadgenFailed,
-            Some(format!(
-                "k6 did not finish within {} s of its scenario's end",
-                K6_OVERRUN.as_secs()
-            )),
-        ),
-        LoadEnd::InstanceFailed(i, state) => (
-            Outcome::LoadgenFailed,
-            Some(format!(
-                "k6 {} of {} on {} {} mid-run; every instance was stopped: {}",
-                i + 1,
-                out_dirs.len(),
-                plan.loadgens.get(i).map_or("?", |l| l.endpoint.as_str()),
-                if state.oom_killed {
-                    "was killed at its memory limit".to_string()
-                } else {
-                    format!("exited with {:?}", state.exit_code)
-                },
-                last_lines(&teardown.k6_logs, 3)
-            )),
-        ),
-        LoadEnd::K6Exited(state) if state.oom_killed || teardown.loadgen_oom => (
-            Outcome::LoadgenFailed,
-            Some(format!(
-                "k6 was killed at its memory limit ({} MiB; --loadgen-memory)",
-                plan.limits.loadgen_memory_bytes.unwrap_or(0) >> 20
-            )),
-        ),
-        LoadEnd::K6Exited(state) => k6_outcome(
-            result,
-            state.exit_code,
-            &summary,
-            &native,
-            teardown,
-            matches!(point.scenario, Scenario::Capacity | Scenario::IdleCapacity),
-        ),
-    };
-    let (outcome, detail) = match (outcome, unstamped) {
-        (Outcome::Ok, Some(why)) => (Outcome::LoadgenFailed, Some(why)),
-        (outcome, _) => (outcome, detail),
-    };
-    *native_out = native;
-    // A server that died after k6's last sample is still a dead server.
-    let outcome = match (outcome, teardown.server_before_stop) {
-        (Outcome::Ok, Some(state)) if !state.running => died(state),
-        (outcome, _) => outcome,
-    };
-    (outcome, detail)
-}
 
-/// The outcome of a k6 that exited on its own.
-fn k6_outcome(
-    result: &mut RunResult,
-    code: Option<i64>,
-    summary: &Option<Result<k6::Summary, k6::SummaryError>>,
-    native: &Option<Result<native::Merged, native::NativeError>>,
-    teardown: &Teardown,
-    stepped: bool,
-) -> (Outcome, Option<String>) {
-    // A native run whose report is missing or unreadable has no trustworthy counters.
-    if let (Some(Ok(_)), Some(Err(e))) = (summary, native) {
-        return (Outcome::LoadgenFailed, Some(e.to_string()));
-    }
-    match (summary, code) {
-        (Some(Ok(_)), Some(0) | Some(k6::THRESHOLDS_CROSSED)) => (Outcome::Ok, None),
-        // A stepped scenario stops itself at the step that broke: its end, not a failure
-        // (the result's capacity says which step and why).
-        (Some(Ok(_)), Some(k6::SCRIPT_ABORTED)) if stepped => (Outcome::Ok, None),
-        (Some(Ok(_)), code) => {
-            result.errors.script_errors += 1;
-            (
-                Outcome::LoadgenFailed,
-                Some(format!(
-                    "k6 exited with {code:?}: {}",
-                    last_lines(&teardown.k6_logs, 3)
-                )),
-            )
-        }
-        (Some(Err(e)), _) => (Outcome::LoadgenFailed, Some(e.to_string())),
-        (None, code) => (
-            Outcome::LoadgenFailed,
-            Some(format!(
-                "k6 exited with {code:?} and wrote no summary: {}",
-                last_lines(&teardown.k6_logs, 3)
-            )),
-        ),
-    }
-}
 
 /// Every instance's native report, and their merge.
 fn read_native(
@@ -909,13 +737,6 @@ fn prepare_out_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))
 }
 
-fn died(state: ContainerState) -> Outcome {
-    if state.oom_killed {
-        Outcome::OomKilled
-    } else {
-        Outcome::ServerCrashed
-    }
-}
 
 /// Follows a usage stream, keeping only its latest sample.
 fn latest(mut stream: crate::engine::UsageStream) -> (watch::Receiver<Usage>, AbortOnDrop) {
@@ -992,10 +813,6 @@ fn read_shape(out_dir: &Path) -> Option<serde_json::Value> {
     summary.get("setup_data")?.get("shape").cloned()
 }
 
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
-}
 
 /// The port of a `host:port`.
 fn port_of(addr: &str) -> &str {
