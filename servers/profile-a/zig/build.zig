@@ -3,7 +3,11 @@
 //! PID 1 in a FROM scratch image.
 //!
 //!   zig build -Doptimize=ReleaseFast   -> zig-out/bin/wsca-zig
-//!   zig build test                     -> unit tests (no libwebsockets needed)
+//!   zig build test                     -> unit tests (no libwebsockets needed),
+//!                                         the shared chat core's included
+//!
+//! Protocol, token bucket and stats come from the chat core shared with
+//! profile-b/zig (../../shared/zig/chat, a path dependency in build.zig.zon).
 
 const std = @import("std");
 
@@ -23,6 +27,7 @@ pub fn build(b: *std.Build) void {
     const target = b.standardTargetOptions(.{});
     const optimize = b.standardOptimizeOption(.{});
     const lib_dir = b.option([]const u8, "lib-dir", "Directory searched first for the static libraries");
+    const chat = b.dependency("chat", .{ .target = target, .optimize = optimize }).module("chat");
 
     // libwebsockets.h, translated to Zig (`@cImport` is gone in Zig 0.17).
     const lws = b.addTranslateC(.{
@@ -37,6 +42,7 @@ pub fn build(b: *std.Build) void {
         .optimize = optimize,
         .link_libc = true,
         .strip = optimize != .debug,
+        .imports = &.{.{ .name = "chat", .module = chat }},
     });
     exe_mod.addImport("lws", lws.createModule());
     // Archives are named by path rather than with linkSystemLibrary: with
@@ -57,12 +63,16 @@ pub fn build(b: *std.Build) void {
         .root_source_file = b.path("src/tests.zig"),
         .target = target,
         .optimize = optimize,
+        .imports = &.{.{ .name = "chat", .module = chat }},
     });
     // The hub's tests reach client.zig, which imports "lws": they get a fake
     // of the one call they make (lws_fake.zig), so nothing links libwebsockets.
     tests_mod.addImport("lws", b.createModule(.{ .root_source_file = b.path("src/lws_fake.zig") }));
+    const test_step = b.step("test", "Run the unit tests, the shared chat core's included");
     const tests = b.addTest(.{ .root_module = tests_mod });
-    b.step("test", "Run the unit tests").dependOn(&b.addRunArtifact(tests).step);
+    test_step.dependOn(&b.addRunArtifact(tests).step);
+    const chat_tests = b.addTest(.{ .root_module = chat });
+    test_step.dependOn(&b.addRunArtifact(chat_tests).step);
 }
 
 fn findStaticLib(b: *std.Build, first: ?[]const u8, name: []const u8) []const u8 {

@@ -1,10 +1,12 @@
 //! Builds `wsc-zig`, the profile-B chat server (Zig standard library only).
-//! `zig build test` runs the unit tests of every module.
+//! `zig build test` runs the unit tests of every module, the shared chat
+//! core's (../../shared/zig/chat, a path dependency in build.zig.zon) included.
 const std = @import("std");
 
 pub fn build(b: *std.Build) void {
     const target = b.standardTargetOptions(.{});
     const optimize = b.standardOptimizeOption(.{});
+    const chat = b.dependency("chat", .{ .target = target, .optimize = optimize }).module("chat");
 
     const exe = b.addExecutable(.{
         .name = "wsc-zig",
@@ -12,6 +14,7 @@ pub fn build(b: *std.Build) void {
             .root_source_file = b.path("src/main.zig"),
             .target = target,
             .optimize = optimize,
+            .imports = &.{.{ .name = "chat", .module = chat }},
         }),
     });
     b.installArtifact(exe);
@@ -21,6 +24,9 @@ pub fn build(b: *std.Build) void {
     run_cmd.addPassthruArgs();
     b.step("run", "Run the server").dependOn(&run_cmd.step);
 
+    const test_step = b.step("test", "Run the unit tests, the shared chat core's included");
     const tests = b.addTest(.{ .root_module = exe.root_module });
-    b.step("test", "Run the unit tests").dependOn(&b.addRunArtifact(tests).step);
+    test_step.dependOn(&b.addRunArtifact(tests).step);
+    const chat_tests = b.addTest(.{ .root_module = chat });
+    test_step.dependOn(&b.addRunArtifact(chat_tests).step);
 }

@@ -23,11 +23,10 @@
 
 const std = @import("std");
 const lws = @import("lws");
-const protocol = @import("protocol.zig");
+const protocol = @import("chat").protocol;
+const TokenBucket = @import("chat").TokenBucket;
 const outbox = @import("outbox.zig");
-const Limiter = @import("limiter.zig").Limiter;
 const Pacer = @import("pacer.zig").Pacer;
-const Stats = @import("stats.zig").Stats;
 const Hub = @import("hub.zig").Hub;
 
 pub const ping_period_us: i64 = 30 * std.time.us_per_s;
@@ -55,7 +54,7 @@ pub const Client = struct {
     /// must not touch the hub or the counters.
     registered: bool = false,
     outbox: outbox.Outbox = .{},
-    limiter: Limiter,
+    bucket: TokenBucket,
     user: [4 * protocol.max_user_chars]u8 = undefined,
     user_len: usize = 0,
     conn_index: usize = 0,
@@ -83,7 +82,7 @@ pub const Client = struct {
     /// Queues `m` for this connection, or drops it if the outbox is full.
     pub fn enqueue(self: *Client, m: *outbox.Message) void {
         if (!self.outbox.push(m)) {
-            Stats.inc(&self.hub.stats.dropped_slow);
+            self.hub.stats.inc("dropped_slow");
             return;
         }
         // A non-empty outbox already has a writable callback coming, and a
@@ -143,14 +142,14 @@ pub const Client = struct {
     fn onMessage(self: *Client, bytes: []const u8, binary: bool) c_int {
         const hub = self.hub;
         const stats = hub.stats;
-        Stats.inc(&stats.frames_in);
+        stats.inc("frames_in");
         if (binary) {
-            Stats.inc(&stats.malformed);
+            stats.inc("malformed");
             return 0;
         }
         defer _ = hub.arena.reset(.retain_capacity);
         const msg = protocol.parse(hub.arena.allocator(), bytes) catch {
-            Stats.inc(&stats.malformed);
+            stats.inc("malformed");
             return 0;
         };
         switch (msg) {
@@ -162,22 +161,21 @@ pub const Client = struct {
             },
             .chat => |chat| {
                 if (self.member_index == null) {
-                    Stats.inc(&stats.malformed);
+                    stats.inc("malformed");
                     return 0;
                 }
-                Stats.inc(&stats.chat_in);
-                const now_ns: u64 = @intCast(self.last_rx_us * std.time.ns_per_us);
-                if (!self.limiter.take(now_ns)) {
-                    Stats.inc(&stats.dropped_ratelimit);
+                stats.inc("chat_in");
+                if (!self.bucket.allow(self.last_rx_us * std.time.ns_per_us)) {
+                    stats.inc("dropped_ratelimit");
                     return 0;
                 }
-                Stats.inc(&stats.chat_accepted);
+                stats.inc("chat_accepted");
                 hub.chat(self, chat.text, chat.ts);
             },
             .ping => |p| hub.pong(self, p.ts),
             .leave => {
                 if (self.member_index == null) {
-                    Stats.inc(&stats.malformed);
+                    stats.inc("malformed");
                     return 0;
                 }
                 hub.leave(self);
@@ -219,7 +217,7 @@ pub const Client = struct {
             defer m.release(self.hub.gpa);
             const payload = m.payload();
             if (lws.lws_write(wsi, payload.ptr, payload.len, lws.LWS_WRITE_TEXT) < payload.len) return -1;
-            if (m.kind == .chat) Stats.inc(&self.hub.stats.deliveries);
+            if (m.kind == .chat) self.hub.stats.inc("deliveries");
         }
         const wait_ns = if (sent == 0) 0 else self.pacer.after(sent, lws.lws_now_usecs() * std.time.ns_per_us);
         if (wait_ns > 0) {
@@ -285,15 +283,15 @@ pub fn callback(
             self.* = .{
                 .wsi = wsi,
                 .hub = hub,
-                .limiter = .init(@intCast(now * std.time.ns_per_us)),
+                .bucket = .init(now * std.time.ns_per_us),
                 .last_rx_us = now,
                 .last_ping_us = now,
                 .pacer = .init(write_coalesce_ns, write_coalesce_max_ns, flood_rate),
             };
             hub.connect(self) catch return -1;
             self.registered = true;
-            Stats.inc(&hub.stats.connections_current);
-            Stats.inc(&hub.stats.connections_total);
+            hub.stats.inc("connections_current");
+            hub.stats.inc("connections_total");
             return 0;
         },
         lws.LWS_CALLBACK_RECEIVE => {
@@ -318,7 +316,7 @@ pub fn callback(
             self.outbox.clear(hub.gpa);
             if (self.rx) |rx| hub.gpa.destroy(rx);
             self.rx = null;
-            Stats.dec(&hub.stats.connections_current);
+            hub.stats.dec("connections_current");
             return 0;
         },
         else => return 0,

@@ -68,7 +68,7 @@ fn respond(wsi: *lws.struct_lws, path: []const u8) !c_int {
         try w.writeAll("ok");
     } else if (std.mem.eql(u8, path, "/stats")) {
         content_type = "application/json";
-        try hub.stats.writeJson(&w, server_name, hub.uptimeMs(lws.lws_now_usecs()));
+        try hub.stats.writeJson(server_name, hub.uptimeMs(lws.lws_now_usecs()), &w);
     } else if (std.mem.eql(u8, path, ws_path)) {
         status = lws.HTTP_STATUS_BAD_REQUEST;
         try w.writeAll("expected a WebSocket upgrade");

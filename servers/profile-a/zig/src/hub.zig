@@ -10,9 +10,9 @@
 //! that ever runs libwebsockets callbacks, so it needs no lock at all.
 
 const std = @import("std");
-const protocol = @import("protocol.zig");
+const protocol = @import("chat").protocol;
+const Stats = @import("chat").Stats;
 const outbox = @import("outbox.zig");
-const Stats = @import("stats.zig").Stats;
 const Client = @import("client.zig").Client;
 
 pub const Hub = struct {
@@ -65,7 +65,7 @@ pub const Hub = struct {
     pub fn join(h: *Hub, c: *Client) !void {
         try h.members.append(h.gpa, c);
         c.member_index = h.members.items.len - 1;
-        Stats.inc(&h.stats.joins);
+        h.stats.inc("joins");
         var w: std.Io.Writer = .fixed(h.scratch);
         protocol.writeJoin(&w, c.userName(), h.members.items.len) catch unreachable;
         h.broadcast(.control, w.buffered(), null);
@@ -103,7 +103,7 @@ pub const Hub = struct {
         const m = outbox.Message.create(h.gpa, kind, bytes) catch {
             // Out of memory: nobody gets it, as if every queue were full.
             for (h.members.items) |c| {
-                if (c != except) Stats.inc(&h.stats.dropped_slow);
+                if (c != except) h.stats.inc("dropped_slow");
             }
             return;
         };
@@ -149,7 +149,7 @@ const TestRoom = struct {
             c.* = .{
                 .wsi = @ptrFromInt(0x1000),
                 .hub = &r.hub,
-                .limiter = .init(0),
+                .bucket = .init(0),
                 .last_rx_us = 0,
                 .last_ping_us = 0,
             };
@@ -194,7 +194,7 @@ test "a join reaches every member, the joiner included, with the online count" {
     try expectNext(alice, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"bob\",\"online\":2}");
     try expectNext(bob, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"bob\",\"online\":2}");
     try testing.expect(r.clients[2].outbox.isEmpty()); // connected, never joined
-    try testing.expectEqual(@as(u64, 2), r.stats.joins.load(.monotonic));
+    try testing.expectEqual(@as(u64, 2), r.stats.get("joins"));
 }
 
 test "a chat reaches every other member as one shared message, never the sender" {
@@ -271,7 +271,7 @@ test "a full outbox drops and counts without holding up the others" {
         try testing.expectEqual(@as(usize, 1), drain(fast));
     }
     try testing.expectEqual(@as(usize, outbox.capacity), drain(slow));
-    try testing.expectEqual(@as(u64, chats + 2 - outbox.capacity), r.stats.dropped_slow.load(.monotonic));
+    try testing.expectEqual(@as(u64, chats + 2 - outbox.capacity), r.stats.get("dropped_slow"));
 }
 
 test "once shutdown starts, leaves are not broadcast" {

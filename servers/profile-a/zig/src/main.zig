@@ -14,7 +14,7 @@
 
 const std = @import("std");
 const lws = @import("lws");
-const Stats = @import("stats.zig").Stats;
+const Stats = @import("chat").Stats;
 const Hub = @import("hub.zig").Hub;
 const client = @import("client.zig");
 const http = @import("http.zig");
@@ -87,7 +87,7 @@ fn run(opts: Options) !u8 {
             .per_session_data_size = @sizeOf(client.Client),
             // A whole maximum-size message arrives in one RECEIVE when the
             // socket has it all; bigger ones are refused by client.zig.
-            .rx_buffer_size = @import("protocol.zig").max_message_bytes,
+            .rx_buffer_size = @import("chat").protocol.max_message_bytes,
             // 0 would cap each send() at rx_buffer_size and buffer the rest;
             // an escaped chat broadcast can exceed 4 KiB, so send it whole.
             .tx_packet_size = 64 * 1024,
@@ -131,7 +131,7 @@ fn run(opts: Options) !u8 {
     client.closeAll(&hub);
     const deadline = lws.lws_now_usecs() + shutdown_grace_us;
     lws.lws_sul_schedule(ctx, 0, &shutdown_timer, onShutdownTick, shutdown_tick_us);
-    while (stats.connections_current.load(.monotonic) > 0 and lws.lws_now_usecs() < deadline) {
+    while (stats.get("connections_current") > 0 and lws.lws_now_usecs() < deadline) {
         if (lws.lws_service(ctx, 0) < 0) break;
     }
     const uptime_ms = hub.uptimeMs(lws.lws_now_usecs());
@@ -140,7 +140,7 @@ fn run(opts: Options) !u8 {
 
     var line: [1024]u8 = undefined;
     var w: std.Io.Writer = .fixed(&line);
-    try stats.writeJson(&w, http.server_name, uptime_ms);
+    try stats.writeJson(http.server_name, uptime_ms, &w);
     try w.writeByte('\n');
     writeAll(1, w.buffered());
     return 0;

@@ -3,10 +3,7 @@
 //! reach into it, a writable request, goes to lws_fake.zig).
 
 test {
-    _ = @import("protocol.zig");
-    _ = @import("limiter.zig");
     _ = @import("outbox.zig");
     _ = @import("pacer.zig");
-    _ = @import("stats.zig");
     _ = @import("hub.zig");
 }

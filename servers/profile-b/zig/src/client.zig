@@ -17,10 +17,10 @@ const Io = std.Io;
 const net = std.Io.net;
 const WebSocket = std.http.Server.WebSocket;
 
-const protocol = @import("protocol.zig");
+const protocol = @import("chat").protocol;
+const Stats = @import("chat").Stats;
+const TokenBucket = @import("chat").TokenBucket;
 const Hub = @import("hub.zig").Hub;
-const Stats = @import("stats.zig").Stats;
-const TokenBucket = @import("limiter.zig").TokenBucket;
 
 const log = std.log.scoped(.client);
 

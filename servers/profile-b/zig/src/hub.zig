@@ -12,11 +12,11 @@
 const std = @import("std");
 const Io = std.Io;
 
-const protocol = @import("protocol.zig");
+const protocol = @import("chat").protocol;
+const Stats = @import("chat").Stats;
 const client = @import("client.zig");
 const Client = client.Client;
 const Message = client.Message;
-const Stats = @import("stats.zig").Stats;
 
 const log = std.log.scoped(.hub);
 

@@ -9,11 +9,13 @@ const Io = std.Io;
 const net = std.Io.net;
 const linux = std.os.linux;
 
+const Stats = @import("chat").Stats;
 const client = @import("client.zig");
 const Client = client.Client;
 const Hub = @import("hub.zig").Hub;
-const stats_mod = @import("stats.zig");
-const Stats = stats_mod.Stats;
+
+/// The image tag, which /stats reports as `server`.
+const server_tag = "wsc-zig";
 
 pub const std_options: std.Options = .{
     .log_level = .info,
@@ -108,7 +110,7 @@ const App = struct {
     }
 
     fn writeStats(app: *const App, w: *Io.Writer) Io.Writer.Error!void {
-        try app.stats.writeJson(app.uptimeMs(), w);
+        try app.stats.writeJson(server_tag, app.uptimeMs(), w);
     }
 };
 
@@ -271,9 +273,6 @@ fn serveConnection(app: *App, stream: net.Stream) void {
 }
 
 test {
-    _ = @import("protocol.zig");
-    _ = @import("limiter.zig");
-    _ = @import("stats.zig");
     _ = @import("hub.zig");
     _ = @import("client.zig");
 }

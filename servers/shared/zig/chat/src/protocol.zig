@@ -2,7 +2,8 @@
 //! send, and serializing what the server broadcasts.
 //!
 //! Parsing walks the tokens of `std.json.Scanner` instead of building a
-//! `std.json.Value` tree: a message has at most five interesting fields, and
+//! `std.json.Value` tree: a message has at most five interesting fields, a
+//! chat costs no map and allocates only for strings that contain escapes, and
 //! the scanner hands back `ts` as the number's text, which is echoed
 //! verbatim so the load generator gets back exactly the timestamp it sent.
 const std = @import("std");
@@ -12,6 +13,11 @@ pub const room = "public";
 /// Payloads over this many bytes close the connection with 1009.
 pub const max_message_bytes = 4096;
 pub const max_user_chars = 64;
+
+/// Enough for the largest broadcast: a 4096-byte text whose every byte is
+/// escaped as \u00XX, a 64-character user name escaped likewise, and a `ts`
+/// as long as a whole message.
+pub const max_serialized_bytes = 6 * max_message_bytes + 6 * 4 * max_user_chars + max_message_bytes + 128;
 
 /// A valid message from a client. Slices point into the payload or into the
 /// scratch allocator passed to `parse`.
@@ -159,9 +165,11 @@ test "parses a chat and keeps ts as the number's text" {
     try testing.expectEqualStrings("1732233445566.25", m.chat.ts.?);
 }
 
-test "ts keeps exponent notation exactly" {
+test "ts keeps exponent notation and sign exactly" {
     const m = try parseTest("{\"type\":\"ping\",\"ts\":1.5e3}");
     try testing.expectEqualStrings("1.5e3", m.ping.ts.?);
+    const negative = try parseTest("{\"type\":\"ping\",\"ts\":-1.5e3}");
+    try testing.expectEqualStrings("-1.5e3", negative.ping.ts.?);
 }
 
 test "a chat without ts has none" {
@@ -203,6 +211,7 @@ test "invalid input is malformed" {
         "\"join\"",
         "{}",
         "{\"type\":\"dance\"}",
+        "{\"type\":\"shout\"}",
         "{\"type\":7}",
         "{\"type\":\"join\",\"room\":\"public\",\"user\":5}",
         "{\"type\":\"join\",\"room\":\"public\",\"user\":\"\"}",
@@ -212,8 +221,11 @@ test "invalid input is malformed" {
         "{\"type\":\"chat\",\"room\":\"public\",\"text\":1}",
         "{\"type\":\"chat\",\"room\":\"public\"}",
         "{\"type\":\"chat\",\"room\":\"public\",\"text\":\"x\",\"ts\":\"1\"}",
+        "{\"type\":\"chat\",\"room\":\"public\",\"text\":\"x\",\"ts\":null}",
         "{\"type\":\"chat\",\"room\":\"lobby\",\"text\":\"x\"}",
+        "{\"type\":\"chat\",\"room\":1,\"text\":\"x\"}",
         "{\"type\":\"ping\",\"ts\":null}",
+        "{\"type\":\"ping\",\"ts\":true}",
         "{\"type\":\"leave\"} {}",
     };
     for (cases) |c| {
@@ -257,4 +269,22 @@ test "serializes broadcasts" {
     w = .fixed(&buf);
     try writeChat(&w, "a", "b", null);
     try testing.expectEqualStrings("{\"type\":\"chat\",\"room\":\"public\",\"user\":\"a\",\"text\":\"b\"}", w.buffered());
+}
+
+test "the worst-case chat fits the serialization buffer" {
+    var arena = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena.deinit();
+    const a = arena.allocator();
+    // Every text byte a control character that must be escaped as \u00XX.
+    const prefix = "{\"type\":\"chat\",\"room\":\"public\",\"text\":\"";
+    const suffix = "\"}";
+    const body_len = (max_message_bytes - prefix.len - suffix.len) / 6;
+    var frame: std.ArrayList(u8) = .empty;
+    try frame.appendSlice(a, prefix);
+    for (0..body_len) |_| try frame.appendSlice(a, "\\u0001");
+    try frame.appendSlice(a, suffix);
+    const msg = try parse(a, frame.items);
+    const buf = try a.alloc(u8, max_serialized_bytes);
+    var w: Writer = .fixed(buf);
+    try writeChat(&w, comptime repeat("\u{e9}", max_user_chars), msg.chat.text, null);
 }
