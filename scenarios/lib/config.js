@@ -5,7 +5,7 @@
 // Read once in the init context, so a missing or malformed setting stops k6
 // before a single VU starts, with a message that says what to set.
 
-export const MODES = ['smoke', 'quick', 'soak'];
+export const MODES = ['smoke', 'quick', 'seed', 'soak'];
 
 function readWsUrl() {
   const url = __ENV.WS_URL;

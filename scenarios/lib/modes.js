@@ -2,31 +2,37 @@
 // their own row; README.md shows the same numbers as a table.
 //
 // smoke: every shape in 10 s or less with a tenth of the clients (tests, CI).
-// quick: the benchmark's default timings.
+// quick: the benchmark's default: the seed's clients, rates and ramps with short holds,
+//        because a run repeats every point in rounds (docs/methodology.md, "Rounds").
+// seed:  the seed's exact lengths, one long pass per point.
 // soak:  longer holds where length changes what is measured (steady, churn),
 //        DURATION seconds when set (wscbench run --duration); burst, saturation and
-//        capacity are defined by their ramps and steps, so soak = quick.
+//        capacity are defined by their ramps and steps, so soak = seed.
 import { config } from './config.js';
 
 const SHAPES = {
   steady: {
     smoke: { clients: 10, chatsPerSecond: 1, holdSeconds: 8 },
-    quick: { clients: 100, chatsPerSecond: 1, holdSeconds: 60 },
+    quick: { clients: 100, chatsPerSecond: 1, holdSeconds: 12 },
+    seed: { clients: 100, chatsPerSecond: 1, holdSeconds: 60 },
     soak: { clients: 100, chatsPerSecond: 1, holdSeconds: 300 },
   },
   burst: {
     smoke: { clients: 100, rampUpSeconds: 4, holdSeconds: 2, rampDownSeconds: 2 },
-    quick: { clients: 1000, rampUpSeconds: 10, holdSeconds: 5, rampDownSeconds: 5 },
+    quick: { clients: 1000, rampUpSeconds: 10, holdSeconds: 2, rampDownSeconds: 5 },
+    seed: { clients: 1000, rampUpSeconds: 10, holdSeconds: 5, rampDownSeconds: 5 },
   },
   churn: {
     smoke: { clients: 20, durationSeconds: 7, staySeconds: 2 },
-    quick: { clients: 200, durationSeconds: 60, staySeconds: 2 },
+    quick: { clients: 200, durationSeconds: 12, staySeconds: 2 },
+    seed: { clients: 200, durationSeconds: 60, staySeconds: 2 },
     soak: { clients: 200, durationSeconds: 180, staySeconds: 2 },
   },
   saturation: {
     // One ramp and one hold per step, then one ramp down to 0.
     smoke: { steps: [20, 50, 100], chatsPerSecond: 5, rampSeconds: 1, holdSeconds: [1, 1, 2], rampDownSeconds: 1 },
-    quick: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 5, holdSeconds: [25, 25, 30], rampDownSeconds: 5 },
+    quick: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 5, holdSeconds: [4, 4, 8], rampDownSeconds: 5 },
+    seed: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 5, holdSeconds: [25, 25, 30], rampDownSeconds: 5 },
   },
   capacity: {
     // Each step: a ramp that connects the new rooms, then a hold that is measured.
@@ -99,12 +105,12 @@ function soakSeconds() {
 }
 
 /**
- * The shape of scenario `name` in the current MODE (soak falls back to quick),
+ * The shape of scenario `name` in the current MODE (soak falls back to seed, then quick),
  * with soak's DURATION and the load parameters given in the environment applied.
  */
 export function shapeOf(name) {
   const rows = SHAPES[name];
-  let shape = { ...(rows[config.mode] || rows.quick) };
+  let shape = { ...(rows[config.mode] || rows.seed || rows.quick) };
   const seconds = config.mode === 'soak' ? soakSeconds() : undefined;
   if (seconds !== undefined && SOAK_LENGTH[name]) shape[SOAK_LENGTH[name]] = seconds;
   for (const [key, value] of Object.entries(config.loadParams)) {

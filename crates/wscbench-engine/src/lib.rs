@@ -1,6 +1,7 @@
 //! The wscbench engine: everything that touches servers, processes, Docker and k6.
 //! It measures and records; it never formats tables (that is `wscbench-report`).
 
+pub mod calibrate;
 pub mod capacity;
 pub mod catalog;
 pub mod docker;

@@ -370,6 +370,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         slo_p95_ms: 50.0,
         load_path: LoadPath::Js,
         repetitions: 1,
+        adaptive: Default::default(),
         limits: Limits {
             cpus: 2.0,
             memory_bytes: 512 << 20,
@@ -389,6 +390,8 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
             cpuset_server: None,
             cpuset_loadgen: None,
             machine_cores: 2,
+            cpu_model: None,
+            cpu_mhz: None,
             kernel: "test".into(),
             docker_version: "fake".into(),
             docker_api_version: "1.41".into(),

@@ -33,6 +33,7 @@ pub mod html;
 pub mod knobs;
 pub mod load;
 pub mod metrics;
+pub mod precision;
 pub mod render;
 pub mod stats;
 mod summary;

@@ -100,12 +100,44 @@ named_enum!(
     Mode, "mode" {
         /// Every scenario in 10 s or less with a tenth of the clients: tests and CI.
         Smoke => "smoke",
-        /// The benchmark's default timings.
+        /// The benchmark's default: the seed's shapes with short holds, run in rounds.
         Quick => "quick",
+        /// The seed's exact lengths (one long pass per point).
+        Seed => "seed",
         /// Longer holds where length changes what is measured.
         Soak => "soak",
     }
 );
+
+named_enum!(
+    /// How the clients reached the server.
+    Transport, "transport" {
+        /// Cleartext WebSocket.
+        Ws => "ws",
+        /// WebSocket over TLS.
+        Wss => "wss",
+        /// Cleartext, permessage-deflate negotiated.
+        #[serde(rename = "ws+deflate")]
+        WsDeflate => "ws+deflate",
+        /// TLS, permessage-deflate negotiated.
+        #[serde(rename = "wss+deflate")]
+        WssDeflate => "wss+deflate",
+    }
+);
+
+impl Default for Transport {
+    /// Results written before the transport was recorded were all cleartext.
+    fn default() -> Self {
+        Transport::Ws
+    }
+}
+
+impl Transport {
+    /// True for plain `ws` (not written to result files, which read back as `ws`).
+    pub fn is_ws(&self) -> bool {
+        *self == Transport::Ws
+    }
+}
 
 named_enum!(
     /// Which client loop drove the server.

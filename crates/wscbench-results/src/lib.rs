@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 pub mod capacity;
 pub mod dimensions;
 pub mod manifest;
+pub mod rounds;
 pub mod verdict;
 
 pub use capacity::{
@@ -21,9 +22,10 @@ pub use capacity::{
 };
 pub use dimensions::{
     HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR, RUN_MANIFEST_FILE, Repetition, Scenario,
-    UnknownName, raw_relative_dir, result_relative_path,
+    Transport, UnknownName, raw_relative_dir, result_relative_path,
 };
 pub use manifest::{RunManifest, RunStatus};
+pub use rounds::{MachineSpeed, PointStop, Round, RoundRecord, StopReason};
 pub use verdict::BoundReason;
 
 /// Bumped whenever a field changes meaning or is removed. Readers reject newer versions and
@@ -37,7 +39,11 @@ pub use verdict::BoundReason;
 ///   run's instances ([`RunResult::distributed`]) and their per-second usage
 ///   ([`Sample::loadgen_instances`]).
 ///   Likewise `capacity`, `idle`, `soak` and the server's drop counters in each sample.
-pub const SCHEMA_VERSION: u32 = 2;
+/// - 3: rounds (the result's [`Round`]: its shuffled position and its round's machine
+///   speed), the CPU model in the conditions, the transport, an external server's URL, and
+///   the quick mode's shorter holds: a version-2 result's `quick` was the seed's lengths, so
+///   it reads as [`Mode::Seed`].
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Everything one run of one server under one scenario measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,9 +62,21 @@ pub struct RunResult {
     /// Load parameters that override the shape's defaults (a sweep's values), e.g. `clients`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub load_params: BTreeMap<String, f64>,
-    /// Which repetition of this point this is.
+    /// Which round of this point this is (`index` of `of` planned; rounds added for precision
+    /// have an index past `of`).
     #[serde(default)]
     pub repetition: Repetition,
+    /// Where this result stood in its round's shuffled order, and the machine's speed then;
+    /// absent in results written before rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<Round>,
+    /// How the clients reached the server.
+    #[serde(default, skip_serializing_if = "Transport::is_ws")]
+    pub transport: Transport,
+    /// The URL of a server wscbench did not start (`wscbench run --url`); its results are
+    /// never compared with the started servers' as like with like.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_url: Option<String>,
     /// Timing mode.
     pub mode: Mode,
     /// Which client loop drove the server.
@@ -152,6 +170,12 @@ pub struct Conditions {
     pub cpuset_loadgen: Option<String>,
     /// Logical cores of the machine.
     pub machine_cores: u32,
+    /// The CPU model the machine reports (`/proc/cpuinfo`), if readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
+    /// The first core's frequency at the start of the run, in MHz, if readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_mhz: Option<f64>,
     /// Kernel release of the Docker host.
     pub kernel: String,
     /// Docker engine version.
@@ -526,10 +550,13 @@ impl RunResult {
                 found: version.schema_version,
             });
         }
-        if version.schema_version < 2 {
-            let value: serde_json::Value =
+        if version.schema_version < SCHEMA_VERSION {
+            let mut value: serde_json::Value =
                 serde_json::from_str(text).map_err(|source| ReadError::Malformed { source })?;
-            return serde_json::from_value(migrate_v1(value)?)
+            if version.schema_version < 2 {
+                value = migrate_v1(value)?;
+            }
+            return serde_json::from_value(migrate_v2(value)?)
                 .map_err(|source| ReadError::Malformed { source });
         }
         serde_json::from_str(text).map_err(|source| ReadError::Malformed { source })
@@ -589,12 +616,25 @@ fn migrate_v1(mut value: serde_json::Value) -> Result<serde_json::Value, ReadErr
     Ok(value)
 }
 
+/// Version 2 → 3: `quick` then meant the seed's lengths, which are now [`Mode::Seed`]; every
+/// field added in 3 is optional or defaults (transport `ws`).
+fn migrate_v2(mut value: serde_json::Value) -> Result<serde_json::Value, ReadError> {
+    let object = value.as_object_mut().ok_or_else(|| ReadError::Migration {
+        detail: "not a JSON object".into(),
+    })?;
+    if object.get("mode").and_then(|m| m.as_str()) == Some("quick") {
+        object.insert("mode".into(), "seed".into());
+    }
+    object.insert("schema_version".into(), SCHEMA_VERSION.into());
+    Ok(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_version_1_result_reads_as_version_2_with_its_reason_kept() {
+    fn a_version_1_result_reads_as_the_current_version_with_its_reason_kept() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../results/20261122-005656/profile-a/go/burst.json"
@@ -604,7 +644,9 @@ mod tests {
         let result = RunResult::from_json(&text).unwrap();
         assert_eq!(result.schema_version, SCHEMA_VERSION);
         assert_eq!(result.scenario, Scenario::Burst);
-        assert_eq!(result.mode, Mode::Quick);
+        assert_eq!(result.mode, Mode::Seed, "version 1's quick was the seed's lengths");
+        assert_eq!(result.transport, Transport::Ws);
+        assert_eq!(result.round, None);
         assert_eq!(result.load_path, LoadPath::Js);
         assert!(result.loadgen_bound);
         match &result.loadgen_bound_reasons[..] {
@@ -615,6 +657,32 @@ mod tests {
             result.relative_path(),
             std::path::PathBuf::from("profile-a/go/burst.json")
         );
+    }
+
+    #[test]
+    fn a_version_2_quick_result_reads_as_seed_mode_and_a_current_one_keeps_quick() {
+        let v1 = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../results/20261122-005656/profile-a/go/burst.json"
+        );
+        let mut current = RunResult::from_json(&std::fs::read_to_string(v1).unwrap()).unwrap();
+        current.mode = Mode::Quick;
+        let text = current.to_json();
+        assert_eq!(RunResult::from_json(&text).unwrap().mode, Mode::Quick);
+        let v2 = text.replace("\"schema_version\": 3", "\"schema_version\": 2");
+        assert_ne!(v2, text);
+        let read = RunResult::from_json(&v2).unwrap();
+        assert_eq!(read.mode, Mode::Seed);
+        assert_eq!(read.schema_version, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_transport_reads_and_writes_under_its_own_name() {
+        let json = serde_json::to_string(&Transport::WssDeflate).unwrap();
+        assert_eq!(json, "\"wss+deflate\"");
+        assert_eq!(Transport::WssDeflate.as_str(), "wss+deflate");
+        let back: Transport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, Transport::WssDeflate);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{LoadPath, Mode, Scenario};
+use crate::{LoadPath, Mode, PointStop, RoundRecord, Scenario};
 
 /// How a run as a whole ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,9 +44,25 @@ pub struct RunManifest {
     /// Which client loop drove the servers.
     #[serde(default)]
     pub load_path: LoadPath,
-    /// How many repetitions of each point (`--runs`).
+    /// The rounds every point gets at least (`--runs`).
     #[serde(default = "one")]
     pub repetitions: u32,
+    /// The precision goal: a headline figure's 95 % interval within this share of its mean
+    /// (`--precision`), in percent; absent before rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_pct: Option<f64>,
+    /// The time budget of the rounds (`--budget`), in seconds; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<u64>,
+    /// The seed every round's shuffled order derives from (`--seed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Every round run so far, with the machine's speed at its start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<RoundRecord>,
+    /// Why each point got no more rounds (written when the run ends).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stops: Vec<PointStop>,
     /// Server ids, with `@variant` where a variant was run.
     pub servers: Vec<String>,
     /// Scenarios, in order.

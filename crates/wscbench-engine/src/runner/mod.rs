@@ -7,6 +7,7 @@
 mod collect;
 mod derive;
 mod phases;
+pub mod rounds;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use wscbench_results::{
-    Conditions, LoadPath, Mode, Outcome, Repetition, RunResult, Sample, Scenario,
+    Conditions, LoadPath, MachineSpeed, Mode, Outcome, PointKey, PointStop, Repetition, Round,
+    RoundRecord, RunResult, Sample, Scenario, StopReason,
 };
 
 use crate::catalog::{Server, Variant};
@@ -129,8 +131,10 @@ pub struct Plan {
     pub slo_p95_ms: f64,
     /// Which client loop k6 runs.
     pub load_path: LoadPath,
-    /// Repetitions of every point, interleaved.
+    /// The rounds every point gets at least (`--runs`).
     pub repetitions: u32,
+    /// How the run adds rounds beyond those, within its budget.
+    pub adaptive: rounds::Adaptive,
     /// Limits.
     pub limits: Limits,
     /// Verification per run.
@@ -172,6 +176,16 @@ static NO_PARAMS: BTreeMap<String, f64> = BTreeMap::new();
 pub const POINT_OVERHEAD: Duration = Duration::from_secs(5);
 
 impl Point<'_> {
+    /// The point without its round, as results name it.
+    pub fn key(&self) -> PointKey {
+        PointKey {
+            server: self.server.server.id.clone(),
+            variant: self.server.variant.as_ref().map(|v| v.name.clone()),
+            scenario: self.scenario,
+            load_params: wscbench_results::dimensions::params_text(self.params),
+        }
+    }
+
     /// Load parameters that override the shape's defaults (a sweep's values).
     pub fn load_params(&self) -> BTreeMap<String, f64> {
         self.params.clone()
@@ -201,6 +215,15 @@ impl Point<'_> {
 }
 
 impl Plan {
+    /// The points of one round, before shuffling: a sweep's load parameters, then servers,
+    /// then scenarios; the repetition is set when a round runs them.
+    pub fn round_points(&self) -> Vec<Point<'_>> {
+        self.points()
+            .into_iter()
+            .filter(|p| p.repetition.index == 1)
+            .collect()
+    }
+
     /// Every point in run order: repetitions outermost, so that the servers and scenarios
     /// take turns (A B C A B C) and drift on a shared machine spreads evenly over them; then
     /// a sweep's load parameters, so every server meets one value close in time.
@@ -337,6 +360,15 @@ fn minutes(d: Duration) -> String {
 /// What the runner is doing, for a progress display.
 #[derive(Debug)]
 pub enum Progress<'a> {
+    /// A round begins: its number, how many points it runs, and the machine's speed.
+    Round {
+        /// 1-based.
+        index: u32,
+        /// Points in this round.
+        points: usize,
+        /// The calibration at its start, if the plan calibrates.
+        machine_speed: Option<MachineSpeed>,
+    },
     /// A point begins.
     Starting {
         /// 1-based position in the plan.
@@ -410,6 +442,7 @@ pub async fn execute<E: crate::engine::Engine>(
 
 /// [`execute`] with the server on `server_engine` and one k6 on each of `loadgen_engines`
 /// (the engines of [`Plan::loadgens`], in the same order; none: one k6 on the server's).
+/// Exactly [`Plan::repetitions`] rounds, in the plan's shuffled order.
 pub async fn execute_on<E: crate::engine::Engine>(
     server_engine: &E,
     loadgen_engines: &[&E],
@@ -417,41 +450,173 @@ pub async fn execute_on<E: crate::engine::Engine>(
     cancel: watch::Receiver<bool>,
     on: &mut (dyn FnMut(Progress<'_>) + Send),
 ) -> Result<Vec<RunResult>, WriteError> {
+    Ok(execute_rounds(server_engine, loadgen_engines, plan, None, cancel, on)
+        .await?
+        .results)
+}
+
+/// What a run of rounds produced.
+#[derive(Debug, Default)]
+pub struct RoundsOutput {
+    /// Every result, in the order they ran.
+    pub results: Vec<RunResult>,
+    /// Every round started, with its calibration.
+    pub rounds: Vec<RoundRecord>,
+    /// Why each point got no more rounds (empty for points of an interrupted run).
+    pub stops: Vec<PointStop>,
+}
+
+/// Runs the plan in rounds: every point once per round in an order shuffled from the plan's
+/// seed, at least [`Plan::repetitions`] rounds; then, while `judge` finds points undecided,
+/// another round of those only, until each is decided, reaches the most rounds, or the
+/// budget leaves no room for it. Each round starts with the machine's calibration when the
+/// plan asks for it. Results are written as each point ends; an interrupted run keeps them.
+pub async fn execute_rounds<E: crate::engine::Engine>(
+    server_engine: &E,
+    loadgen_engines: &[&E],
+    plan: &Plan,
+    judge: Option<&dyn rounds::Judge>,
+    cancel: watch::Receiver<bool>,
+    on: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> Result<RoundsOutput, WriteError> {
     let loadgens: Vec<&E> = if loadgen_engines.is_empty() {
         vec![server_engine]
     } else {
         loadgen_engines.to_vec()
     };
-    let mut results = Vec::new();
-    let points = plan.points();
-    let total = points.len();
-    for (i, point) in points.into_iter().enumerate() {
-        if *cancel.borrow() {
-            break;
-        }
-        on(Progress::Starting {
-            index: i + 1,
-            total,
-            point,
-            expected: plan.scenario_seconds(point.scenario),
+    let started = std::time::Instant::now();
+    let min_rounds = plan.repetitions.max(1);
+    let max_rounds = if judge.is_some() {
+        plan.adaptive.max_rounds.max(min_rounds)
+    } else {
+        min_rounds
+    };
+    let base = plan.round_points();
+    let keys: Vec<PointKey> = base.iter().map(|p| p.key()).collect();
+    let mut output = RoundsOutput::default();
+    let mut stops: BTreeMap<PointKey, StopReason> = BTreeMap::new();
+    let mut active: Vec<usize> = (0..base.len()).collect();
+    let mut round = 0u32;
+    let mut interrupted = false;
+    'rounds: while !active.is_empty() && !interrupted {
+        round += 1;
+        let order = rounds::shuffled(active.clone(), plan.adaptive.seed, round);
+        let machine_speed = match plan.adaptive.calibrate_each {
+            Some(each) if !*cancel.borrow() => {
+                tokio::task::spawn_blocking(move || crate::calibrate::measure(each))
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+            }
+            _ => None,
+        };
+        output.rounds.push(RoundRecord {
+            index: round,
+            started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+                .to_string(),
+            points: order.len() as u32,
+            machine_speed,
         });
-        let result =
-            phases::run_point(server_engine, &loadgens, plan, point, cancel.clone(), on).await;
-        let path = point.result_path(&plan.results_dir);
-        write_result(&path, &result)?;
-        on(Progress::Finished {
-            result: &result,
-            path: &path,
+        on(Progress::Round {
+            index: round,
+            points: order.len(),
+            machine_speed,
         });
-        let interrupted = result.outcome == Outcome::Interrupted;
-        results.push(result);
-        if interrupted {
-            break;
+        for (position, &i) in order.iter().enumerate() {
+            if *cancel.borrow() {
+                interrupted = true;
+                break 'rounds;
+            }
+            let point = Point {
+                repetition: Repetition {
+                    index: round,
+                    of: min_rounds,
+                },
+                ..base[i]
+            };
+            let length = plan.scenario_seconds(point.scenario) + mean_overhead(&output.results);
+            if round > min_rounds && !rounds::fits(started.elapsed(), length, plan.adaptive.budget)
+            {
+                for &j in &order[position..] {
+                    stops.insert(keys[j].clone(), StopReason::Budget);
+                }
+                break 'rounds;
+            }
+            on(Progress::Starting {
+                index: position + 1,
+                total: order.len(),
+                point,
+                expected: plan.scenario_seconds(point.scenario),
+            });
+            let mut result =
+                phases::run_point(server_engine, &loadgens, plan, point, cancel.clone(), on).await;
+            result.round = Some(Round {
+                position: position as u32 + 1,
+                points: order.len() as u32,
+                seed: rounds::round_seed(plan.adaptive.seed, round),
+                machine_speed,
+            });
+            let path = point.result_path(&plan.results_dir);
+            write_result(&path, &result)?;
+            on(Progress::Finished {
+                result: &result,
+                path: &path,
+            });
+            interrupted = result.outcome == Outcome::Interrupted;
+            output.results.push(result);
+            if interrupted {
+                break 'rounds;
+            }
         }
+        let verdicts = judge.map(|j| j.judge(&output.results)).unwrap_or_default();
+        let results = &output.results;
+        let failed_only = |key: &PointKey| !results.iter().any(|r| r.is_ok() && &r.point() == key);
+        let active_keys: Vec<PointKey> = active.iter().map(|&i| keys[i].clone()).collect();
+        let (again, stopped) = rounds::next_round(
+            &active_keys,
+            &verdicts,
+            &failed_only,
+            round,
+            min_rounds,
+            max_rounds,
+        );
+        stops.extend(stopped);
+        active = (0..base.len()).filter(|&i| again.contains(&keys[i])).collect();
     }
-    Ok(results)
+    if !interrupted {
+        output.stops = keys
+            .iter()
+            .map(|key| PointStop {
+                point: point_text(key),
+                rounds: output
+                    .results
+                    .iter()
+                    .filter(|r| &r.point() == key)
+                    .count() as u32,
+                reason: stops.get(key).copied().unwrap_or(StopReason::MaxRounds),
+            })
+            .collect();
+    }
+    Ok(output)
 }
 
+/// A point as `run.json` names it: `profile-b/go@variant steady clients=100`.
+pub fn point_text(key: &PointKey) -> String {
+    let mut text = format!("{} {}", key.server_label(), key.scenario);
+    for (k, v) in &key.load_params {
+        text.push_str(&format!(" {k}={v}"));
+    }
+    text
+}
+
+/// The mean time a point spent outside its scenario so far ([`POINT_OVERHEAD`] before any).
+fn mean_overhead(results: &[RunResult]) -> Duration {
+    if results.is_empty() {
+        return POINT_OVERHEAD;
+    }
+    let total: u64 = results.iter().map(|r| r.overhead_ms).sum();
+    Duration::from_millis(total / results.len() as u64)
+}
 
 /// A run id from the current time, `YYYYMMDD-HHMMSS` (UTC).
 pub fn new_run_id() -> String {

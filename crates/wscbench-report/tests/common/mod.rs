@@ -153,6 +153,9 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
         scenario: scenario.parse().expect("a known scenario"),
         load_params: Default::default(),
         repetition: Default::default(),
+        round: None,
+        transport: Default::default(),
+        external_url: None,
         mode: Mode::Quick,
         load_path: LoadPath::Js,
         conditions: Conditions {
@@ -161,6 +164,8 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             cpuset_server: None,
             cpuset_loadgen: None,
             machine_cores: 2,
+            cpu_model: None,
+            cpu_mhz: None,
             kernel: "6.1.0-28-amd64".to_string(),
             docker_version: "20.10.24".to_string(),
             docker_api_version: "1.41".to_string(),

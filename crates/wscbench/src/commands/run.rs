@@ -219,6 +219,11 @@ impl RunLog {
                 mode: args.mode,
                 load_path: args.loadgen,
                 repetitions: args.runs,
+                precision_pct: None,
+                budget_s: None,
+                seed: None,
+                rounds: Vec::new(),
+                stops: Vec::new(),
                 servers: shape.labels(),
                 scenarios: scenarios.to_vec(),
                 sweep: shape.sweep.as_map(),
@@ -371,6 +376,7 @@ async fn prepare(
         cpuset_loadgen: args.cpuset_loadgen.clone(),
         loadgen_memory_bytes: Some(args.loadgen_memory),
     };
+    let (cpu_model, cpu_mhz) = wscbench_engine::calibrate::cpu_model();
     let conditions = Conditions {
         server_cpus: args.cpus,
         server_memory_bytes: args.memory,
@@ -381,6 +387,8 @@ async fn prepare(
         } else {
             std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
         },
+        cpu_model,
+        cpu_mhz,
         kernel: info.kernel.clone(),
         docker_version: info.version.clone(),
         docker_api_version: info.api_version.clone(),
@@ -418,6 +426,7 @@ async fn prepare(
         slo_p95_ms: args.slo_p95_ms,
         load_path: args.loadgen,
         repetitions: args.runs,
+        adaptive: Default::default(),
         limits,
         verify,
         scenarios_dir: std::path::absolute(root.join("scenarios"))?,
@@ -593,6 +602,7 @@ impl Display {
                     eprintln!("{} ...", self.current);
                 }
             }
+            Progress::Round { .. } => {}
             Progress::Phase(phase) => self.bar.set_message(format!(
                 "{phase} · elapsed {}",
                 clock(self.started.elapsed())

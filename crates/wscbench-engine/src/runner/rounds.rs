@@ -1,0 +1,187 @@
+//! Rounds: the order a round runs its points in (shuffled from a recorded seed, so drift and
+//! neighbours hit every server alike, and reproducibly), which points get another round
+//! (the [`Judge`] decides; the budget and the most rounds bound it), and why each stopped.
+//! Pure: no engine, no clock of its own.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use wscbench_results::{PointKey, RunResult, StopReason};
+
+/// How a run spends its rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Adaptive {
+    /// The most rounds any point gets (`--max-rounds`).
+    pub max_rounds: u32,
+    /// The time the rounds may take (`--budget`); `None`: no bound.
+    pub budget: Option<Duration>,
+    /// The seed of every round's order (`--seed`).
+    pub seed: u64,
+    /// How long each calibration loop runs at the start of a round; `None`: no calibration.
+    pub calibrate_each: Option<Duration>,
+}
+
+impl Default for Adaptive {
+    /// Exactly the planned rounds: no more, no budget, no calibration.
+    fn default() -> Self {
+        Adaptive {
+            max_rounds: 1,
+            budget: None,
+            seed: 0,
+            calibrate_each: None,
+        }
+    }
+}
+
+/// Decides after each round which points need another.
+pub trait Judge: Send + Sync {
+    /// For each point of `results` (every round so far, failed ones included): the reason it
+    /// needs no more rounds, or `None` while it is undecided.
+    fn judge(&self, results: &[RunResult]) -> BTreeMap<PointKey, Option<StopReason>>;
+}
+
+/// SplitMix64: a small, well-mixed generator, so the order is reproducible from the seed
+/// without a dependency.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The seed of round `round` of a run seeded with `seed`.
+pub fn round_seed(seed: u64, round: u32) -> u64 {
+    let mut state = seed ^ (u64::from(round) << 32);
+    splitmix64(&mut state)
+}
+
+/// `items` in the order round `round` of a run seeded with `seed` runs them (Fisher–Yates).
+pub fn shuffled<T>(mut items: Vec<T>, seed: u64, round: u32) -> Vec<T> {
+    let mut state = round_seed(seed, round);
+    for i in (1..items.len()).rev() {
+        let j = (splitmix64(&mut state) % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
+    items
+}
+
+/// A seed from the clock, for a run that was not given one.
+pub fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut state = nanos ^ u64::from(std::process::id());
+    splitmix64(&mut state)
+}
+
+/// Whether a point of `length` may still start at `elapsed` into a run with `budget`: the
+/// budget is never exceeded by more than one point's length misjudged.
+pub fn fits(elapsed: Duration, length: Duration, budget: Option<Duration>) -> bool {
+    budget.is_none_or(|budget| elapsed + length <= budget)
+}
+
+/// Which points get another round after round `round` (1-based, just finished), and the
+/// stop reason of those that do not. `verdicts` is the judge's word; `failed_only` names
+/// points with no usable result yet. Points past `min_rounds` keep going while undecided,
+/// up to `max_rounds`.
+pub fn next_round(
+    points: &[PointKey],
+    verdicts: &BTreeMap<PointKey, Option<StopReason>>,
+    failed_only: &dyn Fn(&PointKey) -> bool,
+    round: u32,
+    min_rounds: u32,
+    max_rounds: u32,
+) -> (Vec<PointKey>, BTreeMap<PointKey, StopReason>) {
+    if round < min_rounds {
+        return (points.to_vec(), BTreeMap::new());
+    }
+    let mut again = Vec::new();
+    let mut stopped = BTreeMap::new();
+    for point in points {
+        let reason = if failed_only(point) {
+            Some(StopReason::Failed)
+        } else {
+            verdicts.get(point).copied().flatten()
+        };
+        match reason {
+            Some(reason) => {
+                stopped.insert(point.clone(), reason);
+            }
+            None if round >= max_rounds => {
+                stopped.insert(point.clone(), StopReason::MaxRounds);
+            }
+            None => again.push(point.clone()),
+        }
+    }
+    (again, stopped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wscbench_results::Scenario;
+
+    fn key(server: &str) -> PointKey {
+        PointKey {
+            server: server.into(),
+            variant: None,
+            scenario: Scenario::Steady,
+            load_params: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_rounds_order_is_reproducible_from_its_seed_and_differs_between_rounds() {
+        let items: Vec<u32> = (0..24).collect();
+        let first = shuffled(items.clone(), 42, 1);
+        assert_eq!(first, shuffled(items.clone(), 42, 1));
+        assert_ne!(first, shuffled(items.clone(), 42, 2));
+        assert_ne!(first, shuffled(items.clone(), 43, 1));
+        let mut sorted = first.clone();
+        sorted.sort();
+        assert_eq!(sorted, items, "a permutation of the same points");
+    }
+
+    #[test]
+    fn every_point_runs_until_the_minimum_rounds_whatever_the_judge_says() {
+        let points = [key("a"), key("b")];
+        let verdicts = BTreeMap::from([(key("a"), Some(StopReason::Precise))]);
+        let (again, stopped) = next_round(&points, &verdicts, &|_| false, 2, 3, 10);
+        assert_eq!(again, points);
+        assert!(stopped.is_empty());
+    }
+
+    #[test]
+    fn after_the_minimum_only_undecided_points_get_another_round() {
+        let points = [key("a"), key("b"), key("c"), key("d")];
+        let verdicts = BTreeMap::from([
+            (key("a"), Some(StopReason::Precise)),
+            (key("b"), None),
+            (key("c"), Some(StopReason::Decided)),
+        ]);
+        let failed = |p: &PointKey| p.server == "d";
+        let (again, stopped) = next_round(&points, &verdicts, &failed, 3, 3, 10);
+        assert_eq!(again, vec![key("b")]);
+        assert_eq!(stopped[&key("a")], StopReason::Precise);
+        assert_eq!(stopped[&key("c")], StopReason::Decided);
+        assert_eq!(stopped[&key("d")], StopReason::Failed);
+    }
+
+    #[test]
+    fn an_undecided_point_stops_at_the_most_rounds() {
+        let points = [key("a")];
+        let verdicts = BTreeMap::from([(key("a"), None)]);
+        let (again, stopped) = next_round(&points, &verdicts, &|_| false, 10, 3, 10);
+        assert!(again.is_empty());
+        assert_eq!(stopped[&key("a")], StopReason::MaxRounds);
+    }
+
+    #[test]
+    fn a_point_starts_only_if_it_ends_within_the_budget() {
+        let s = Duration::from_secs;
+        assert!(fits(s(100), s(50), Some(s(150))));
+        assert!(!fits(s(101), s(50), Some(s(150))));
+        assert!(fits(s(10_000), s(50), None));
+    }
+}

@@ -1,0 +1,73 @@
+//! The precision goal's verdicts on synthetic rounds: which points are precise, decided
+//! against their neighbours, or still undecided.
+
+mod common;
+
+use wscbench_report::precision::verdicts;
+use wscbench_results::{Outcome, RunResult, StopReason};
+
+/// Saturation rounds of one server whose deliveries/s and deliveries per CPU-second both
+/// take these values.
+fn saturation(server: &str, values: &[f64]) -> Vec<RunResult> {
+    common::repetitions(common::RUN, server, "saturation", values)
+        .into_iter()
+        .zip(values)
+        .map(|(mut r, &v)| {
+            r.derived.deliveries_per_s = v;
+            r.derived.deliveries_per_server_cpu_s = Some(v);
+            r
+        })
+        .collect()
+}
+
+fn verdict_of(results: &[RunResult], server: &str) -> Option<StopReason> {
+    let point = results
+        .iter()
+        .find(|r| r.server.id == server)
+        .unwrap()
+        .point();
+    verdicts(results, 5.0)[&point]
+}
+
+#[test]
+fn a_point_whose_rounds_agree_within_the_goal_is_precise() {
+    let results = saturation("profile-b/go", &[1000.0, 1005.0, 995.0]);
+    assert_eq!(verdict_of(&results, "profile-b/go"), Some(StopReason::Precise));
+}
+
+#[test]
+fn a_noisy_point_far_from_its_neighbour_is_decided() {
+    let mut results = saturation("profile-b/go", &[1000.0, 1150.0, 900.0]);
+    results.extend(saturation("profile-b/rust", &[3000.0, 3300.0, 2800.0]));
+    assert_eq!(verdict_of(&results, "profile-b/go"), Some(StopReason::Decided));
+    assert_eq!(verdict_of(&results, "profile-b/rust"), Some(StopReason::Decided));
+}
+
+#[test]
+fn noisy_points_whose_intervals_overlap_are_undecided() {
+    let mut results = saturation("profile-b/go", &[1000.0, 1150.0, 900.0]);
+    results.extend(saturation("profile-b/rust", &[1050.0, 1200.0, 950.0]));
+    results.extend(saturation("profile-b/zig", &[5000.0, 5010.0, 4990.0]));
+    assert_eq!(verdict_of(&results, "profile-b/go"), None);
+    assert_eq!(verdict_of(&results, "profile-b/rust"), None);
+    assert_eq!(verdict_of(&results, "profile-b/zig"), Some(StopReason::Precise));
+}
+
+#[test]
+fn one_good_round_decides_nothing_and_failed_rounds_do_not_count() {
+    let mut results = saturation("profile-b/go", &[1000.0, 1001.0, 999.0]);
+    results[1].outcome = Outcome::ServerCrashed;
+    results[2].outcome = Outcome::ServerCrashed;
+    assert_eq!(verdict_of(&results, "profile-b/go"), None);
+}
+
+#[test]
+fn latency_may_be_twice_as_wide_as_the_goal() {
+    // Steady p95 over three rounds: ±7.5 % at 95 %, inside 2 × 5 %; memory and CPU
+    // efficiency are the same every round.
+    let mut results = common::repetitions(common::RUN, "profile-b/go", "steady", &[1.0; 3]);
+    for (r, p95) in results.iter_mut().zip([10.0, 10.3, 9.7]) {
+        r.k6.as_mut().unwrap().latency.p95_ms = p95;
+    }
+    assert_eq!(verdict_of(&results, "profile-b/go"), Some(StopReason::Precise));
+}
