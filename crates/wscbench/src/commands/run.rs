@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
@@ -25,38 +24,42 @@ use wscbench_results::{
 };
 
 use crate::cli::RunArgs;
-use crate::exit::UsageError;
+use crate::errors::{Doing, Expected, ExpectedError, UsageError};
+use crate::exit::ExitCode;
 
 /// Time a run spends outside its scenario (start, health, verification, stop, write): for the ETA.
 const OVERHEAD_ESTIMATE: Duration = runner::POINT_OVERHEAD;
 
-/// Exit codes of an interrupted run: 128 + the signal's number, as shells report it.
-const EXIT_SIGINT: i32 = 130;
-const EXIT_SIGTERM: i32 = 143;
-
-pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
+pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> {
     if args.loadgen_engines.len() > 1 && args.loadgen == wscbench_results::LoadPath::Js {
-        anyhow::bail!(
-            "several --loadgen-engine need the native load path: only its histograms merge exactly (drop --loadgen js)"
-        );
+        return Err(UsageError::new(
+            "several --loadgen-engine need the native load path: only its histograms merge exactly (drop --loadgen js)",
+        )
+        .into());
     }
-    let servers = args.select.selection().apply(&super::discover(root)?)?;
+    let servers = super::select(root, &args.select)?;
     let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
         Scenario::DEFAULT.to_vec()
     } else {
         args.scenarios.clone()
     };
     if args.duration.is_some() && args.mode != wscbench_results::Mode::Soak {
-        anyhow::bail!("--duration sets how long a soak runs: add --mode soak");
+        return Err(
+            UsageError::new("--duration sets how long a soak runs: add --mode soak").into(),
+        );
     }
     if args.duration.is_some() && !scenarios.iter().any(|s| scenarios::has_soak_length(*s)) {
-        anyhow::bail!("--duration lengthens steady and churn only; none of them is selected");
+        return Err(UsageError::new(
+            "--duration lengthens steady and churn only; none of them is selected",
+        )
+        .into());
     }
     if scenarios.contains(&Scenario::Capacity) && args.loadgen != wscbench_results::LoadPath::Native
     {
-        anyhow::bail!(
-            "the capacity scenario needs the native load path (its per-step histograms come from k6/x/chat): drop --loadgen js"
-        );
+        return Err(UsageError::new(
+            "the capacity scenario needs the native load path (its per-step histograms come from k6/x/chat): drop --loadgen js",
+        )
+        .into());
     }
     // Every check of the command line before the results folder, any build or any container.
     let shape = RunShape::check(&args, &servers, &scenarios)?;
@@ -101,13 +104,12 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     let results = match outcome {
         Ok(results) => results,
         Err(err) => {
-            return Err(manifest.failed(
-                anyhow::Error::new(err).context("the run stopped: a result could not be written"),
-            ));
+            let err = err.while_doing("the run stopped: a result could not be written".into());
+            return Err(manifest.failed(err));
         }
     };
     manifest.close(&results, signal)?;
-    finish(&args, &results, &results_dir, &run_id, signal)
+    Ok(finish(&args, &results, &results_dir, &run_id, signal))
 }
 
 /// Runs the plan with the progress display and the signal handlers, and removes whatever
@@ -116,7 +118,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
 async fn execute(
     engines: &Engines,
     plan: &Plan,
-) -> Result<(Result<Vec<RunResult>, runner::WriteError>, Option<i32>)> {
+) -> Result<(Result<Vec<RunResult>, runner::WriteError>, Option<ExitCode>), ExpectedError> {
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let signalled = watch_signals(cancel_tx, engines.all(), plan.run_id.clone())?;
     let mut display = Display::new(plan);
@@ -157,9 +159,14 @@ pub struct RunShape {
 impl RunShape {
     /// One clear usage error (exit 2) for an unknown variant, a sweep key given twice or one
     /// a chosen scenario does not take, or a plan longer than --max-duration.
-    pub fn check(args: &RunArgs, servers: &[Server], scenarios: &[Scenario]) -> Result<RunShape> {
-        let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
-        let (rows, left_out) = catalog::with_variants(servers, &args.variants)?;
+    pub fn check(
+        args: &RunArgs,
+        servers: &[Server],
+        scenarios: &[Scenario],
+    ) -> Result<RunShape, ExpectedError> {
+        let usage = |e: &dyn std::fmt::Display| UsageError::new(e.to_string());
+        let (rows, left_out) =
+            catalog::with_variants(servers, &args.variants).doing(|| "choosing the variants")?;
         let sweep = Sweep::new(args.sweep.clone()).map_err(|e| usage(&e))?;
         sweep.check(scenarios).map_err(|e| usage(&e))?;
         let load_points = if sweep.is_empty() {
@@ -206,7 +213,7 @@ impl RunLog {
         results_dir: &Path,
         shape: &RunShape,
         scenarios: &[Scenario],
-    ) -> Result<RunLog> {
+    ) -> Result<RunLog, ExpectedError> {
         let mut log = RunLog {
             path: results_dir.join(RUN_MANIFEST_FILE),
             manifest: RunManifest {
@@ -231,7 +238,7 @@ impl RunLog {
                 written_at: now(),
             },
         };
-        log.write().with_context(|| {
+        log.write().doing(|| {
             format!(
                 "the results folder {} is not writable",
                 results_dir.display()
@@ -240,22 +247,25 @@ impl RunLog {
         Ok(log)
     }
 
-    fn write(&mut self) -> Result<()> {
+    fn write(&mut self) -> Result<(), runner::WriteError> {
         self.manifest.written_at = now();
-        runner::write_atomically(&self.path, &self.manifest.to_json())?;
-        Ok(())
+        runner::write_atomically(&self.path, &self.manifest.to_json())
     }
 
     /// Marks the run failed (best effort) and hands the error back.
-    fn failed(&mut self, err: anyhow::Error) -> anyhow::Error {
+    fn failed(&mut self, err: ExpectedError) -> ExpectedError {
         self.manifest.status = RunStatus::Failed;
-        self.manifest.status_detail = Some(format!("{err:#}"));
+        self.manifest.status_detail = Some(err.one_line());
         let _ = self.write();
         err
     }
 
     /// Marks the run completed or interrupted and writes its HTML report beside it.
-    fn close(&mut self, results: &[RunResult], signal: Option<i32>) -> Result<()> {
+    fn close(
+        &mut self,
+        results: &[RunResult],
+        signal: Option<ExitCode>,
+    ) -> Result<(), ExpectedError> {
         self.manifest.written_points = results.len() as u32;
         self.manifest.status =
             if signal.is_some() || results.iter().any(|r| r.outcome == Outcome::Interrupted) {
@@ -264,7 +274,7 @@ impl RunLog {
                 RunStatus::Completed
             };
         self.write()
-            .with_context(|| format!("writing {}", self.path.display()))?;
+            .doing(|| format!("writing {}", self.path.display()))?;
         if results.is_empty() {
             return Ok(());
         }
@@ -277,7 +287,7 @@ impl RunLog {
             },
         );
         let path = self.path.with_file_name(HTML_REPORT_FILE);
-        runner::write_atomically(&path, &page)?;
+        runner::write_atomically(&path, &page).doing(|| "writing the run's report")?;
         eprintln!("report: {}", path.display());
         Ok(())
     }
@@ -302,19 +312,21 @@ impl Engines {
 /// it (FROM scratch: it builds on any engine).
 async fn connect_loadgens(
     args: &RunArgs,
-) -> Result<(Vec<DockerEngine>, Vec<LoadgenEngine>, Vec<EngineConditions>)> {
+) -> Result<(Vec<DockerEngine>, Vec<LoadgenEngine>, Vec<EngineConditions>), ExpectedError> {
     let (mut engines, mut slots, mut conditions) = (Vec::new(), Vec::new(), Vec::new());
     for endpoint in &args.loadgen_engines {
-        let engine = DockerEngine::connect_to(endpoint).await?;
+        let engine = DockerEngine::connect_to(endpoint)
+            .await
+            .doing(|| format!("connecting to the load engine {endpoint}"))?;
         let info = engine
             .info()
             .await
-            .with_context(|| format!("asking the load engine {endpoint} for its version"))?;
+            .doing(|| format!("asking the load engine {endpoint} for its version"))?;
         let clock = engine.clock_offset().await;
         eprint!("load engine {endpoint}: ");
         super::build_k6_image(&engine, args.rebuild)
             .await
-            .with_context(|| format!("building the k6 image on {endpoint}"))?;
+            .doing(|| format!("building the k6 image on {endpoint}"))?;
         let api_host = endpoint
             .strip_prefix("tcp://")
             .and_then(|a| a.rsplit_once(':'))
@@ -349,13 +361,15 @@ async fn prepare(
     verify: VerifyLevel,
     run_id: &str,
     results_dir: &Path,
-) -> Result<(Engines, Plan)> {
+) -> Result<(Engines, Plan), ExpectedError> {
     let engine = super::connect().await?;
     let info = engine
         .info()
         .await
-        .context("asking the engine for its version")?;
-    let k6_image = super::build_k6_image(&engine, args.rebuild).await?;
+        .doing(|| "asking the engine for its version")?;
+    let k6_image = super::build_k6_image(&engine, args.rebuild)
+        .await
+        .doing(|| "building the k6 image")?;
     // One image per server, shared by its variants: a variant is not a rebuild.
     let built: Vec<&Server> = servers
         .iter()
@@ -420,7 +434,8 @@ async fn prepare(
         repetitions: args.runs,
         limits,
         verify,
-        scenarios_dir: std::path::absolute(root.join("scenarios"))?,
+        scenarios_dir: std::path::absolute(root.join("scenarios"))
+            .doing(|| "finding the scenarios folder")?,
         results_dir: results_dir.to_owned(),
         k6_image: k6_image.tag.clone(),
         conditions,
@@ -442,8 +457,8 @@ fn finish(
     results: &[RunResult],
     results_dir: &Path,
     run_id: &str,
-    signal: Option<i32>,
-) -> Result<i32> {
+    signal: Option<ExitCode>,
+) -> ExitCode {
     if !results.is_empty() {
         print!("{}", args.format.render(&Report::from_results(results)));
     }
@@ -463,12 +478,12 @@ fn finish(
     );
     if let Some(code) = signal {
         eprintln!("interrupted: the results above were kept; run {run_id} is marked interrupted");
-        return Ok(code);
+        return code;
     }
     if results.iter().any(|r| r.outcome == Outcome::Interrupted) {
-        return Ok(EXIT_SIGINT);
+        return ExitCode::Interrupted;
     }
-    Ok(if failed > 0 { 1 } else { 0 })
+    ExitCode::from_failures(failed)
 }
 
 /// SIGINT and SIGTERM cancel the run (it cleans up and records the point as interrupted);
@@ -478,16 +493,16 @@ fn watch_signals(
     cancel: watch::Sender<bool>,
     engines: Vec<DockerEngine>,
     run_id: String,
-) -> Result<watch::Receiver<Option<i32>>> {
-    let mut interrupt = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
-    let mut terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+) -> Result<watch::Receiver<Option<ExitCode>>, ExpectedError> {
+    let mut interrupt = signal(SignalKind::interrupt()).doing(|| "listening for SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).doing(|| "listening for SIGTERM")?;
     let (code_tx, code_rx) = watch::channel(None);
     tokio::spawn(async move {
         let mut first = true;
         loop {
             let code = tokio::select! {
-                Some(()) = interrupt.recv() => EXIT_SIGINT,
-                Some(()) = terminate.recv() => EXIT_SIGTERM,
+                Some(()) = interrupt.recv() => ExitCode::Interrupted,
+                Some(()) = terminate.recv() => ExitCode::Terminated,
                 else => return,
             };
             if first {
@@ -500,7 +515,7 @@ fn watch_signals(
                     let _ = engine.remove_run(&run_id).await;
                 }
                 eprintln!("stopped at once; run {run_id} is incomplete");
-                std::process::exit(code);
+                std::process::exit(code.code());
             }
         }
     });
