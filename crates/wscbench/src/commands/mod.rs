@@ -10,6 +10,7 @@ pub mod loadgen_capacity;
 pub mod merge_native;
 pub mod report;
 pub mod run;
+pub mod run_request;
 pub mod verify;
 
 use std::path::{Path, PathBuf};

@@ -1,90 +1,44 @@
 //! `wscbench run`: build, then every server × scenario through the engine's runner, with
 //! live progress, Ctrl-C handling, and the comparison tables at the end.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
-use wscbench_engine::catalog::{self, Server};
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::engine::Engine;
-use wscbench_engine::runner::{
-    self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, VerifyLevel, clock,
-};
-use wscbench_engine::scenarios;
-use wscbench_engine::sweep::Sweep;
+use wscbench_engine::runner::{self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, clock};
 use wscbench_report::{Report, html};
-use wscbench_results::dimensions::{params_text, server_label};
+use wscbench_results::dimensions::params_text;
 use wscbench_results::{
     Conditions, EngineConditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest,
-    RunResult, RunStatus, SCHEMA_VERSION, Scenario,
+    RunResult, RunStatus, SCHEMA_VERSION,
 };
 
 use crate::cli::RunArgs;
-use crate::errors::{Doing, Expected, ExpectedError, UsageError};
+use crate::commands::run_request::RunRequest;
+use crate::errors::{Doing, Expected, ExpectedError};
 use crate::exit::ExitCode;
 
 /// Time a run spends outside its scenario (start, health, verification, stop, write): for the ETA.
 const OVERHEAD_ESTIMATE: Duration = runner::POINT_OVERHEAD;
 
 pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> {
-    if args.loadgen_engines.len() > 1 && args.loadgen == wscbench_results::LoadPath::Js {
-        return Err(UsageError::new(
-            "several --loadgen-engine need the native load path: only its histograms merge exactly (drop --loadgen js)",
-        )
-        .into());
-    }
-    let servers = super::select(root, &args.select)?;
-    let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
-        Scenario::DEFAULT.to_vec()
-    } else {
-        args.scenarios.clone()
-    };
-    if args.duration.is_some() && args.mode != wscbench_results::Mode::Soak {
-        return Err(
-            UsageError::new("--duration sets how long a soak runs: add --mode soak").into(),
-        );
-    }
-    if args.duration.is_some() && !scenarios.iter().any(|s| scenarios::has_soak_length(*s)) {
-        return Err(UsageError::new(
-            "--duration lengthens steady and churn only; none of them is selected",
-        )
-        .into());
-    }
-    if scenarios.contains(&Scenario::Capacity) && args.loadgen != wscbench_results::LoadPath::Native
-    {
-        return Err(UsageError::new(
-            "the capacity scenario needs the native load path (its per-step histograms come from k6/x/chat): drop --loadgen js",
-        )
-        .into());
-    }
     // Every check of the command line before the results folder, any build or any container.
-    let shape = RunShape::check(&args, &servers, &scenarios)?;
-    for id in &shape.left_out {
+    let request = RunRequest::check(&args, &super::discover(root)?)?;
+    for id in &request.left_out {
         eprintln!(
             "{id} declares none of the variants asked for ({}): left out",
             args.variants.join(", ")
         );
     }
-    let verify = args.verify;
     // The results folder first: a disk or permission problem shows before any build or container.
     let run_id = runner::new_run_id();
     let results_dir = results_root(root, &args.results).join(&run_id);
-    let mut manifest = RunLog::open(&args, &run_id, &results_dir, &shape, &scenarios)?;
-    let prepared = prepare(
-        &args,
-        root,
-        &servers,
-        shape,
-        scenarios,
-        verify,
-        &run_id,
-        &results_dir,
-    )
-    .await;
+    let mut manifest = RunLog::open(&args, &run_id, &results_dir, &request)?;
+    let prepared = prepare(&args, root, request, &run_id, &results_dir).await;
     let (engines, plan) = match prepared {
         Ok(ready) => ready,
         Err(err) => return Err(manifest.failed(err)),
@@ -142,64 +96,6 @@ async fn execute(
     Ok((outcome, signal))
 }
 
-/// What the command line asks for beyond the servers and scenarios, checked as a whole:
-/// the server rows (variants), the sweep's load points, and a length within --max-duration.
-#[derive(Debug)]
-pub struct RunShape {
-    /// Each server as itself or as one of its variants, in run order.
-    pub rows: Vec<(Server, Option<runner::Variant>)>,
-    /// Selected servers that declare none of the variants asked for.
-    pub left_out: Vec<String>,
-    /// The sweep as given.
-    pub sweep: Sweep,
-    /// Its load points (one empty set without a sweep).
-    pub load_points: Vec<BTreeMap<String, f64>>,
-}
-
-impl RunShape {
-    /// One clear usage error (exit 2) for an unknown variant, a sweep key given twice or one
-    /// a chosen scenario does not take, or a plan longer than --max-duration.
-    pub fn check(
-        args: &RunArgs,
-        servers: &[Server],
-        scenarios: &[Scenario],
-    ) -> Result<RunShape, ExpectedError> {
-        let usage = |e: &dyn std::fmt::Display| UsageError::new(e.to_string());
-        let (rows, left_out) =
-            catalog::with_variants(servers, &args.variants).doing(|| "choosing the variants")?;
-        let sweep = Sweep::new(args.sweep.clone()).map_err(|e| usage(&e))?;
-        sweep.check(scenarios).map_err(|e| usage(&e))?;
-        let load_points = if sweep.is_empty() {
-            Vec::new()
-        } else {
-            sweep.points()
-        };
-        runner::check_duration(
-            rows.len(),
-            scenarios,
-            load_points.len(),
-            args.runs,
-            args.mode,
-            args.duration,
-            args.max_duration,
-        )
-        .map_err(|e| usage(&e))?;
-        Ok(RunShape {
-            rows,
-            left_out,
-            sweep,
-            load_points,
-        })
-    }
-
-    fn labels(&self) -> Vec<String> {
-        self.rows
-            .iter()
-            .map(|(s, v)| server_label(&s.id, v.as_ref().map(|v| v.name.as_str())))
-            .collect()
-    }
-}
-
 /// The run's `run.json`: written when the run starts, rewritten however it ends.
 struct RunLog {
     path: PathBuf,
@@ -211,8 +107,7 @@ impl RunLog {
         args: &RunArgs,
         run_id: &str,
         results_dir: &Path,
-        shape: &RunShape,
-        scenarios: &[Scenario],
+        request: &RunRequest,
     ) -> Result<RunLog, ExpectedError> {
         let mut log = RunLog {
             path: results_dir.join(RUN_MANIFEST_FILE),
@@ -226,12 +121,12 @@ impl RunLog {
                 mode: args.mode,
                 load_path: args.loadgen,
                 repetitions: args.runs,
-                servers: shape.labels(),
-                scenarios: scenarios.to_vec(),
-                sweep: shape.sweep.as_map(),
-                planned_points: (shape.rows.len()
-                    * scenarios.len()
-                    * shape.load_points.len().max(1)) as u32
+                servers: request.labels(),
+                scenarios: request.scenarios.clone(),
+                sweep: request.sweep.as_map(),
+                planned_points: (request.rows.len()
+                    * request.scenarios.len()
+                    * request.load_points.len().max(1)) as u32
                     * args.runs,
                 written_points: 0,
                 started_at: now(),
@@ -351,14 +246,10 @@ async fn connect_loadgens(
 }
 
 /// Builds the images and the plan: everything a run needs before its first container.
-#[allow(clippy::too_many_arguments)]
 async fn prepare(
     args: &RunArgs,
     root: &Path,
-    servers: &[Server],
-    shape: RunShape,
-    scenarios: Vec<Scenario>,
-    verify: VerifyLevel,
+    request: RunRequest,
     run_id: &str,
     results_dir: &Path,
 ) -> Result<(Engines, Plan), ExpectedError> {
@@ -371,11 +262,7 @@ async fn prepare(
         .await
         .doing(|| "building the k6 image")?;
     // One image per server, shared by its variants: a variant is not a rebuild.
-    let built: Vec<&Server> = servers
-        .iter()
-        .filter(|s| shape.rows.iter().any(|(row, _)| row.id == s.id))
-        .collect();
-    let built: Vec<Server> = built.into_iter().cloned().collect();
+    let built = request.servers_to_build();
     let images = super::build_images(&engine, &built, args.rebuild).await?;
     let (loadgen_engines, loadgens, loadgen_conditions) = connect_loadgens(args).await?;
     let limits = Limits {
@@ -408,7 +295,7 @@ async fn prepare(
     };
     let plan = Plan {
         run_id: run_id.to_string(),
-        servers: shape
+        servers: request
             .rows
             .into_iter()
             .map(|(server, variant)| {
@@ -425,15 +312,15 @@ async fn prepare(
                 }
             })
             .collect(),
-        scenarios,
-        load_points: shape.load_points,
+        scenarios: request.scenarios,
+        load_points: request.load_points,
         mode: args.mode,
         soak_seconds: args.duration,
         slo_p95_ms: args.slo_p95_ms,
         load_path: args.loadgen,
         repetitions: args.runs,
         limits,
-        verify,
+        verify: args.verify,
         scenarios_dir: std::path::absolute(root.join("scenarios"))
             .doing(|| "finding the scenarios folder")?,
         results_dir: results_dir.to_owned(),
