@@ -46,6 +46,21 @@ pub enum CatalogError {
     },
 }
 
+impl CatalogError {
+    /// A selection or variant that matches nothing is the caller's usage; an unreadable or
+    /// inconsistent manifest is a failure of the project.
+    pub fn class(&self) -> crate::ErrorClass {
+        use crate::ErrorClass::*;
+        match self {
+            Self::NoMatch { .. } | Self::UnknownVariant { .. } => Usage,
+            Self::Manifest { .. }
+            | Self::IdMismatch { .. }
+            | Self::BadVariant { .. }
+            | Self::Io { .. } => Failure,
+        }
+    }
+}
+
 /// One server's manifest (`servers/profile-x/lang/server.toml`), plus where it lives.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -190,6 +190,15 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// An engine that does not answer is missing set-up; anything else it says is a failure.
+    pub fn class(&self) -> crate::ErrorClass {
+        use crate::ErrorClass::*;
+        match self {
+            Self::Unreachable { .. } => Setup,
+            Self::Docker { .. } | Self::Build { .. } | Self::Failed { .. } => Failure,
+        }
+    }
+
     pub(crate) fn docker(
         action: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,

@@ -43,6 +43,20 @@ pub enum ImageError {
     NoBlaster { path: std::path::PathBuf },
 }
 
+impl ImageError {
+    /// A missing k6 or blaster is set-up; a wrapped error keeps its own class.
+    pub fn class(&self) -> crate::ErrorClass {
+        use crate::ErrorClass::*;
+        match self {
+            Self::Engine(e) => e.class(),
+            Self::Local(e) => e.class(),
+            Self::Catalog(e) => e.class(),
+            Self::Io { .. } => Failure,
+            Self::NoK6 { .. } | Self::NoBlaster { .. } => Setup,
+        }
+    }
+}
+
 /// A built (or reused) image.
 #[derive(Debug, Clone)]
 pub struct Image {
@@ -256,6 +270,13 @@ pub async fn clean(engine: &dyn Engine, keep_images: bool) -> Result<Cleaned, Cl
         done.images += 1;
     }
     Ok(done)
+}
+
+impl CleanError {
+    /// The class of the call that failed.
+    pub fn class(&self) -> crate::ErrorClass {
+        self.source.class()
+    }
 }
 
 fn tar_context(dockerfile: &str, name: &str, binary: &[u8]) -> std::io::Result<Vec<u8>> {

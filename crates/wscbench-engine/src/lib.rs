@@ -6,6 +6,7 @@ pub mod capacity;
 pub mod catalog;
 pub mod docker;
 pub mod engine;
+pub mod error_class;
 pub mod http;
 pub mod idle;
 pub mod images;
@@ -23,3 +24,5 @@ pub mod stats;
 pub mod sweep;
 pub mod verdict;
 pub mod verify;
+
+pub use error_class::ErrorClass;

@@ -92,6 +92,18 @@ pub enum CapacityError {
     },
 }
 
+impl CapacityError {
+    /// An engine error keeps its class; a blaster or k6 that misbehaves is a failure.
+    pub fn class(&self) -> crate::ErrorClass {
+        match self {
+            Self::Engine(e) => e.class(),
+            Self::BlasterNotHealthy | Self::TimedOut(_) | Self::Output { .. } => {
+                crate::ErrorClass::Failure
+            }
+        }
+    }
+}
+
 /// Measures one load path. Every container it starts is removed, whatever happens.
 pub async fn measure<E: Engine>(
     engine: &E,

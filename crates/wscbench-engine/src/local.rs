@@ -58,6 +58,22 @@ pub enum LocalError {
     NoPort(#[source] std::io::Error),
 }
 
+impl LocalError {
+    /// A missing toolchain is set-up; a build or a server that fails is a failure.
+    pub fn class(&self) -> crate::ErrorClass {
+        use crate::ErrorClass::*;
+        match self {
+            Self::ToolMissing { .. } => Setup,
+            Self::BuildSpawn { .. }
+            | Self::BuildFailed { .. }
+            | Self::NoBinary { .. }
+            | Self::Spawn { .. }
+            | Self::NotHealthy { .. }
+            | Self::NoPort(_) => Failure,
+        }
+    }
+}
+
 /// A finished build.
 #[derive(Debug, Clone)]
 pub struct Built {

@@ -38,6 +38,15 @@ pub enum MemoryError {
     },
 }
 
+impl MemoryError {
+    /// Every way a measurement fails is a failure.
+    pub fn class(&self) -> crate::ErrorClass {
+        match self {
+            Self::NoRss | Self::Join { .. } => crate::ErrorClass::Failure,
+        }
+    }
+}
+
 /// How long to let the server settle before each reading.
 const SETTLE: Duration = Duration::from_secs(2);
 /// Clients that connect at the same time.

@@ -33,6 +33,17 @@ pub enum NativeError {
     },
 }
 
+impl NativeError {
+    /// A report that cannot be read or merged is a failure.
+    pub fn class(&self) -> crate::ErrorClass {
+        match self {
+            Self::Malformed(_) | Self::Format { .. } | Self::Settings | Self::Bucket { .. } => {
+                crate::ErrorClass::Failure
+            }
+        }
+    }
+}
+
 /// One k6 instance's report (`native.json`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct NativeReport {

@@ -3,14 +3,14 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use wscbench_engine::runner::VerifyLevel;
 use wscbench_results::{LoadPath, Mode, Scenario};
 
 use crate::commands;
-use crate::exit::{ExitCode, UsageError};
+use crate::errors::{Doing, ExpectedError, UsageError};
+use crate::exit::ExitCode;
 
 /// Compare WebSocket public-chat server stacks fairly.
 ///
@@ -501,7 +501,7 @@ pub struct IdleMemoryArgs {
 }
 
 /// Parses `args` and runs the command; returns the process exit code.
-pub fn run<I, T>(args: I) -> Result<ExitCode>
+pub fn run<I, T>(args: I) -> Result<ExitCode, ExpectedError>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -511,26 +511,18 @@ where
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("starting the async runtime")?;
+        .doing(|| "starting the async runtime")?;
     runtime.block_on(async move {
         match cli.command {
-            Command::List(args) => commands::list::run(&root, args).map(ExitCode::from_code),
+            Command::List(args) => commands::list::run(&root, args),
             Command::Verify(args) => commands::verify::run(&root, args).await,
-            Command::IdleMemory(args) => commands::idle_memory::run(&root, args)
-                .await
-                .map(ExitCode::from_code),
+            Command::IdleMemory(args) => commands::idle_memory::run(&root, args).await,
             Command::Build(args) => commands::build::run(&root, args).await,
-            Command::Run(args) => commands::run::run(&root, args)
-                .await
-                .map(ExitCode::from_code),
-            Command::Report(args) => commands::report::run(&root, args).map(ExitCode::from_code),
-            Command::LoadgenCapacity(args) => commands::loadgen_capacity::run(&root, args)
-                .await
-                .map(ExitCode::from_code),
-            Command::Compare(args) => commands::compare::run(&root, args).map(ExitCode::from_code),
-            Command::MergeNative(args) => {
-                commands::merge_native::run(args).map(ExitCode::from_code)
-            }
+            Command::Run(args) => commands::run::run(&root, args).await,
+            Command::Report(args) => commands::report::run(&root, args),
+            Command::LoadgenCapacity(args) => commands::loadgen_capacity::run(&root, args).await,
+            Command::Compare(args) => commands::compare::run(&root, args),
+            Command::MergeNative(args) => commands::merge_native::run(args),
             Command::Doctor => commands::doctor::run(&root).await,
             Command::Clean(args) => commands::clean::run(args).await,
         }
@@ -538,19 +530,21 @@ where
 }
 
 /// The directory holding `servers/`: the one given, or the nearest one upwards from here.
-fn project_root(given: Option<PathBuf>) -> Result<PathBuf> {
+fn project_root(given: Option<PathBuf>) -> Result<PathBuf, ExpectedError> {
     if let Some(dir) = given {
         if !dir.join("servers").is_dir() {
-            return Err(UsageError(format!("{} has no servers/ directory", dir.display())).into());
+            return Err(
+                UsageError::new(format!("{} has no servers/ directory", dir.display())).into(),
+            );
         }
         return Ok(dir);
     }
-    let here = std::env::current_dir().context("reading the current directory")?;
+    let here = std::env::current_dir().doing(|| "reading the current directory")?;
     here.ancestors()
         .find(|dir| dir.join("servers").is_dir() && dir.join("scenarios").is_dir())
         .map(PathBuf::from)
         .ok_or_else(|| {
-            UsageError(format!("no wscbench project (a directory with servers/ and scenarios/) at or above {}; pass --root", here.display())).into()
+            UsageError::new(format!("no wscbench project (a directory with servers/ and scenarios/) at or above {}; pass --root", here.display())).into()
         })
 }
 

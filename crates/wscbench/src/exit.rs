@@ -1,4 +1,5 @@
-//! The process's exit codes, one enum for every command, and the error class that picks one.
+//! The process's exit codes, all in one place (nextest's `exit_codes`); which error ends
+//! with which code is decided in `errors.rs`.
 //!
 //! | code | meaning |
 //! | ---: | --- |
@@ -9,10 +10,7 @@
 //! | 130 | interrupted by SIGINT (Ctrl-C) |
 //! | 143 | terminated by SIGTERM |
 
-use wscbench_engine::catalog::CatalogError;
-use wscbench_engine::engine::EngineError;
-use wscbench_engine::images::ImageError;
-use wscbench_engine::local::LocalError;
+use wscbench_engine::ErrorClass;
 
 /// What the process tells its caller when it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,14 +19,14 @@ pub enum ExitCode {
     /// Everything asked for succeeded.
     Ok = 0,
     /// Some server × scenario failed (results still written), or a verify check failed.
-    SomeFailed = 1,
+    Failure = 1,
     /// The command line or its arguments are wrong.
     Usage = 2,
     /// The engine is unreachable or the set-up is missing (k6, a toolchain).
     Setup = 3,
-    /// Interrupted by SIGINT.
+    /// Interrupted by SIGINT: 128 + 2, as shells report it.
     Interrupted = 130,
-    /// Terminated by SIGTERM.
+    /// Terminated by SIGTERM: 128 + 15.
     Terminated = 143,
 }
 
@@ -36,7 +34,7 @@ impl ExitCode {
     /// Every code, in the order `--help` lists them.
     pub const ALL: [ExitCode; 6] = [
         Self::Ok,
-        Self::SomeFailed,
+        Self::Failure,
         Self::Usage,
         Self::Setup,
         Self::Interrupted,
@@ -48,29 +46,16 @@ impl ExitCode {
         self as i32
     }
 
-    /// The enum for a plain number (a command that still returns `i32`); an unknown number
-    /// counts as [`ExitCode::SomeFailed`].
-    pub fn from_code(code: i32) -> Self {
-        Self::ALL
-            .into_iter()
-            .find(|c| c.code() == code)
-            .unwrap_or(Self::SomeFailed)
-    }
-
     /// 0 when nothing failed, else 1: for commands whose outcome is a count of failures.
     pub fn from_failures(failed: usize) -> Self {
-        if failed == 0 {
-            Self::Ok
-        } else {
-            Self::SomeFailed
-        }
+        if failed == 0 { Self::Ok } else { Self::Failure }
     }
 
     /// What the code means, in one line.
     pub fn meaning(self) -> &'static str {
         match self {
             Self::Ok => "everything asked for succeeded",
-            Self::SomeFailed => {
+            Self::Failure => {
                 "some server × scenario failed (its result is still written) or a verify check failed"
             }
             Self::Usage => "usage: the command line or its arguments are wrong",
@@ -80,44 +65,6 @@ impl ExitCode {
             Self::Interrupted => "interrupted by SIGINT (Ctrl-C); containers removed",
             Self::Terminated => "terminated by SIGTERM; containers removed",
         }
-    }
-
-    /// The code an error ends the process with: [`ExitCode::Setup`] when anything in its chain
-    /// says the engine or a tool is missing, [`ExitCode::Usage`] for a [`UsageError`], otherwise
-    /// [`ExitCode::SomeFailed`].
-    pub fn of_error(err: &anyhow::Error) -> Self {
-        for cause in err.chain() {
-            if cause.is::<SetupError>() {
-                return Self::Setup;
-            }
-            if cause.is::<UsageError>() {
-                return Self::Usage;
-            }
-            if let Some(e) = cause.downcast_ref::<CatalogError>()
-                && matches!(
-                    e,
-                    CatalogError::NoMatch { .. } | CatalogError::UnknownVariant { .. }
-                )
-            {
-                return Self::Usage;
-            }
-            if let Some(e) = cause.downcast_ref::<EngineError>()
-                && matches!(e, EngineError::Unreachable { .. })
-            {
-                return Self::Setup;
-            }
-            if let Some(e) = cause.downcast_ref::<ImageError>()
-                && matches!(e, ImageError::NoK6 { .. })
-            {
-                return Self::Setup;
-            }
-            if let Some(e) = cause.downcast_ref::<LocalError>()
-                && matches!(e, LocalError::ToolMissing { .. })
-            {
-                return Self::Setup;
-            }
-        }
-        Self::SomeFailed
     }
 
     /// The section `wscbench --help` ends with.
@@ -130,43 +77,25 @@ impl ExitCode {
     }
 }
 
+impl From<ErrorClass> for ExitCode {
+    fn from(class: ErrorClass) -> Self {
+        match class {
+            ErrorClass::Failure => Self::Failure,
+            ErrorClass::Usage => Self::Usage,
+            ErrorClass::Setup => Self::Setup,
+        }
+    }
+}
+
 impl From<ExitCode> for std::process::ExitCode {
     fn from(code: ExitCode) -> Self {
         std::process::ExitCode::from(code as u8)
     }
 }
 
-/// Something a run needs is not there: the engine, k6, a toolchain. Ends the process with 3.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct SetupError(pub String);
-
-/// The arguments make no sense together (clap could not tell). Ends the process with 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn errors_carry_their_class_to_the_exit_code() {
-        let unreachable = anyhow::Error::new(EngineError::Unreachable {
-            endpoint: "unix:///nonexistent.sock".into(),
-            reason: "no such file".into(),
-        })
-        .context("connecting");
-        assert_eq!(ExitCode::of_error(&unreachable), ExitCode::Setup);
-        let setup = anyhow::Error::new(SetupError("no k6".into())).context("building");
-        assert_eq!(ExitCode::of_error(&setup), ExitCode::Setup);
-        let usage = anyhow::Error::new(UsageError("say what".into()));
-        assert_eq!(ExitCode::of_error(&usage), ExitCode::Usage);
-        assert_eq!(
-            ExitCode::of_error(&anyhow::anyhow!("a server crashed")),
-            ExitCode::SomeFailed
-        );
-    }
 
     #[test]
     fn the_codes_are_the_documented_numbers() {

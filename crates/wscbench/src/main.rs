@@ -1,16 +1,17 @@
-//! The `wscbench` binary: parse the command line, run one command, map errors to exit codes
-//! (the codes are documented in `exit.rs` and in `wscbench --help`).
+//! The `wscbench` binary: parse the command line, run one command, end with its exit code
+//! (the codes are in `exit.rs` and in `wscbench --help`; which error gets which, in `errors.rs`).
 
 mod cli;
 mod commands;
+mod errors;
 mod exit;
 
 fn main() -> std::process::ExitCode {
     match cli::run(std::env::args_os()) {
         Ok(code) => code.into(),
         Err(err) => {
-            eprintln!("error: {err:#}");
-            exit::ExitCode::of_error(&err).into()
+            eprintln!("error: {}", err.one_line());
+            err.process_exit_code().into()
         }
     }
 }

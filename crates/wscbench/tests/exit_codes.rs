@@ -1,5 +1,7 @@
-//! Exit codes from the outside: an unreachable engine is named with its remedy within 2 s and
-//! exits 3; usage mistakes exit 2; `--help` lists the codes.
+//! Exit codes from the outside, each exact: 0 when all went well, 1 for a failed check, 2 for
+//! every usage error (each refusal of `run`), 3 for missing set-up (an unreachable engine,
+//! named with its remedy within 2 s); `--help` lists them. 130 and 143 need a run to
+//! interrupt: tests/end_to_end.rs.
 
 use std::time::{Duration, Instant};
 
@@ -61,11 +63,22 @@ fn doctor_reports_an_unreachable_engine_as_missing_set_up() {
 }
 
 #[test]
-fn usage_mistakes_exit_2() {
+fn a_command_that_succeeds_exits_0() {
+    wscbench().arg("list").assert().code(0);
+}
+
+#[test]
+fn a_failed_verify_check_exits_1() {
+    // Nothing listens on port 1: the checks run and fail.
     wscbench()
-        .args(["run", "--scenario", "storm"])
+        .args(["verify", "--url", "ws://127.0.0.1:1/ws", "--only", "health"])
+        .timeout(Duration::from_secs(20))
         .assert()
-        .code(2);
+        .code(1);
+}
+
+#[test]
+fn usage_mistakes_of_verify_exit_2() {
     wscbench().args(["verify"]).assert().code(2);
     wscbench()
         .args([
@@ -84,6 +97,72 @@ fn usage_mistakes_exit_2() {
 }
 
 #[test]
+fn every_usage_error_of_run_exits_2_with_one_line_before_any_engine_is_asked() {
+    for (args, says) in [
+        (&["--scenario", "storm"][..], "invalid value 'storm'"),
+        (&["--sweep", "speed=1"][..], "unknown load parameter"),
+        (&["--server", "profile-x/cobol"][..], "no server matches"),
+        (
+            &[
+                "--loadgen",
+                "js",
+                "--loadgen-engine",
+                "unix:///nonexistent-1.sock",
+                "--loadgen-engine",
+                "unix:///nonexistent-2.sock",
+            ][..],
+            "need the native load path",
+        ),
+        (
+            &["--scenario", "capacity", "--loadgen", "js"][..],
+            "needs the native load path",
+        ),
+        (&["--duration", "30m"][..], "add --mode soak"),
+        (
+            &["--mode", "soak", "--duration", "30m", "--scenario", "burst"][..],
+            "steady and churn only",
+        ),
+        (
+            &["--server", "profile-b/go", "--variant", "gomaxprocs-8"][..],
+            "unknown variant \"gomaxprocs-8\"",
+        ),
+        (
+            &["--scenario", "burst", "--sweep", "rate=1,2"][..],
+            "does not take it",
+        ),
+        (
+            &["--sweep", "clients=10", "--sweep", "clients=20"][..],
+            "is given twice",
+        ),
+        (
+            &["--server", "profile-b/go", "--max-duration", "1m"][..],
+            "more than --max-duration",
+        ),
+    ] {
+        let results = tempfile::tempdir().unwrap();
+        let out = wscbench()
+            .arg("run")
+            .args(args)
+            .arg("--results")
+            .arg(results.path())
+            .env("DOCKER_HOST", "unix:///nonexistent.sock")
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {stderr}");
+        assert!(errors[0].contains(says), "{args:?}: {stderr}");
+        assert_eq!(
+            std::fs::read_dir(results.path()).unwrap().count(),
+            0,
+            "{args:?}: a refused run writes no run folder"
+        );
+    }
+}
+
+#[test]
 fn help_lists_the_exit_codes() {
     let out = wscbench().arg("--help").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -97,71 +176,5 @@ fn help_lists_the_exit_codes() {
         "143  ",
     ] {
         assert!(text.contains(line), "{line:?} missing from:\n{text}");
-    }
-}
-
-#[test]
-fn a_split_run_on_the_js_load_path_is_refused_before_any_engine_is_asked() {
-    let out = wscbench()
-        .args(["run", "--loadgen", "js", "--mode", "smoke", "--results"])
-        .arg(tempfile::tempdir().unwrap().path())
-        .args(["--loadgen-engine", "unix:///nonexistent-1.sock"])
-        .args(["--loadgen-engine", "unix:///nonexistent-2.sock"])
-        .env("DOCKER_HOST", "unix:///nonexistent.sock")
-        .timeout(Duration::from_secs(20))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
-    assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(errors[0].contains("native load path"), "{stderr}");
-}
-
-#[test]
-fn capacity_on_the_js_path_and_a_duration_without_soak_are_refused_in_one_line() {
-    for (args, says) in [
-        (
-            &[
-                "run",
-                "--scenario",
-                "capacity",
-                "--loadgen",
-                "js",
-                "--server",
-                "profile-b/go",
-            ][..],
-            "needs the native load path",
-        ),
-        (
-            &["run", "--duration", "30m", "--server", "profile-b/go"][..],
-            "add --mode soak",
-        ),
-        (
-            &[
-                "run",
-                "--mode",
-                "soak",
-                "--duration",
-                "30m",
-                "--scenario",
-                "burst",
-                "--server",
-                "profile-b/go",
-            ][..],
-            "steady and churn only",
-        ),
-    ] {
-        let out = wscbench()
-            .args(args)
-            .env("DOCKER_HOST", "unix:///nonexistent.sock")
-            .timeout(Duration::from_secs(20))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
-        assert_eq!(errors.len(), 1, "{args:?}: {err}");
-        assert!(errors[0].contains(says), "{args:?}: {err}");
-        assert_ne!(out.status.code(), Some(0), "{args:?}");
     }
 }

@@ -411,6 +411,13 @@ pub struct WriteError {
     source: std::io::Error,
 }
 
+impl WriteError {
+    /// A result that cannot be written is a failure.
+    pub fn class(&self) -> crate::ErrorClass {
+        crate::ErrorClass::Failure
+    }
+}
+
 /// Writes a result atomically (temporary file, then rename).
 pub fn write_result(path: &Path, result: &RunResult) -> Result<(), WriteError> {
     write_atomically(path, &result.to_json())

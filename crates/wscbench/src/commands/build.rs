@@ -2,15 +2,16 @@
 
 use std::path::Path;
 
-use anyhow::Result;
-
 use crate::cli::BuildArgs;
+use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;
 
-pub async fn run(root: &Path, args: BuildArgs) -> Result<ExitCode> {
-    let servers = args.select.selection().apply(&super::discover(root)?)?;
+pub async fn run(root: &Path, args: BuildArgs) -> Result<ExitCode, ExpectedError> {
+    let servers = super::select(root, &args.select)?;
     let engine = super::connect().await?;
     super::build_images(&engine, &servers, args.rebuild).await?;
-    super::build_k6_image(&engine, args.rebuild).await?;
+    super::build_k6_image(&engine, args.rebuild)
+        .await
+        .doing(|| "building the k6 image")?;
     Ok(ExitCode::Ok)
 }

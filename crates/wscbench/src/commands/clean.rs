@@ -1,14 +1,16 @@
 //! `wscbench clean`: remove every container and image labelled by wscbench.
 
-use anyhow::Result;
 use wscbench_engine::images;
 
 use crate::cli::CleanArgs;
+use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;
 
-pub async fn run(args: CleanArgs) -> Result<ExitCode> {
+pub async fn run(args: CleanArgs) -> Result<ExitCode, ExpectedError> {
     let engine = super::connect().await?;
-    let cleaned = images::clean(&engine, args.keep_images).await?;
+    let cleaned = images::clean(&engine, args.keep_images)
+        .await
+        .doing(|| "removing what wscbench made")?;
     println!("removed {} container(s)", cleaned.containers);
     if !args.keep_images {
         println!("removed {} image(s)", cleaned.images);

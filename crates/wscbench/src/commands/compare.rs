@@ -2,28 +2,30 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use wscbench_report::{Format, Loaded, compare, load_results};
 
 use crate::cli::CompareArgs;
 use crate::commands::report::resolve;
-use crate::exit::UsageError;
+use crate::errors::{Doing, ExpectedError, UsageError};
+use crate::exit::ExitCode;
 
-/// A run's results: `name` is a run folder, or a run id inside `results`.
-fn load_run(root: &Path, results: &Path, name: &str) -> Result<Loaded> {
+/// A run's results: `name` is a run folder, or a run id inside `results`. Runs that are not
+/// there or are too new are the caller's input: usage.
+fn load_run(root: &Path, results: &Path, name: &str) -> Result<Loaded, UsageError> {
     let folder = Path::new(name);
     let loaded = if folder.is_dir() {
         load_results(folder, None)
     } else {
         load_results(&resolve(root, results), Some(name))
     }
-    .with_context(|| format!("reading run {name}"))?;
+    .doing(|| format!("reading run {name}"))
+    .map_err(|err| UsageError::new(err.one_line()))?;
     if let Some(path) = loaded.newer_schema.first() {
-        anyhow::bail!(
+        return Err(UsageError::new(format!(
             "run {name}: {} was written by a newer wscbench (schema newer than {}); update wscbench to compare it",
             path.display(),
             wscbench_results::SCHEMA_VERSION
-        );
+        )));
     }
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
@@ -31,14 +33,12 @@ fn load_run(root: &Path, results: &Path, name: &str) -> Result<Loaded> {
     Ok(loaded)
 }
 
-pub fn run(root: &Path, args: CompareArgs) -> Result<i32> {
-    // Runs that are not there, share nothing or are too new are the caller's input: exit 2.
-    let usage = |err: anyhow::Error| anyhow::Error::new(UsageError(format!("{err:#}")));
-    let a = load_run(root, &args.results, &args.a).map_err(usage)?;
-    let b = load_run(root, &args.results, &args.b).map_err(usage)?;
+pub fn run(root: &Path, args: CompareArgs) -> Result<ExitCode, ExpectedError> {
+    let a = load_run(root, &args.results, &args.a)?;
+    let b = load_run(root, &args.results, &args.b)?;
+    // Runs that share nothing are the caller's input too.
     let comparison = compare(&args.a, &a.results, &args.b, &b.results, args.level)
-        .context("nothing to compare")
-        .map_err(usage)?;
+        .map_err(|err| UsageError::new(format!("nothing to compare: {err}")))?;
     match args.format {
         Format::Json => println!(
             "{}",
@@ -62,8 +62,8 @@ pub fn run(root: &Path, args: CompareArgs) -> Result<i32> {
                 "{} headline metric(s) got significantly worse by more than {percent}%",
                 regressions.len()
             );
-            return Ok(1);
+            return Ok(ExitCode::Failure);
         }
     }
-    Ok(0)
+    Ok(ExitCode::Ok)
 }

@@ -3,8 +3,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::Result;
+use wscbench_engine::docker::DockerEngine;
 
+use crate::errors::ExpectedError;
 use crate::exit::ExitCode;
 
 struct Finding {
@@ -31,10 +32,10 @@ fn tool(what: &'static str, program: &str, args: &[&str], remedy: &str) -> Findi
     }
 }
 
-pub async fn run(root: &Path) -> Result<ExitCode> {
+pub async fn run(root: &Path) -> Result<ExitCode, ExpectedError> {
     let setup = "run scripts/setup";
     let mut findings = Vec::new();
-    match super::connect().await {
+    match DockerEngine::connect().await {
         Ok(engine) => match engine.info().await {
             Ok(info) => findings.push(Finding {
                 what: "docker engine",
@@ -53,7 +54,7 @@ pub async fn run(root: &Path) -> Result<ExitCode> {
         Err(e) => findings.push(Finding {
             what: "docker engine",
             ok: false,
-            detail: format!("{e:#}"),
+            detail: e.to_string(),
         }),
     }
     findings.push(tool("go", "go", &["version"], "install Go 1.26"));
@@ -99,7 +100,7 @@ pub async fn run(root: &Path) -> Result<ExitCode> {
         Err(e) => findings.push(Finding {
             what: "servers",
             ok: false,
-            detail: format!("{e:#}"),
+            detail: e.one_line(),
         }),
     }
     for f in &findings {

@@ -3,33 +3,37 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
 use wscbench_engine::local::{self, LocalServer};
 use wscbench_engine::memory;
 
-use crate::cli::IdleMemoryArgs;
+use crate::cli::{IdleMemoryArgs, SelectArgs};
+use crate::errors::{Doing, ExpectedError};
+use crate::exit::ExitCode;
 
-pub async fn run(root: &Path, args: IdleMemoryArgs) -> Result<i32> {
-    let selection = wscbench_engine::catalog::Selection {
-        ids: args.servers.clone(),
+pub async fn run(root: &Path, args: IdleMemoryArgs) -> Result<ExitCode, ExpectedError> {
+    let select = SelectArgs {
+        servers: args.servers.clone(),
         ..Default::default()
     };
-    let servers = selection.apply(&super::discover(root)?)?;
+    let servers = super::select(root, &select)?;
     let mut readings = Vec::new();
     for server in &servers {
         eprintln!("building {} ...", server.id);
-        let built = local::build(server).await?;
-        let port = local::free_port()?;
-        let mut process = LocalServer::spawn(&built.binary, port, false)?;
+        let starting = || format!("starting {}", server.id);
+        let built = local::build(server)
+            .await
+            .doing(|| format!("building {}", server.id))?;
+        let port = local::free_port().doing(starting)?;
+        let mut process = LocalServer::spawn(&built.binary, port, false).doing(starting)?;
         process
             .wait_healthy(Duration::from_secs(10))
             .await
-            .with_context(|| format!("starting {}", server.id))?;
+            .doing(starting)?;
         let reading = memory::measure(&process, args.clients, |p| {
             eprintln!("  {}: {p}", server.id)
         })
         .await
-        .with_context(|| format!("measuring {}", server.id))?;
+        .doing(|| format!("measuring {}", server.id))?;
         process.stop(Duration::from_secs(3)).await;
         if !args.json {
             println!(
@@ -51,9 +55,12 @@ pub async fn run(root: &Path, args: IdleMemoryArgs) -> Result<i32> {
             .iter()
             .map(|(id, r)| serde_json::json!({"server": id, "rss": r}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("a JSON value always serializes")
+        );
     }
-    Ok(0)
+    Ok(ExitCode::Ok)
 }
 
 fn mib(bytes: u64) -> f64 {

@@ -3,15 +3,15 @@
 
 use std::path::Path;
 
-use anyhow::Result;
-
 use crate::cli::ListArgs;
+use crate::errors::ExpectedError;
+use crate::exit::ExitCode;
 
-pub fn run(root: &Path, args: ListArgs) -> Result<i32> {
+pub fn run(root: &Path, args: ListArgs) -> Result<ExitCode, ExpectedError> {
     let servers = super::discover(root)?;
     if servers.is_empty() {
         println!("no servers found under {}", root.join("servers").display());
-        return Ok(0);
+        return Ok(ExitCode::Ok);
     }
     let width = servers.iter().map(|s| s.id.len()).max().unwrap_or(0);
     let tag_width = servers.iter().map(|s| s.tag.len()).max().unwrap_or(0);
@@ -34,5 +34,5 @@ pub fn run(root: &Path, args: ListArgs) -> Result<i32> {
             }
         }
     }
-    Ok(0)
+    Ok(ExitCode::Ok)
 }

@@ -3,27 +3,31 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use wscbench_engine::engine::Engine;
 use wscbench_engine::images;
 use wscbench_engine::loadgen_capacity::{self, CapacitySpec, PathCapacity};
 use wscbench_results::LoadPath;
 
 use crate::cli::LoadgenCapacityArgs;
+use crate::errors::{Doing, ExpectedError};
+use crate::exit::ExitCode;
 
-pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<i32> {
+pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<ExitCode, ExpectedError> {
     let engine = super::connect().await?;
-    let k6_image = super::build_k6_image(&engine, false).await?;
+    let k6_image = super::build_k6_image(&engine, false)
+        .await
+        .doing(|| "building the k6 image")?;
     let blaster = images::build_blaster_image(&engine, &super::cached_tool("blaster"), false)
         .await
-        .context("building the blaster image")?;
+        .doing(|| "building the blaster image")?;
     let run_id = format!("capacity-{}", wscbench_engine::runner::new_run_id());
     let out_dir = std::env::temp_dir().join(format!("wscbench-{run_id}"));
     let spec = CapacitySpec {
         run_id: run_id.clone(),
         k6_image: k6_image.tag.clone(),
         blaster_image: blaster.tag.clone(),
-        scenarios_dir: std::path::absolute(root.join("scenarios"))?,
+        scenarios_dir: std::path::absolute(root.join("scenarios"))
+            .doing(|| "finding the scenarios folder")?,
         out_dir: out_dir.clone(),
         clients: args.clients,
         seconds: args.seconds,
@@ -52,15 +56,18 @@ pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<i32> {
         );
         let result = loadgen_capacity::measure(&engine, &spec, path).await;
         let _ = engine.remove_run(&run_id).await;
-        measured.push(result.with_context(|| format!("measuring the {path} load path"))?);
+        measured.push(result.doing(|| format!("measuring the {path} load path"))?);
     }
     let _ = std::fs::remove_dir_all(&out_dir);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&measured)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&measured).expect("measurements always serialize")
+        );
     } else {
         print!("{}", render(&measured));
     }
-    Ok(0)
+    Ok(ExitCode::Ok)
 }
 
 fn render(measured: &[PathCapacity]) -> String {

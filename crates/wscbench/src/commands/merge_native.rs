@@ -1,20 +1,22 @@
 //! `wscbench merge-native`: the native reports of k6 instances that split one run outside
 //! wscbench (k6-operator's runners) merged as a split `wscbench run` merges them.
 
-use anyhow::{Context, Result};
 use wscbench_engine::native::{self, NativeReport};
 
-pub fn run(args: crate::cli::MergeNativeArgs) -> Result<i32> {
+use crate::errors::{Doing, ExpectedError};
+use crate::exit::ExitCode;
+
+pub fn run(args: crate::cli::MergeNativeArgs) -> Result<ExitCode, ExpectedError> {
     let reports = args
         .files
         .iter()
         .map(|path| {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            NativeReport::from_json(&text).with_context(|| format!("{}", path.display()))
+            let text =
+                std::fs::read_to_string(path).doing(|| format!("reading {}", path.display()))?;
+            NativeReport::from_json(&text).doing(|| path.display().to_string())
         })
-        .collect::<Result<Vec<_>>>()?;
-    let merged = native::merge(&reports).context("merging the native reports")?;
+        .collect::<Result<Vec<_>, _>>()?;
+    let merged = native::merge(&reports).doing(|| "merging the native reports")?;
     let (k6, errors) = merged.k6_metrics(0.0);
     let c = &merged.counters;
     let out = serde_json::json!({
@@ -38,6 +40,9 @@ pub fn run(args: crate::cli::MergeNativeArgs) -> Result<i32> {
         "latency": k6.latency,
         "cross_instance_latency": merged.cross_latency_ms(),
     });
-    println!("{}", serde_json::to_string_pretty(&out)?);
-    Ok(0)
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&out).expect("a JSON value always serializes")
+    );
+    Ok(ExitCode::Ok)
 }

@@ -10,24 +10,36 @@ pub mod loadgen_capacity;
 pub mod merge_native;
 pub mod report;
 pub mod run;
+pub mod run_request;
 pub mod verify;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
 use wscbench_engine::catalog::{self, Server};
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::images::{self, Image};
 
+use crate::errors::{Doing, ExpectedError};
+
 /// Every server with a manifest under `root/servers`.
-pub fn discover(root: &Path) -> Result<Vec<Server>> {
-    catalog::discover(&root.join("servers")).context("reading the server manifests")
+pub fn discover(root: &Path) -> Result<Vec<Server>, ExpectedError> {
+    catalog::discover(&root.join("servers")).doing(|| "reading the server manifests")
+}
+
+/// The servers `select` picks from those with a manifest.
+pub fn select(root: &Path, select: &crate::cli::SelectArgs) -> Result<Vec<Server>, ExpectedError> {
+    select
+        .selection()
+        .apply(&discover(root)?)
+        .doing(|| "selecting servers")
 }
 
 /// Connects to the engine; the error names the remedy.
-pub async fn connect() -> Result<DockerEngine> {
-    Ok(DockerEngine::connect().await?)
+pub async fn connect() -> Result<DockerEngine, ExpectedError> {
+    DockerEngine::connect()
+        .await
+        .doing(|| "connecting to the Docker engine")
 }
 
 /// A tool that `scripts/setup` builds into its cache (`~/.cache/wscbench/bin/NAME`).
@@ -67,14 +79,14 @@ pub async fn build_images(
     engine: &dyn wscbench_engine::engine::Engine,
     servers: &[Server],
     rebuild: bool,
-) -> Result<Vec<Image>> {
+) -> Result<Vec<Image>, ExpectedError> {
     let mut built = Vec::new();
     for server in servers {
         let started = Instant::now();
         eprint!("image {:<16} ", server.tag);
         let image = images::build_server_image(engine, server, rebuild)
             .await
-            .with_context(|| format!("building the image of {}", server.id))?;
+            .doing(|| format!("building the image of {}", server.id))?;
         eprintln!("{}", describe(&image, started));
         built.push(image);
     }
@@ -85,7 +97,7 @@ pub async fn build_images(
 pub async fn build_k6_image(
     engine: &dyn wscbench_engine::engine::Engine,
     rebuild: bool,
-) -> Result<Image> {
+) -> Result<Image, images::ImageError> {
     let started = Instant::now();
     eprint!("image {:<16} ", images::K6_TAG);
     let image = images::build_k6_image(engine, &k6_path(), rebuild).await?;

@@ -2,12 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
 use wscbench_report::{
     Choice, Report, history::history, html, load_every_run, load_results, select,
 };
 
 use crate::cli::{ReportArgs, ReportFormat};
+use crate::errors::{Doing, ExpectedError, UsageError};
+use crate::exit::ExitCode;
 
 /// A relative directory that does not exist here is looked up under the project root.
 pub fn resolve(root: &Path, dir: &Path) -> PathBuf {
@@ -18,14 +19,14 @@ pub fn resolve(root: &Path, dir: &Path) -> PathBuf {
     }
 }
 
-pub fn run(root: &Path, args: ReportArgs) -> Result<i32> {
+pub fn run(root: &Path, args: ReportArgs) -> Result<ExitCode, ExpectedError> {
     let dir = resolve(root, &args.dir);
     let loaded = if args.history {
         load_every_run(&dir)
     } else {
         load_results(&dir, args.run.as_deref())
     }
-    .with_context(|| format!("reading results from {}", dir.display()))?;
+    .doing(|| format!("reading results from {}", dir.display()))?;
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
     }
@@ -33,14 +34,17 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<i32> {
     let mut shown = loaded.results.clone();
     let report = if args.history {
         let (Some(server), Some(scenario)) = (args.server.as_deref(), args.scenario) else {
-            anyhow::bail!("--history needs --server and --scenario");
+            return Err(UsageError::new("--history needs --server and --scenario").into());
         };
         let report = history(&loaded.results, server, scenario, args.metric);
-        anyhow::ensure!(
-            !report.is_empty(),
-            "no ok results of {server} under {scenario} in {}",
-            dir.display()
-        );
+        if report.is_empty() {
+            return Err(ExpectedError::Failed {
+                message: format!(
+                    "no ok results of {server} under {scenario} in {}",
+                    dir.display()
+                ),
+            });
+        }
         report
     } else {
         let selection = select(
@@ -69,10 +73,10 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<i32> {
     };
     match output {
         Some(path) => {
-            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+            std::fs::write(&path, text).doing(|| format!("writing {}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
         None => print!("{text}"),
     }
-    Ok(0)
+    Ok(ExitCode::Ok)
 }

@@ -1,87 +1,44 @@
 //! `wscbench run`: build, then every server × scenario through the engine's runner, with
 //! live progress, Ctrl-C handling, and the comparison tables at the end.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
-use wscbench_engine::catalog::{self, Server};
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::engine::Engine;
-use wscbench_engine::runner::{
-    self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, VerifyLevel,
-};
-use wscbench_engine::scenarios;
-use wscbench_engine::sweep::Sweep;
+use wscbench_engine::runner::{self, Limits, LoadgenEngine, Plan, PlannedServer, Progress};
 use wscbench_report::{Report, html};
-use wscbench_results::dimensions::{params_text, server_label};
+use wscbench_results::dimensions::params_text;
 use wscbench_results::{
     Conditions, EngineConditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest,
-    RunResult, RunStatus, SCHEMA_VERSION, Scenario,
+    RunResult, RunStatus, SCHEMA_VERSION,
 };
 
 use crate::cli::RunArgs;
-use crate::exit::UsageError;
+use crate::commands::run_request::RunRequest;
+use crate::errors::{Doing, Expected, ExpectedError};
+use crate::exit::ExitCode;
 
 /// Time a run spends outside its scenario (start, health, verification, stop, write): for the ETA.
 const OVERHEAD_ESTIMATE: Duration = runner::POINT_OVERHEAD;
 
-/// Exit codes of an interrupted run: 128 + the signal's number, as shells report it.
-const EXIT_SIGINT: i32 = 130;
-const EXIT_SIGTERM: i32 = 143;
-
-pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
-    if args.loadgen_engines.len() > 1 && args.loadgen == wscbench_results::LoadPath::Js {
-        anyhow::bail!(
-            "several --loadgen-engine need the native load path: only its histograms merge exactly (drop --loadgen js)"
-        );
-    }
-    let servers = args.select.selection().apply(&super::discover(root)?)?;
-    let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
-        Scenario::DEFAULT.to_vec()
-    } else {
-        args.scenarios.clone()
-    };
-    if args.duration.is_some() && args.mode != wscbench_results::Mode::Soak {
-        anyhow::bail!("--duration sets how long a soak runs: add --mode soak");
-    }
-    if args.duration.is_some() && !scenarios.iter().any(|s| scenarios::has_soak_length(*s)) {
-        anyhow::bail!("--duration lengthens steady and churn only; none of them is selected");
-    }
-    if scenarios.contains(&Scenario::Capacity) && args.loadgen != wscbench_results::LoadPath::Native
-    {
-        anyhow::bail!(
-            "the capacity scenario needs the native load path (its per-step histograms come from k6/x/chat): drop --loadgen js"
-        );
-    }
+pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> {
     // Every check of the command line before the results folder, any build or any container.
-    let shape = RunShape::check(&args, &servers, &scenarios)?;
-    for id in &shape.left_out {
+    let request = RunRequest::check(&args, &super::discover(root)?)?;
+    for id in &request.left_out {
         eprintln!(
             "{id} declares none of the variants asked for ({}): left out",
             args.variants.join(", ")
         );
     }
-    let verify = args.verify;
     // The results folder first: a disk or permission problem shows before any build or container.
     let run_id = runner::new_run_id();
     let results_dir = results_root(root, &args.results).join(&run_id);
-    let mut manifest = RunLog::open(&args, &run_id, &results_dir, &shape, &scenarios)?;
-    let prepared = prepare(
-        &args,
-        root,
-        &servers,
-        shape,
-        scenarios,
-        verify,
-        &run_id,
-        &results_dir,
-    )
-    .await;
+    let mut manifest = RunLog::open(&args, &run_id, &results_dir, &request)?;
+    let prepared = prepare(&args, root, request, &run_id, &results_dir).await;
     let (engines, plan) = match prepared {
         Ok(ready) => ready,
         Err(err) => return Err(manifest.failed(err)),
@@ -101,13 +58,12 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
     let results = match outcome {
         Ok(results) => results,
         Err(err) => {
-            return Err(manifest.failed(
-                anyhow::Error::new(err).context("the run stopped: a result could not be written"),
-            ));
+            let err = err.while_doing("the run stopped: a result could not be written".into());
+            return Err(manifest.failed(err));
         }
     };
     manifest.close(&results, signal)?;
-    finish(&args, &results, &results_dir, &run_id, signal)
+    Ok(finish(&args, &results, &results_dir, &run_id, signal))
 }
 
 /// Runs the plan with the progress display and the signal handlers, and removes whatever
@@ -116,7 +72,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<i32> {
 async fn execute(
     engines: &Engines,
     plan: &Plan,
-) -> Result<(Result<Vec<RunResult>, runner::WriteError>, Option<i32>)> {
+) -> Result<(Result<Vec<RunResult>, runner::WriteError>, Option<ExitCode>), ExpectedError> {
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let signalled = watch_signals(cancel_tx, engines.all(), plan.run_id.clone())?;
     let mut display = Display::new(plan);
@@ -140,59 +96,6 @@ async fn execute(
     Ok((outcome, signal))
 }
 
-/// What the command line asks for beyond the servers and scenarios, checked as a whole:
-/// the server rows (variants), the sweep's load points, and a length within --max-duration.
-#[derive(Debug)]
-pub struct RunShape {
-    /// Each server as itself or as one of its variants, in run order.
-    pub rows: Vec<(Server, Option<catalog::Variant>)>,
-    /// Selected servers that declare none of the variants asked for.
-    pub left_out: Vec<String>,
-    /// The sweep as given.
-    pub sweep: Sweep,
-    /// Its load points (one empty set without a sweep).
-    pub load_points: Vec<BTreeMap<String, f64>>,
-}
-
-impl RunShape {
-    /// One clear usage error (exit 2) for an unknown variant, a sweep key given twice or one
-    /// a chosen scenario does not take, or a plan longer than --max-duration.
-    pub fn check(args: &RunArgs, servers: &[Server], scenarios: &[Scenario]) -> Result<RunShape> {
-        let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
-        let (rows, left_out) = catalog::with_variants(servers, &args.variants)?;
-        let sweep = Sweep::new(args.sweep.clone()).map_err(|e| usage(&e))?;
-        sweep.check(scenarios).map_err(|e| usage(&e))?;
-        let load_points = if sweep.is_empty() {
-            Vec::new()
-        } else {
-            sweep.points()
-        };
-        runner::check_duration(
-            rows.len(),
-            scenarios,
-            load_points.len(),
-            args.runs,
-            args.mode,
-            args.duration,
-            args.max_duration,
-        )
-        .map_err(|e| usage(&e))?;
-        Ok(RunShape {
-            rows,
-            left_out,
-            sweep,
-            load_points,
-        })
-    }
-
-    fn labels(&self) -> Vec<String> {
-        self.rows
-            .iter()
-            .map(|(s, v)| server_label(&s.id, v.as_ref().map(|v| v.name.as_str())))
-            .collect()
-    }
-}
-
 /// The run's `run.json`: written when the run starts, rewritten however it ends.
 struct RunLog {
     path: PathBuf,
@@ -204,9 +107,8 @@ impl RunLog {
         args: &RunArgs,
         run_id: &str,
         results_dir: &Path,
-        shape: &RunShape,
-        scenarios: &[Scenario],
-    ) -> Result<RunLog> {
+        request: &RunRequest,
+    ) -> Result<RunLog, ExpectedError> {
         let mut log = RunLog {
             path: results_dir.join(RUN_MANIFEST_FILE),
             manifest: RunManifest {
@@ -224,19 +126,19 @@ impl RunLog {
                 seed: None,
                 rounds: Vec::new(),
                 stops: Vec::new(),
-                servers: shape.labels(),
-                scenarios: scenarios.to_vec(),
-                sweep: shape.sweep.as_map(),
-                planned_points: (shape.rows.len()
-                    * scenarios.len()
-                    * shape.load_points.len().max(1)) as u32
+                servers: request.labels(),
+                scenarios: request.scenarios.clone(),
+                sweep: request.sweep.as_map(),
+                planned_points: (request.rows.len()
+                    * request.scenarios.len()
+                    * request.load_points.len().max(1)) as u32
                     * args.runs,
                 written_points: 0,
                 started_at: now(),
                 written_at: now(),
             },
         };
-        log.write().with_context(|| {
+        log.write().doing(|| {
             format!(
                 "the results folder {} is not writable",
                 results_dir.display()
@@ -245,22 +147,25 @@ impl RunLog {
         Ok(log)
     }
 
-    fn write(&mut self) -> Result<()> {
+    fn write(&mut self) -> Result<(), runner::WriteError> {
         self.manifest.written_at = now();
-        runner::write_atomically(&self.path, &self.manifest.to_json())?;
-        Ok(())
+        runner::write_atomically(&self.path, &self.manifest.to_json())
     }
 
     /// Marks the run failed (best effort) and hands the error back.
-    fn failed(&mut self, err: anyhow::Error) -> anyhow::Error {
+    fn failed(&mut self, err: ExpectedError) -> ExpectedError {
         self.manifest.status = RunStatus::Failed;
-        self.manifest.status_detail = Some(format!("{err:#}"));
+        self.manifest.status_detail = Some(err.one_line());
         let _ = self.write();
         err
     }
 
     /// Marks the run completed or interrupted and writes its HTML report beside it.
-    fn close(&mut self, results: &[RunResult], signal: Option<i32>) -> Result<()> {
+    fn close(
+        &mut self,
+        results: &[RunResult],
+        signal: Option<ExitCode>,
+    ) -> Result<(), ExpectedError> {
         self.manifest.written_points = results.len() as u32;
         self.manifest.status =
             if signal.is_some() || results.iter().any(|r| r.outcome == Outcome::Interrupted) {
@@ -269,7 +174,7 @@ impl RunLog {
                 RunStatus::Completed
             };
         self.write()
-            .with_context(|| format!("writing {}", self.path.display()))?;
+            .doing(|| format!("writing {}", self.path.display()))?;
         if results.is_empty() {
             return Ok(());
         }
@@ -282,7 +187,7 @@ impl RunLog {
             },
         );
         let path = self.path.with_file_name(HTML_REPORT_FILE);
-        runner::write_atomically(&path, &page)?;
+        runner::write_atomically(&path, &page).doing(|| "writing the run's report")?;
         eprintln!("report: {}", path.display());
         Ok(())
     }
@@ -307,19 +212,21 @@ impl Engines {
 /// it (FROM scratch: it builds on any engine).
 async fn connect_loadgens(
     args: &RunArgs,
-) -> Result<(Vec<DockerEngine>, Vec<LoadgenEngine>, Vec<EngineConditions>)> {
+) -> Result<(Vec<DockerEngine>, Vec<LoadgenEngine>, Vec<EngineConditions>), ExpectedError> {
     let (mut engines, mut slots, mut conditions) = (Vec::new(), Vec::new(), Vec::new());
     for endpoint in &args.loadgen_engines {
-        let engine = DockerEngine::connect_to(endpoint).await?;
+        let engine = DockerEngine::connect_to(endpoint)
+            .await
+            .doing(|| format!("connecting to the load engine {endpoint}"))?;
         let info = engine
             .info()
             .await
-            .with_context(|| format!("asking the load engine {endpoint} for its version"))?;
+            .doing(|| format!("asking the load engine {endpoint} for its version"))?;
         let clock = engine.clock_offset().await;
         eprint!("load engine {endpoint}: ");
         super::build_k6_image(&engine, args.rebuild)
             .await
-            .with_context(|| format!("building the k6 image on {endpoint}"))?;
+            .doing(|| format!("building the k6 image on {endpoint}"))?;
         let api_host = endpoint
             .strip_prefix("tcp://")
             .and_then(|a| a.rsplit_once(':'))
@@ -344,29 +251,23 @@ async fn connect_loadgens(
 }
 
 /// Builds the images and the plan: everything a run needs before its first container.
-#[allow(clippy::too_many_arguments)]
 async fn prepare(
     args: &RunArgs,
     root: &Path,
-    servers: &[Server],
-    shape: RunShape,
-    scenarios: Vec<Scenario>,
-    verify: VerifyLevel,
+    request: RunRequest,
     run_id: &str,
     results_dir: &Path,
-) -> Result<(Engines, Plan)> {
+) -> Result<(Engines, Plan), ExpectedError> {
     let engine = super::connect().await?;
     let info = engine
         .info()
         .await
-        .context("asking the engine for its version")?;
-    let k6_image = super::build_k6_image(&engine, args.rebuild).await?;
+        .doing(|| "asking the engine for its version")?;
+    let k6_image = super::build_k6_image(&engine, args.rebuild)
+        .await
+        .doing(|| "building the k6 image")?;
     // One image per server, shared by its variants: a variant is not a rebuild.
-    let built: Vec<&Server> = servers
-        .iter()
-        .filter(|s| shape.rows.iter().any(|(row, _)| row.id == s.id))
-        .collect();
-    let built: Vec<Server> = built.into_iter().cloned().collect();
+    let built = request.servers_to_build();
     let images = super::build_images(&engine, &built, args.rebuild).await?;
     let (loadgen_engines, loadgens, loadgen_conditions) = connect_loadgens(args).await?;
     let limits = Limits {
@@ -402,7 +303,7 @@ async fn prepare(
     };
     let plan = Plan {
         run_id: run_id.to_string(),
-        servers: shape
+        servers: request
             .rows
             .into_iter()
             .map(|(server, variant)| {
@@ -419,8 +320,8 @@ async fn prepare(
                 }
             })
             .collect(),
-        scenarios,
-        load_points: shape.load_points,
+        scenarios: request.scenarios,
+        load_points: request.load_points,
         mode: args.mode,
         soak_seconds: args.duration,
         slo_p95_ms: args.slo_p95_ms,
@@ -428,8 +329,9 @@ async fn prepare(
         repetitions: args.runs,
         adaptive: Default::default(),
         limits,
-        verify,
-        scenarios_dir: std::path::absolute(root.join("scenarios"))?,
+        verify: args.verify,
+        scenarios_dir: std::path::absolute(root.join("scenarios"))
+            .doing(|| "finding the scenarios folder")?,
         results_dir: results_dir.to_owned(),
         k6_image: k6_image.tag.clone(),
         conditions,
@@ -451,8 +353,8 @@ fn finish(
     results: &[RunResult],
     results_dir: &Path,
     run_id: &str,
-    signal: Option<i32>,
-) -> Result<i32> {
+    signal: Option<ExitCode>,
+) -> ExitCode {
     if !results.is_empty() {
         print!("{}", args.format.render(&Report::from_results(results)));
     }
@@ -472,12 +374,12 @@ fn finish(
     );
     if let Some(code) = signal {
         eprintln!("interrupted: the results above were kept; run {run_id} is marked interrupted");
-        return Ok(code);
+        return code;
     }
     if results.iter().any(|r| r.outcome == Outcome::Interrupted) {
-        return Ok(EXIT_SIGINT);
+        return ExitCode::Interrupted;
     }
-    Ok(if failed > 0 { 1 } else { 0 })
+    ExitCode::from_failures(failed)
 }
 
 /// SIGINT and SIGTERM cancel the run (it cleans up and records the point as interrupted);
@@ -487,16 +389,16 @@ fn watch_signals(
     cancel: watch::Sender<bool>,
     engines: Vec<DockerEngine>,
     run_id: String,
-) -> Result<watch::Receiver<Option<i32>>> {
-    let mut interrupt = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
-    let mut terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+) -> Result<watch::Receiver<Option<ExitCode>>, ExpectedError> {
+    let mut interrupt = signal(SignalKind::interrupt()).doing(|| "listening for SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).doing(|| "listening for SIGTERM")?;
     let (code_tx, code_rx) = watch::channel(None);
     tokio::spawn(async move {
         let mut first = true;
         loop {
             let code = tokio::select! {
-                Some(()) = interrupt.recv() => EXIT_SIGINT,
-                Some(()) = terminate.recv() => EXIT_SIGTERM,
+                Some(()) = interrupt.recv() => ExitCode::Interrupted,
+                Some(()) = terminate.recv() => ExitCode::Terminated,
                 else => return,
             };
             if first {
@@ -509,7 +411,7 @@ fn watch_signals(
                     let _ = engine.remove_run(&run_id).await;
                 }
                 eprintln!("stopped at once; run {run_id} is incomplete");
-                std::process::exit(code);
+                std::process::exit(code.code());
             }
         }
     });

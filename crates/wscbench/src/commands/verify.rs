@@ -3,15 +3,15 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
 use wscbench_engine::catalog::Server;
 use wscbench_engine::local::{self, LocalServer};
 use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport, hostile};
 
 use crate::cli::VerifyArgs;
-use crate::exit::{ExitCode, UsageError};
+use crate::errors::{Doing, ExpectedError, UsageError};
+use crate::exit::ExitCode;
 
-pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode> {
+pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode, ExpectedError> {
     let known: Vec<&str> = if args.hostile {
         hostile::all_hostile_checks()
             .iter()
@@ -25,7 +25,7 @@ pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode> {
             .collect()
     };
     if let Some(unknown) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
-        return Err(UsageError(format!(
+        return Err(UsageError::new(format!(
             "unknown check {unknown:?}; the checks are: {}",
             known.join(", ")
         ))
@@ -33,46 +33,53 @@ pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode> {
     }
     let mut reports = Vec::new();
     if let Some(url) = &args.url {
-        let target = Target::from_url(url).map_err(|e| UsageError(e.to_string()))?;
+        let target = Target::from_url(url).map_err(|e| UsageError::new(e.to_string()))?;
         reports.push(check(None, &target, &args, None).await);
     } else {
         if args.select.is_empty() && !args.all {
-            return Err(UsageError(
-                "say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all".into(),
+            return Err(UsageError::new(
+                "say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all",
             )
             .into());
         }
-        let servers = args.select.selection().apply(&super::discover(root)?)?;
+        let servers = super::select(root, &args.select)?;
         if args.binary.is_some() && servers.len() != 1 {
-            return Err(UsageError("--binary needs exactly one --server".into()).into());
+            return Err(UsageError::new("--binary needs exactly one --server").into());
         }
         for server in &servers {
             reports.push(verify_local(server, &args).await?);
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&reports).expect("reports always serialize")
+        );
     }
     let failed = reports.iter().filter(|r| !r.passed()).count();
     Ok(ExitCode::from_failures(failed))
 }
 
-async fn verify_local(server: &Server, args: &VerifyArgs) -> Result<VerifyReport> {
+async fn verify_local(server: &Server, args: &VerifyArgs) -> Result<VerifyReport, ExpectedError> {
     let binary = match &args.binary {
         Some(path) => path.clone(),
         None => {
             if !args.json {
                 eprintln!("building {} ...", server.id);
             }
-            local::build(server).await?.binary
+            local::build(server)
+                .await
+                .doing(|| format!("building {}", server.id))?
+                .binary
         }
     };
-    let port = local::free_port()?;
-    let mut process = LocalServer::spawn(&binary, port, args.server_logs)?;
+    let starting = || format!("starting {}", server.id);
+    let port = local::free_port().doing(starting)?;
+    let mut process = LocalServer::spawn(&binary, port, args.server_logs).doing(starting)?;
     process
         .wait_healthy(Duration::from_secs(10))
         .await
-        .with_context(|| format!("starting {}", server.id))?;
+        .doing(starting)?;
     let target = Target::loopback(port);
     Ok(check(Some(&server.id), &target, args, Some(process)).await)
 }
