@@ -114,11 +114,11 @@ fn bad_sweep_values_and_keys_are_refused() {
 
 #[test]
 fn a_plan_longer_than_the_bound_is_refused_and_the_bound_can_be_raised() {
-    // 6 servers × (100 s + 5 s) × 13 values = 2h16m30s in quick mode.
+    // 6 servers × (100 s + 5 s) × 13 values = 136.5 min with the seed's lengths.
     let sweep = "clients=10,20,30,40,50,60,70,80,90,100,110,120,130";
     refused(
-        &["--scenario", "saturation", "--sweep", sweep],
-        "this run would take about 2h16m (78 points of load and set-up), more than --max-duration 2h00m",
+        &["--scenario", "saturation", "--sweep", sweep, "--mode", "seed"],
+        "this run would take about 137 min (78 points of load and set-up), more than --max-duration 120 min",
     );
     refused(
         &[
@@ -130,8 +130,10 @@ fn a_plan_longer_than_the_bound_is_refused_and_the_bound_can_be_raised() {
             "steady",
             "--max-duration",
             "2m",
+            "--mode",
+            "seed",
         ],
-        "more than --max-duration 2m00s",
+        "more than --max-duration 2 min",
     );
     // A soak's --duration counts: two 90-minute holds and their set-up are over 3 h.
     refused(
@@ -149,11 +151,11 @@ fn a_plan_longer_than_the_bound_is_refused_and_the_bound_can_be_raised() {
             "--duration",
             "90m",
         ],
-        "this run would take about 3h00m (2 points of load and set-up), more than --max-duration 2h00m",
+        "this run would take about 181 min (2 points of load and set-up), more than --max-duration 120 min",
     );
     // Raised, the same plan gets past every check to the engine, which is not there (exit 3).
     let out = wscbench()
-        .args(["run", "--scenario", "saturation", "--sweep", sweep])
+        .args(["run", "--scenario", "saturation", "--sweep", sweep, "--mode", "seed"])
         .args(["--max-duration", "3h", "--results"])
         .arg(tempfile::tempdir().unwrap().path())
         .output()
