@@ -246,7 +246,7 @@ mod tests {
             seconds(Scenario::Saturation, Mode::Soak)
         );
         assert_eq!(
-            planned_seconds(Scenario::Steady, Mode::Quick, Some(1800)),
+            planned_seconds(Scenario::Steady, Mode::Seed, Some(1800)),
             60
         );
     }

@@ -14,7 +14,7 @@ use wscbench_engine::engine::{
     BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, ImageInfo, Usage, UsageStream,
 };
 use wscbench_engine::images::Image;
-use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, VerifyLevel};
+use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, Progress, VerifyLevel};
 use wscbench_results::{Conditions, LoadPath, Mode, Outcome, RunResult, Scenario};
 
 fn root() -> PathBuf {
@@ -610,11 +610,16 @@ async fn cancelling_mid_load_records_interrupted_skips_the_rest_and_removes_cont
     .unwrap();
     assert_eq!(results.len(), 1, "the second scenario never starts");
     assert_eq!(results[0].outcome, Outcome::Interrupted);
+    // The round's order is shuffled: whichever ran first was interrupted, the other never ran.
+    let (ran, skipped) = match results[0].scenario {
+        Scenario::Steady => ("steady", "burst"),
+        _ => ("burst", "steady"),
+    };
     assert!(
-        dir.path().join("profile-b/go/steady.json").is_file(),
+        dir.path().join(format!("profile-b/go/{ran}.json")).is_file(),
         "the interrupted run is written"
     );
-    assert!(!dir.path().join("profile-b/go/burst.json").exists());
+    assert!(!dir.path().join(format!("profile-b/go/{skipped}.json")).exists());
     assert_eq!(engine.live(), 0);
 }
 
@@ -951,4 +956,126 @@ async fn a_script_that_stops_itself_ends_a_stepped_scenario_but_fails_a_fixed_on
         results[2].outcome_detail
     );
     assert_eq!(engine.live(), 0);
+}
+
+/// A judge that keeps one server undecided for ever and calls every other decided.
+struct KeepsUndecided(&'static str);
+
+impl runner::rounds::Judge for KeepsUndecided {
+    fn judge(
+        &self,
+        results: &[RunResult],
+    ) -> std::collections::BTreeMap<
+        wscbench_results::PointKey,
+        Option<wscbench_results::StopReason>,
+    > {
+        results
+            .iter()
+            .map(|r| {
+                let verdict = (r.server_label() != self.0)
+                    .then_some(wscbench_results::StopReason::Decided);
+                (r.point(), verdict)
+            })
+            .collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_multi_round_run_adds_rounds_only_to_the_undecided_point_and_records_why_each_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FakeEngine::new(Fault::None);
+    let mut plan = plan(dir.path(), &[Scenario::Steady]);
+    let go = plan.servers[0].server.clone();
+    plan.servers
+        .push(planned(go.clone(), go.variant("gomaxprocs-1")));
+    plan.repetitions = 2;
+    plan.adaptive = runner::rounds::Adaptive {
+        max_rounds: 4,
+        budget: None,
+        seed: 7,
+        calibrate_each: Some(Duration::from_millis(20)),
+    };
+    let (_tx, rx) = watch::channel(false);
+    let mut rounds_seen = Vec::new();
+    let output = runner::execute_rounds(
+        &engine,
+        &[],
+        &plan,
+        Some(&KeepsUndecided("profile-b/go@gomaxprocs-1")),
+        rx,
+        &mut |p| {
+            if let Progress::Round { index, points, .. } = p {
+                rounds_seen.push((index, points));
+            }
+        },
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(rounds_seen, [(1, 2), (2, 2), (3, 1), (4, 1)]);
+    let count = |label: &str| {
+        output
+            .results
+            .iter()
+            .filter(|r| r.server_label() == label)
+            .count()
+    };
+    assert_eq!(count("profile-b/go"), 2, "decided after the minimum");
+    assert_eq!(count("profile-b/go@gomaxprocs-1"), 4, "undecided up to the most");
+    let stops: Vec<(String, u32, wscbench_results::StopReason)> = output
+        .stops
+        .iter()
+        .map(|s| (s.point.clone(), s.rounds, s.reason))
+        .collect();
+    assert_eq!(
+        stops,
+        [
+            ("profile-b/go steady".to_string(), 2, wscbench_results::StopReason::Decided),
+            (
+                "profile-b/go@gomaxprocs-1 steady".to_string(),
+                4,
+                wscbench_results::StopReason::MaxRounds
+            ),
+        ]
+    );
+    // Every result knows its round, its place in the shuffled order and the round's speed.
+    for result in &output.results {
+        let round = result.round.as_ref().expect("a round");
+        assert!(round.position >= 1 && round.position <= round.points);
+        assert!(round.machine_speed.is_some_and(|m| m.index > 0.0));
+        assert!(result.outcome == Outcome::Ok, "{:?}", result.outcome_detail);
+    }
+    assert_eq!(output.rounds.len(), 4);
+    let added = dir
+        .path()
+        .join("profile-b/go@gomaxprocs-1/steady.rep-4.json");
+    assert!(added.is_file(), "an added round writes its own file");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn added_rounds_stop_when_the_budget_leaves_no_room_for_the_next_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FakeEngine::new(Fault::None);
+    let mut plan = plan(dir.path(), &[Scenario::Steady]);
+    plan.repetitions = 1;
+    // A smoke steady point is planned at 8 s: a 1 s budget has no room for a second round.
+    plan.adaptive = runner::rounds::Adaptive {
+        max_rounds: 5,
+        budget: Some(Duration::from_secs(1)),
+        seed: 1,
+        calibrate_each: None,
+    };
+    let (_tx, rx) = watch::channel(false);
+    let output = runner::execute_rounds(
+        &engine,
+        &[],
+        &plan,
+        Some(&KeepsUndecided("profile-b/go")),
+        rx,
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(output.results.len(), 1, "the minimum round runs, no more");
+    assert_eq!(output.stops[0].reason, wscbench_results::StopReason::Budget);
 }

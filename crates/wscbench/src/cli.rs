@@ -58,7 +58,7 @@ pub enum Command {
     ///
     /// The first Ctrl-C stops and removes every container of the run, keeps the results already
     /// written, marks the run interrupted, and exits 130.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Render the comparison tables from stored results alone (no Docker needed).
     ///
     /// One table never mixes modes, load paths or server limits: by default the report shows
@@ -158,9 +158,31 @@ pub struct RunArgs {
     /// message; receives about 15k messages/s per core)
     #[arg(long, default_value = "native", value_parser = one_of(LoadPath::ALL, LoadPath::as_str))]
     pub loadgen: LoadPath,
-    /// Repeat every server × scenario N times, interleaved (A B C A B C), each its own result
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub runs: u32,
+    /// The rounds every point gets at least: each round runs every server × scenario once,
+    /// in an order shuffled from --seed, each its own result [default: 3 in quick mode, else 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: Option<u32>,
+    /// After the first --runs rounds, add rounds only to points whose headline figures' 95 %
+    /// interval is wider than PCT % of the mean (twice that for latency) and whose ranking
+    /// against a neighbour is still undecided
+    #[arg(long, default_value_t = 5.0, value_name = "PCT", value_parser = parse_precision)]
+    pub precision: f64,
+    /// The time the rounds may take; added rounds stop when the next point would not fit,
+    /// and a budget too small for the first --runs rounds is refused [default: 30m in quick
+    /// mode, else none]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub budget: Option<std::time::Duration>,
+    /// The most rounds any point gets [default: 10 in quick mode, else --runs: no rounds
+    /// added for precision]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_rounds: Option<u32>,
+    /// The seed of every round's shuffled order, to repeat a run's order [default: from the
+    /// clock, recorded in run.json]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Skip the machine-speed calibration (about 2 s) at the start of each round
+    #[arg(long)]
+    pub no_calibration: bool,
     /// CPU limit of each server container, in CPUs
     #[arg(long, default_value_t = 2.0, value_parser = parse_cpus)]
     pub cpus: f64,
@@ -315,6 +337,13 @@ pub struct CompareArgs {
 fn parse_sweep(s: &str) -> Result<wscbench_engine::sweep::SweepKey, String> {
     s.parse()
         .map_err(|e: wscbench_engine::sweep::SweepError| e.to_string())
+}
+
+fn parse_precision(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("{s:?} is not a percentage above 0 and at most 100")),
+    }
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
@@ -518,7 +547,7 @@ where
             Command::Verify(args) => commands::verify::run(&root, args).await,
             Command::IdleMemory(args) => commands::idle_memory::run(&root, args).await,
             Command::Build(args) => commands::build::run(&root, args).await,
-            Command::Run(args) => commands::run::run(&root, args).await,
+            Command::Run(args) => commands::run::run(&root, *args).await,
             Command::Report(args) => commands::report::run(&root, args),
             Command::LoadgenCapacity(args) => commands::loadgen_capacity::run(&root, args).await,
             Command::Compare(args) => commands::compare::run(&root, args),
@@ -613,7 +642,7 @@ mod tests {
         };
         assert_eq!(
             (args.mode, args.loadgen, args.runs, args.cpus, args.memory),
-            (Mode::Quick, LoadPath::Native, 1, 2.0, 512 << 20)
+            (Mode::Quick, LoadPath::Native, None, 2.0, 512 << 20)
         );
         assert_eq!(args.select.profiles, ["b"]);
         assert!(args.scenarios.is_empty());
@@ -731,7 +760,7 @@ mod tests {
     fn run_args(extra: &[&str]) -> Result<RunArgs, clap::Error> {
         let args = ["wscbench", "run"].iter().chain(extra);
         Cli::try_parse_from(args).map(|cli| match cli.command {
-            Command::Run(args) => args,
+            Command::Run(args) => *args,
             _ => panic!("not run"),
         })
     }

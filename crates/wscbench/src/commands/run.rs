@@ -38,13 +38,14 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
     let run_id = runner::new_run_id();
     let results_dir = results_root(root, &args.results).join(&run_id);
     let mut manifest = RunLog::open(&args, &run_id, &results_dir, &request)?;
+    let judge = request.precision_pct.map(PrecisionJudge);
     let prepared = prepare(&args, root, request, &run_id, &results_dir).await;
     let (engines, plan) = match prepared {
         Ok(ready) => ready,
         Err(err) => return Err(manifest.failed(err)),
     };
     eprintln!(
-        "run {run_id}: {} server row(s) × {} scenario(s) × {} load point(s) × {} run(s), {} mode, {} load path, about {} min; results in {}",
+        "run {run_id}: {} server row(s) × {} scenario(s) × {} load point(s) × {} round(s), {} mode, {} load path, about {} min; results in {}",
         plan.servers.len(),
         plan.scenarios.len(),
         plan.load_points.len().max(1),
@@ -54,16 +55,51 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
         plan.estimate().as_secs().div_ceil(60),
         results_dir.display()
     );
-    let (outcome, signal) = execute(&engines, &plan).await?;
-    let results = match outcome {
-        Ok(results) => results,
+    if let Some(judge) = &judge {
+        eprintln!(
+            "then rounds only for points not yet within ±{}% (latency ±{}%) nor decided against their neighbours, up to {} rounds{}; seed {}",
+            judge.0,
+            judge.0 * 2.0,
+            plan.adaptive.max_rounds,
+            plan.adaptive
+                .budget
+                .map_or(String::new(), |b| format!(", within a budget of {}", humantime::format_duration(b))),
+            plan.adaptive.seed
+        );
+    }
+    let (outcome, signal) = execute(
+        &engines,
+        &plan,
+        judge.as_ref().map(|j| j as &dyn runner::rounds::Judge),
+    )
+    .await?;
+    let output = match outcome {
+        Ok(output) => output,
         Err(err) => {
             let err = err.while_doing("the run stopped: a result could not be written".into());
             return Err(manifest.failed(err));
         }
     };
+    manifest.manifest.rounds = output.rounds;
+    manifest.manifest.stops = output.stops;
+    let results = output.results;
     manifest.close(&results, signal)?;
     Ok(finish(&args, &results, &results_dir, &run_id, signal))
+}
+
+/// The precision goal as the runner's judge: the report's verdicts on every round so far.
+struct PrecisionJudge(f64);
+
+impl runner::rounds::Judge for PrecisionJudge {
+    fn judge(
+        &self,
+        results: &[RunResult],
+    ) -> std::collections::BTreeMap<
+        wscbench_results::PointKey,
+        Option<wscbench_results::StopReason>,
+    > {
+        wscbench_report::precision::verdicts(results, self.0)
+    }
 }
 
 /// Runs the plan with the progress display and the signal handlers, and removes whatever
@@ -72,14 +108,20 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
 async fn execute(
     engines: &Engines,
     plan: &Plan,
-) -> Result<(Result<Vec<RunResult>, runner::WriteError>, Option<ExitCode>), ExpectedError> {
+    judge: Option<&dyn runner::rounds::Judge>,
+) -> Result<(Result<runner::RoundsOutput, runner::WriteError>, Option<ExitCode>), ExpectedError> {
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let signalled = watch_signals(cancel_tx, engines.all(), plan.run_id.clone())?;
     let mut display = Display::new(plan);
     let loadgens: Vec<&DockerEngine> = engines.loadgens.iter().collect();
-    let outcome = runner::execute_on(&engines.server, &loadgens, plan, cancel_rx, &mut |p| {
-        display.update(p)
-    })
+    let outcome = runner::execute_rounds(
+        &engines.server,
+        &loadgens,
+        plan,
+        judge,
+        cancel_rx,
+        &mut |p| display.update(p),
+    )
     .await;
     display.finish();
     let mut leftover = 0;
@@ -120,10 +162,10 @@ impl RunLog {
                 wscbench_version: env!("CARGO_PKG_VERSION").to_string(),
                 mode: args.mode,
                 load_path: args.loadgen,
-                repetitions: args.runs,
-                precision_pct: None,
-                budget_s: None,
-                seed: None,
+                repetitions: request.min_rounds,
+                precision_pct: request.precision_pct,
+                budget_s: request.adaptive.budget.map(|b| b.as_secs()),
+                seed: Some(request.adaptive.seed),
                 rounds: Vec::new(),
                 stops: Vec::new(),
                 servers: request.labels(),
@@ -132,7 +174,7 @@ impl RunLog {
                 planned_points: (request.rows.len()
                     * request.scenarios.len()
                     * request.load_points.len().max(1)) as u32
-                    * args.runs,
+                    * request.min_rounds,
                 written_points: 0,
                 started_at: now(),
                 written_at: now(),
@@ -326,8 +368,8 @@ async fn prepare(
         soak_seconds: args.duration,
         slo_p95_ms: args.slo_p95_ms,
         load_path: args.loadgen,
-        repetitions: args.runs,
-        adaptive: Default::default(),
+        repetitions: request.min_rounds,
+        adaptive: request.adaptive.clone(),
         limits,
         verify: args.verify,
         scenarios_dir: std::path::absolute(root.join("scenarios"))
@@ -435,7 +477,12 @@ struct Display {
     bar: ProgressBar,
     started: Instant,
     remaining_after_current: Duration,
-    plan_runs: Vec<Duration>,
+    /// One round's points' lengths, for the estimate of what is left.
+    round_length: Duration,
+    /// Rounds every point gets.
+    min_rounds: u32,
+    /// The round running.
+    round: u32,
     current: String,
 }
 
@@ -446,16 +493,18 @@ impl Display {
             ProgressStyle::with_template("{spinner} {prefix} {wide_msg}").expect("valid template"),
         );
         bar.enable_steady_tick(Duration::from_millis(250));
-        let plan_runs = plan
-            .points()
+        let round_length = plan
+            .round_points()
             .iter()
             .map(|p| plan.scenario_seconds(p.scenario) + OVERHEAD_ESTIMATE)
-            .collect();
+            .sum();
         Self {
             bar,
             started: Instant::now(),
             remaining_after_current: Duration::ZERO,
-            plan_runs,
+            round_length,
+            min_rounds: plan.repetitions.max(1),
+            round: 1,
             current: String::new(),
         }
     }
@@ -476,11 +525,19 @@ impl Display {
                 point,
                 expected,
             } => {
-                self.remaining_after_current = self.plan_runs.iter().skip(index).sum();
-                let repetition = if point.repetition.of > 1 {
+                let per_point = self.round_length / (total.max(1) as u32);
+                self.remaining_after_current = per_point * (total - index) as u32
+                    + self.round_length * self.min_rounds.saturating_sub(self.round);
+                let repetition = if point.repetition.of > 1 || point.repetition.index > 1 {
                     format!(
-                        " (run {} of {})",
-                        point.repetition.index, point.repetition.of
+                        " (round {} of {}{})",
+                        point.repetition.index,
+                        point.repetition.of,
+                        if point.repetition.index > point.repetition.of {
+                            ", added for precision"
+                        } else {
+                            ""
+                        }
                     )
                 } else {
                     String::new()
@@ -504,7 +561,22 @@ impl Display {
                     eprintln!("{} ...", self.current);
                 }
             }
-            Progress::Round { .. } => {}
+            Progress::Round {
+                index,
+                points,
+                machine_speed,
+            } => {
+                self.round = index;
+                let speed = machine_speed.map_or(String::new(), |m| {
+                    format!(
+                        " · machine speed index {:.1} (CPU {:.2} M blocks/s, loopback {:.0}k round trips/s)",
+                        m.index,
+                        m.cpu_blocks_per_s / 1e6,
+                        m.loopback_roundtrips_per_s / 1e3
+                    )
+                });
+                self.say(format!("round {index}: {points} point(s){speed}"));
+            }
             Progress::Phase(phase) => self.bar.set_message(format!(
                 "{phase} · elapsed {}",
                 clock(self.started.elapsed())

@@ -15,7 +15,14 @@ use wscbench_engine::{runner, scenarios};
 use wscbench_results::dimensions::server_label;
 use wscbench_results::{LoadPath, Mode, Scenario};
 
+use wscbench_engine::runner::rounds::{self, Adaptive};
+
 use crate::cli::RunArgs;
+
+/// The rounds' time budget in quick mode when `--budget` is not given.
+const DEFAULT_BUDGET: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+/// How long each of the two calibration loops runs at the start of a round.
+const CALIBRATION_EACH: std::time::Duration = std::time::Duration::from_secs(1);
 use crate::errors::UsageError;
 
 /// What a run will do, as its command line asks and as checked.
@@ -33,6 +40,12 @@ pub struct RunRequest {
     pub sweep: Sweep,
     /// Its load points (none without a sweep).
     pub load_points: Vec<BTreeMap<String, f64>>,
+    /// The rounds every point gets (`--runs`, by mode when not given).
+    pub min_rounds: u32,
+    /// How rounds are added for precision, within the budget.
+    pub adaptive: Adaptive,
+    /// The precision goal in percent, when rounds are added for it.
+    pub precision_pct: Option<f64>,
 }
 
 impl RunRequest {
@@ -60,16 +73,41 @@ impl RunRequest {
         } else {
             sweep.points()
         };
-        runner::check_duration(
+        let quick = args.mode == Mode::Quick;
+        let min_rounds = args.runs.unwrap_or(if quick { 3 } else { 1 });
+        let max_rounds = args
+            .max_rounds
+            .unwrap_or(if quick { 10 } else { min_rounds });
+        if max_rounds < min_rounds {
+            return Err(UsageError::new(format!(
+                "--max-rounds {max_rounds} is fewer than --runs {min_rounds}"
+            )));
+        }
+        let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
+        let estimate = runner::check_duration(
             rows.len(),
             &scenarios,
             load_points.len(),
-            args.runs,
+            min_rounds,
             args.mode,
             args.duration,
             args.max_duration,
         )
         .map_err(usage)?;
+        if let Some(budget) = budget.filter(|b| estimate > *b) {
+            return Err(UsageError::new(format!(
+                "--budget {} is too small for {min_rounds} round(s) of this plan, which take about {} min; the smallest budget that works is {}m (or lower --runs, or narrow the plan)",
+                humantime::format_duration(budget),
+                estimate.as_secs().div_ceil(60),
+                estimate.as_secs().div_ceil(60)
+            )));
+        }
+        let adaptive = Adaptive {
+            max_rounds,
+            budget,
+            seed: args.seed.unwrap_or_else(rounds::fresh_seed),
+            calibrate_each: (!args.no_calibration).then_some(CALIBRATION_EACH),
+        };
         Ok(RunRequest {
             servers,
             scenarios,
@@ -77,6 +115,9 @@ impl RunRequest {
             left_out,
             sweep,
             load_points,
+            min_rounds,
+            precision_pct: (max_rounds > min_rounds).then_some(args.precision),
+            adaptive,
         })
     }
 
