@@ -401,6 +401,10 @@ fn place_tables(report: &Report) -> Placed<'_> {
     placed
 }
 
+/// Text cells longer than this may wrap (class `wrap`), so that the widest scenario table fits
+/// a 1280-px window; shorter ones, such as a server id that would break at its hyphen, do not.
+const WRAP_AFTER_CHARS: usize = 24;
+
 /// One table of the report, as it is: title, columns, cells (best in bold), footnotes.
 fn table(table: &Table) -> String {
     let mut out = String::from("<div class=\"table\">\n<table>\n");
@@ -415,8 +419,11 @@ fn table(table: &Table) -> String {
         out.push_str("<tr>");
         for (index, cell) in row.cells.iter().enumerate() {
             let mut classes = Vec::new();
-            if table.columns.get(index).is_some_and(|c| c.numeric) {
+            let numeric = table.columns.get(index).is_some_and(|c| c.numeric);
+            if numeric {
                 classes.push("num");
+            } else if cell.text.chars().count() > WRAP_AFTER_CHARS {
+                classes.push("wrap");
             }
             if cell.text.contains(charts::BOUND_MARK) {
                 classes.push("bound");
