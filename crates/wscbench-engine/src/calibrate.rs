@@ -115,7 +115,10 @@ mod tests {
 
     #[test]
     fn the_reference_machine_has_index_100_and_half_its_speed_in_both_has_50() {
-        let reference = speed(REFERENCE_CPU_BLOCKS_PER_S, REFERENCE_LOOPBACK_ROUNDTRIPS_PER_S);
+        let reference = speed(
+            REFERENCE_CPU_BLOCKS_PER_S,
+            REFERENCE_LOOPBACK_ROUNDTRIPS_PER_S,
+        );
         assert!((reference.index - 100.0).abs() < 1e-9);
         let half = speed(
             REFERENCE_CPU_BLOCKS_PER_S / 2.0,

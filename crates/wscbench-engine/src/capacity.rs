@@ -233,7 +233,6 @@ fn step(inputs: &CapacityInputs<'_>, w: &MergedWindow, died: Option<Outcome>) ->
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

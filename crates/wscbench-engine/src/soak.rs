@@ -5,8 +5,8 @@
 
 use wscbench_results::{KpiVerdict, Sample, SoakKpis};
 
-use crate::series::{at, least_squares_slope};
 use crate::native::MergedWindow;
+use crate::series::{at, least_squares_slope};
 
 /// Runs at least this long get soak KPIs in any mode, in ms.
 pub const SOAK_MIN_MS: u64 = 300_000;
@@ -28,7 +28,6 @@ pub const LATENCY_DRIFT_FLOOR_MS: f64 = 1.0;
 pub const QUIET_END_MS: u64 = 2_000;
 /// Drops may be at most this share of deliveries + drops.
 pub const DROP_MAX_RATIO: f64 = 0.001;
-
 
 /// The warm-up of a run of `duration_ms`.
 pub fn warmup_ms(duration_ms: u64) -> u64 {
@@ -218,7 +217,6 @@ mod tests {
             })
             .collect()
     }
-
 
     #[test]
     fn memory_slope_is_mib_per_hour_after_the_warm_up() {

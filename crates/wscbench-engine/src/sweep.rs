@@ -150,7 +150,6 @@ impl Sweep {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

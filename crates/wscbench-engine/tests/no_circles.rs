@@ -53,7 +53,10 @@ fn imports(me: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
         if line.starts_with("//") {
             continue;
         }
-        for (prefix, base) in [("crate::", String::new()), ("super::", format!("{parent}::"))] {
+        for (prefix, base) in [
+            ("crate::", String::new()),
+            ("super::", format!("{parent}::")),
+        ] {
             for (at, _) in line.match_indices(prefix) {
                 if prefix == "super::" && line[..at].ends_with("crate::") {
                     continue;
@@ -83,8 +86,10 @@ fn no_two_files_of_the_engine_import_each_other() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     sources(&src, &mut files);
-    let modules: BTreeMap<String, PathBuf> =
-        files.iter().map(|f| (module_of(&src, f), f.clone())).collect();
+    let modules: BTreeMap<String, PathBuf> = files
+        .iter()
+        .map(|f| (module_of(&src, f), f.clone()))
+        .collect();
     let known: BTreeSet<String> = modules.keys().cloned().collect();
     let graph: BTreeMap<&String, BTreeSet<String>> = modules
         .iter()
@@ -102,5 +107,8 @@ fn no_two_files_of_the_engine_import_each_other() {
             }
         }
     }
-    assert!(circles.is_empty(), "files that import each other: {circles:?}");
+    assert!(
+        circles.is_empty(),
+        "files that import each other: {circles:?}"
+    );
 }

@@ -616,10 +616,16 @@ async fn cancelling_mid_load_records_interrupted_skips_the_rest_and_removes_cont
         _ => ("burst", "steady"),
     };
     assert!(
-        dir.path().join(format!("profile-b/go/{ran}.json")).is_file(),
+        dir.path()
+            .join(format!("profile-b/go/{ran}.json"))
+            .is_file(),
         "the interrupted run is written"
     );
-    assert!(!dir.path().join(format!("profile-b/go/{skipped}.json")).exists());
+    assert!(
+        !dir.path()
+            .join(format!("profile-b/go/{skipped}.json"))
+            .exists()
+    );
     assert_eq!(engine.live(), 0);
 }
 
@@ -965,15 +971,13 @@ impl runner::rounds::Judge for KeepsUndecided {
     fn judge(
         &self,
         results: &[RunResult],
-    ) -> std::collections::BTreeMap<
-        wscbench_results::PointKey,
-        Option<wscbench_results::StopReason>,
-    > {
+    ) -> std::collections::BTreeMap<wscbench_results::PointKey, Option<wscbench_results::StopReason>>
+    {
         results
             .iter()
             .map(|r| {
-                let verdict = (r.server_label() != self.0)
-                    .then_some(wscbench_results::StopReason::Decided);
+                let verdict =
+                    (r.server_label() != self.0).then_some(wscbench_results::StopReason::Decided);
                 (r.point(), verdict)
             })
             .collect()
@@ -1021,7 +1025,11 @@ async fn a_multi_round_run_adds_rounds_only_to_the_undecided_point_and_records_w
             .count()
     };
     assert_eq!(count("profile-b/go"), 2, "decided after the minimum");
-    assert_eq!(count("profile-b/go@gomaxprocs-1"), 4, "undecided up to the most");
+    assert_eq!(
+        count("profile-b/go@gomaxprocs-1"),
+        4,
+        "undecided up to the most"
+    );
     let stops: Vec<(String, u32, wscbench_results::StopReason)> = output
         .stops
         .iter()
@@ -1030,7 +1038,11 @@ async fn a_multi_round_run_adds_rounds_only_to_the_undecided_point_and_records_w
     assert_eq!(
         stops,
         [
-            ("profile-b/go steady".to_string(), 2, wscbench_results::StopReason::Decided),
+            (
+                "profile-b/go steady".to_string(),
+                2,
+                wscbench_results::StopReason::Decided
+            ),
             (
                 "profile-b/go@gomaxprocs-1 steady".to_string(),
                 4,

@@ -80,7 +80,7 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
         columns,
         rows,
         footnotes: vec![
-            "Margin: the best over the runner-up. \"tie\": their 95 % intervals overlap (or the values are equal); load-generator bound and failed results never win.".into(),
+            "Margin: the best over the runner-up, ± its propagated standard deviation. A best is named only where the two 95 % intervals separate: \"tie\" where they overlap (or the values are equal), \"undecided\" with one round (no interval); load-generator bound and failed results never win.".into(),
         ],
     }
 }
@@ -171,7 +171,14 @@ fn summary_row(
                 Better::Lower if best_s.mean != 0.0 => Some(runner_s.mean / best_s.mean),
                 _ => None,
             };
-            if best_s.mean == runner_s.mean || best_s.overlaps(runner_s) {
+            let rounds = best_s.n.min(runner_s.n);
+            if dimension.scenario.is_some() && rounds < 2 && best_s.mean != runner_s.mean {
+                note.push(format!(
+                    "one round: no interval, so no winner ({best} ahead of {runner} by {}; run --runs 3 or more)",
+                    factor.map_or("?".into(), |f| format!("{f:.2}×"))
+                ));
+                ("undecided".to_string(), "—".to_string())
+            } else if best_s.mean == runner_s.mean || best_s.overlaps(runner_s) {
                 note.push(format!(
                     "within noise of {runner}{}",
                     if best_s.mean == runner_s.mean {
@@ -182,18 +189,32 @@ fn summary_row(
                 ));
                 ("tie".to_string(), format!("{best} = {runner}"))
             } else {
-                if dimension.scenario.is_some() && (best_s.n < 2 || runner_s.n < 2) {
-                    note.push("single run: no interval".to_string());
+                if dimension.scenario.is_some() {
+                    note.push(format!("decided in {rounds} rounds"));
                 }
-                let margin = match factor {
-                    Some(f) => format!("{f:.2}× {runner}"),
-                    None => format!("ahead of {runner}"),
+                let (a, b) = match dimension.metric.better {
+                    Better::Higher => (runner_s, best_s),
+                    Better::Lower => (best_s, runner_s),
+                };
+                let margin = match (factor, crate::stats::ratio(a, b)) {
+                    (Some(_), Some((f, Some(spread)))) if spread > 0.0 => {
+                        format!("{f:.2} ± {spread:.2}× {runner}")
+                    }
+                    (Some(f), _) => format!("{f:.2}× {runner}"),
+                    (None, _) => format!("ahead of {runner}"),
                 };
                 (best.clone(), margin)
             }
         }
     };
-    note.push(format!("best {}", (dimension.metric.format)(best_s.mean)));
+    note.push(match best_s.ci95.filter(|(lo, hi)| hi > lo) {
+        Some((lo, hi)) => format!(
+            "best {} ± {}",
+            (dimension.metric.format)(best_s.mean),
+            (dimension.metric.format)((hi - lo) / 2.0)
+        ),
+        None => format!("best {}", (dimension.metric.format)(best_s.mean)),
+    });
     if bound > 0 {
         note.push(format!("{bound} load-generator bound left out"));
     }
@@ -202,4 +223,93 @@ fn summary_row(
         Cell::label(margin),
         note.join("; "),
     ))
+}
+
+/// Rank stability: for each scenario's headline figures and each profile, the servers in
+/// order of their mean and, for each adjacent pair, the share of rounds in which that order
+/// held. A ranking that flips in a third of the rounds is not one to bet on.
+pub(crate) fn rank_stability_table(groups: &[Group]) -> Table {
+    let columns = Column::unranked(&[
+        ("Scenario", false),
+        ("Figure", false),
+        ("Profile", false),
+        ("Order (share of rounds each pair held)", false),
+    ]);
+    let profiles = ordered(
+        groups.iter().map(|g| g.results[0].server.profile.as_str()),
+        &PROFILES,
+    );
+    let mut rows = Vec::new();
+    for scenario in Scenario::ALL {
+        for headline in crate::precision::headlines(*scenario) {
+            let metric = headline.metric;
+            for profile in &profiles {
+                let mut ranked: Vec<(&Group, f64)> = groups
+                    .iter()
+                    .filter(|g| {
+                        let r = g.first();
+                        r.scenario == *scenario
+                            && r.server.profile == *profile
+                            && r.variant.is_none()
+                            && r.load_params.is_empty()
+                    })
+                    .filter_map(|g| g.summary(metric).filter(|s| s.n >= 2).map(|s| (g, s.mean)))
+                    .collect();
+                if ranked.len() < 2 {
+                    continue;
+                }
+                ranked.sort_by(|a, b| match metric.better {
+                    Better::Higher => b.1.total_cmp(&a.1),
+                    Better::Lower => a.1.total_cmp(&b.1),
+                });
+                let mut text = ranked[0].0.first().server_label();
+                for pair in ranked.windows(2) {
+                    let (held, of) = held_rounds(pair[0].0, pair[1].0, metric);
+                    text.push_str(&format!(
+                        " > ({held}/{of}) {}",
+                        pair[1].0.first().server_label()
+                    ));
+                }
+                rows.push(Row {
+                    cells: vec![
+                        Cell::label(scenario.as_str()),
+                        Cell::label(metric.name),
+                        Cell::label(profile_title(profile)),
+                        Cell::label(text),
+                    ],
+                });
+            }
+        }
+    }
+    Table {
+        title: "Rank stability".into(),
+        columns,
+        rows,
+        footnotes: vec![
+            "Each scenario's headline figures, servers best first by their mean; \"A > (3/4) B\": A was better than B in 3 of the 4 rounds both measured.".into(),
+        ],
+    }
+}
+
+/// In how many rounds both groups measured `metric`, and in how many of those the first
+/// was at least as good as the second.
+fn held_rounds(first: &Group, second: &Group, metric: &Metric) -> (usize, usize) {
+    let by_round = |g: &Group| -> std::collections::BTreeMap<u32, f64> {
+        g.ok()
+            .iter()
+            .filter_map(|r| (metric.value)(r).map(|v| (r.repetition.index, v)))
+            .collect()
+    };
+    let (a, b) = (by_round(first), by_round(second));
+    let mut held = 0;
+    let mut of = 0;
+    for (round, va) in &a {
+        if let Some(vb) = b.get(round) {
+            of += 1;
+            if !metric.improves(*va, *vb) {
+                held += 1;
+            }
+        }
+    }
+    (held, of)
 }

@@ -267,7 +267,11 @@ impl Report {
     pub fn from_selected(results: &[RunResult]) -> Report {
         let refs: Vec<&RunResult> = results.iter().collect();
         let all = groups(&refs);
-        let mut tables = vec![crate::summary::summary_table(&all)];
+        let mut tables = vec![
+            crate::summary::summary_table(&all),
+            crate::summary::rank_stability_table(&all),
+            crate::rounds::machine_speed_table(results),
+        ];
         let profiles = ordered(
             all.iter().map(|g| g.first().server.profile.as_str()),
             &PROFILES,

@@ -32,15 +32,24 @@ fn verdict_of(results: &[RunResult], server: &str) -> Option<StopReason> {
 #[test]
 fn a_point_whose_rounds_agree_within_the_goal_is_precise() {
     let results = saturation("profile-b/go", &[1000.0, 1005.0, 995.0]);
-    assert_eq!(verdict_of(&results, "profile-b/go"), Some(StopReason::Precise));
+    assert_eq!(
+        verdict_of(&results, "profile-b/go"),
+        Some(StopReason::Precise)
+    );
 }
 
 #[test]
 fn a_noisy_point_far_from_its_neighbour_is_decided() {
     let mut results = saturation("profile-b/go", &[1000.0, 1150.0, 900.0]);
     results.extend(saturation("profile-b/rust", &[3000.0, 3300.0, 2800.0]));
-    assert_eq!(verdict_of(&results, "profile-b/go"), Some(StopReason::Decided));
-    assert_eq!(verdict_of(&results, "profile-b/rust"), Some(StopReason::Decided));
+    assert_eq!(
+        verdict_of(&results, "profile-b/go"),
+        Some(StopReason::Decided)
+    );
+    assert_eq!(
+        verdict_of(&results, "profile-b/rust"),
+        Some(StopReason::Decided)
+    );
 }
 
 #[test]
@@ -50,7 +59,10 @@ fn noisy_points_whose_intervals_overlap_are_undecided() {
     results.extend(saturation("profile-b/zig", &[5000.0, 5010.0, 4990.0]));
     assert_eq!(verdict_of(&results, "profile-b/go"), None);
     assert_eq!(verdict_of(&results, "profile-b/rust"), None);
-    assert_eq!(verdict_of(&results, "profile-b/zig"), Some(StopReason::Precise));
+    assert_eq!(
+        verdict_of(&results, "profile-b/zig"),
+        Some(StopReason::Precise)
+    );
 }
 
 #[test]
@@ -69,5 +81,8 @@ fn latency_may_be_twice_as_wide_as_the_goal() {
     for (r, p95) in results.iter_mut().zip([10.0, 10.3, 9.7]) {
         r.k6.as_mut().unwrap().latency.p95_ms = p95;
     }
-    assert_eq!(verdict_of(&results, "profile-b/go"), Some(StopReason::Precise));
+    assert_eq!(
+        verdict_of(&results, "profile-b/go"),
+        Some(StopReason::Precise)
+    );
 }

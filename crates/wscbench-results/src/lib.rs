@@ -644,7 +644,11 @@ mod tests {
         let result = RunResult::from_json(&text).unwrap();
         assert_eq!(result.schema_version, SCHEMA_VERSION);
         assert_eq!(result.scenario, Scenario::Burst);
-        assert_eq!(result.mode, Mode::Seed, "version 1's quick was the seed's lengths");
+        assert_eq!(
+            result.mode,
+            Mode::Seed,
+            "version 1's quick was the seed's lengths"
+        );
         assert_eq!(result.transport, Transport::Ws);
         assert_eq!(result.round, None);
         assert_eq!(result.load_path, LoadPath::Js);

@@ -110,12 +110,10 @@ fn fails_for_runs_that_share_no_point() {
 fn fails_for_result_files_of_a_newer_schema() {
     let dir = two_runs(&BASELINE);
     let file = dir.path().join(B).join("profile-b/go/steady.rep-1.json");
-    let text = fs::read_to_string(&file)
-        .unwrap()
-        .replace(
-            &format!("\"schema_version\": {}", wscbench_results::SCHEMA_VERSION),
-            "\"schema_version\": 99",
-        );
+    let text = fs::read_to_string(&file).unwrap().replace(
+        &format!("\"schema_version\": {}", wscbench_results::SCHEMA_VERSION),
+        "\"schema_version\": 99",
+    );
     fs::write(&file, text).unwrap();
     compare(dir.path(), &[])
         .assert()

@@ -117,7 +117,14 @@ fn a_plan_longer_than_the_bound_is_refused_and_the_bound_can_be_raised() {
     // 6 servers × (100 s + 5 s) × 13 values = 136.5 min with the seed's lengths.
     let sweep = "clients=10,20,30,40,50,60,70,80,90,100,110,120,130";
     refused(
-        &["--scenario", "saturation", "--sweep", sweep, "--mode", "seed"],
+        &[
+            "--scenario",
+            "saturation",
+            "--sweep",
+            sweep,
+            "--mode",
+            "seed",
+        ],
         "this run would take about 137 min (78 points of load and set-up), more than --max-duration 120 min",
     );
     refused(
@@ -155,7 +162,15 @@ fn a_plan_longer_than_the_bound_is_refused_and_the_bound_can_be_raised() {
     );
     // Raised, the same plan gets past every check to the engine, which is not there (exit 3).
     let out = wscbench()
-        .args(["run", "--scenario", "saturation", "--sweep", sweep, "--mode", "seed"])
+        .args([
+            "run",
+            "--scenario",
+            "saturation",
+            "--sweep",
+            sweep,
+            "--mode",
+            "seed",
+        ])
         .args(["--max-duration", "3h", "--results"])
         .arg(tempfile::tempdir().unwrap().path())
         .output()

@@ -326,7 +326,10 @@ mod tests {
         );
         assert_eq!(got.outcome, Outcome::LoadgenFailed);
         let detail = got.detail.unwrap();
-        assert!(detail.contains("Some(107)") && detail.contains("last words"), "{detail}");
+        assert!(
+            detail.contains("Some(107)") && detail.contains("last words"),
+            "{detail}"
+        );
     }
 
     #[test]
@@ -410,7 +413,10 @@ mod tests {
         );
         assert_eq!(got.outcome, Outcome::LoadgenFailed);
         let detail = got.detail.unwrap();
-        assert!(detail.starts_with("k6 2 of 2 on tcp://10.0.0.2:2375"), "{detail}");
+        assert!(
+            detail.starts_with("k6 2 of 2 on tcp://10.0.0.2:2375"),
+            "{detail}"
+        );
     }
 
     #[test]

@@ -141,7 +141,10 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
         sessions: result.k6.as_ref().map_or(0, |k| k.sessions),
         sessions_closed: finished_sessions(
             result.scenario,
-            result.k6.as_ref().map_or((0, 0), |k| (k.sessions, k.sessions_closed)),
+            result
+                .k6
+                .as_ref()
+                .map_or((0, 0), |k| (k.sessions, k.sessions_closed)),
         ),
         dropped_slow: stats.dropped_slow,
         loadgen_oom_limit_bytes: loadgen_oom

@@ -89,7 +89,6 @@ pub struct LoadgenEngine {
     pub api_host: String,
 }
 
-
 /// A server to run, with its image, as itself or as one of its variants.
 #[derive(Debug, Clone)]
 pub struct PlannedServer {
@@ -277,7 +276,6 @@ impl Plan {
         self.len() == 0
     }
 
-
     /// How long one scenario's load runs in this plan's mode.
     pub fn scenario_seconds(&self, scenario: Scenario) -> Duration {
         Duration::from_secs(scenarios::planned_seconds(
@@ -457,9 +455,11 @@ pub async fn execute_on<E: crate::engine::Engine>(
     cancel: watch::Receiver<bool>,
     on: &mut (dyn FnMut(Progress<'_>) + Send),
 ) -> Result<Vec<RunResult>, WriteError> {
-    Ok(execute_rounds(server_engine, loadgen_engines, plan, None, cancel, on)
-        .await?
-        .results)
+    Ok(
+        execute_rounds(server_engine, loadgen_engines, plan, None, cancel, on)
+            .await?
+            .results,
+    )
 }
 
 /// What a run of rounds produced.
@@ -519,8 +519,7 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
         };
         output.rounds.push(RoundRecord {
             index: round,
-            started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-                .to_string(),
+            started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             points: order.len() as u32,
             machine_speed,
         });
@@ -588,18 +587,16 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
             max_rounds,
         );
         stops.extend(stopped);
-        active = (0..base.len()).filter(|&i| again.contains(&keys[i])).collect();
+        active = (0..base.len())
+            .filter(|&i| again.contains(&keys[i]))
+            .collect();
     }
     if !interrupted {
         output.stops = keys
             .iter()
             .map(|key| PointStop {
                 point: point_text(key),
-                rounds: output
-                    .results
-                    .iter()
-                    .filter(|r| &r.point() == key)
-                    .count() as u32,
+                rounds: output.results.iter().filter(|r| &r.point() == key).count() as u32,
                 reason: stops.get(key).copied().unwrap_or(StopReason::MaxRounds),
             })
             .collect();

@@ -17,9 +17,7 @@ use wscbench_results::{
     SCHEMA_VERSION, Sample, Scenario, ServerIdentity,
 };
 
-use super::collect::{
-    Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines,
-};
+use super::collect::{Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines};
 use super::derive::{Long, derive, derive_long, window};
 use super::{Plan, Point, Progress, VerifyLevel};
 use crate::docker::{RUN_LABEL, nano_cpus};
@@ -48,8 +46,6 @@ impl Failure {
         }
     }
 }
-
-
 
 /// One k6 container of a point, on its engine.
 struct K6<'a, E: Engine> {
@@ -674,8 +670,6 @@ impl<E: Engine> Session<'_, E> {
     }
 }
 
-
-
 /// Every instance's native report, and their merge.
 fn read_native(
     out_dirs: &[PathBuf],
@@ -736,7 +730,6 @@ fn prepare_out_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777))
 }
-
 
 /// Follows a usage stream, keeping only its latest sample.
 fn latest(mut stream: crate::engine::UsageStream) -> (watch::Receiver<Usage>, AbortOnDrop) {
@@ -815,7 +808,6 @@ fn read_shape(out_dir: &Path) -> Option<serde_json::Value> {
     let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
     summary.get("setup_data")?.get("shape").cloned()
 }
-
 
 /// The port of a `host:port`.
 fn port_of(addr: &str) -> &str {

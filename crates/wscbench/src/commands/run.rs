@@ -61,9 +61,10 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
             judge.0,
             judge.0 * 2.0,
             plan.adaptive.max_rounds,
-            plan.adaptive
-                .budget
-                .map_or(String::new(), |b| format!(", within a budget of {}", humantime::format_duration(b))),
+            plan.adaptive.budget.map_or(String::new(), |b| format!(
+                ", within a budget of {}",
+                humantime::format_duration(b)
+            )),
             plan.adaptive.seed
         );
     }
@@ -94,10 +95,8 @@ impl runner::rounds::Judge for PrecisionJudge {
     fn judge(
         &self,
         results: &[RunResult],
-    ) -> std::collections::BTreeMap<
-        wscbench_results::PointKey,
-        Option<wscbench_results::StopReason>,
-    > {
+    ) -> std::collections::BTreeMap<wscbench_results::PointKey, Option<wscbench_results::StopReason>>
+    {
         wscbench_report::precision::verdicts(results, self.0)
     }
 }
@@ -109,7 +108,13 @@ async fn execute(
     engines: &Engines,
     plan: &Plan,
     judge: Option<&dyn runner::rounds::Judge>,
-) -> Result<(Result<runner::RoundsOutput, runner::WriteError>, Option<ExitCode>), ExpectedError> {
+) -> Result<
+    (
+        Result<runner::RoundsOutput, runner::WriteError>,
+        Option<ExitCode>,
+    ),
+    ExpectedError,
+> {
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let signalled = watch_signals(cancel_tx, engines.all(), plan.run_id.clone())?;
     let mut display = Display::new(plan);
