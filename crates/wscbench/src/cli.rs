@@ -51,7 +51,8 @@ pub enum Command {
     ///
     /// Each server is built with its manifest's build command on the host, packed into an image
     /// tagged with the manifest's tag and labelled with a hash of its sources. An image whose
-    /// sources have not changed is reused, so a second build takes seconds.
+    /// sources have not changed is reused, so a second build takes seconds. Every toolchain
+    /// the selected servers need is checked first, before the engine is asked.
     Build(BuildArgs),
     /// Benchmark: for each selected server × scenario, start the server under identical limits,
     /// verify it, drive it with k6, sample docker stats, and write results/<run-id>/...json.

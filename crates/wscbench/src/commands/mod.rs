@@ -19,6 +19,7 @@ use std::time::Instant;
 use wscbench_engine::catalog::{self, Server};
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::images::{self, Image};
+use wscbench_engine::local;
 
 use crate::errors::{Doing, ExpectedError};
 
@@ -33,6 +34,14 @@ pub fn select(root: &Path, select: &crate::cli::SelectArgs) -> Result<Vec<Server
         .selection()
         .apply(&discover(root)?)
         .doing(|| "selecting servers")
+}
+
+/// Every toolchain the servers need answers: asked before any engine, so a missing one is
+/// named at once and with its remedy, with or without Docker.
+pub async fn check_toolchains(servers: &[Server]) -> Result<(), ExpectedError> {
+    local::check_toolchains(servers)
+        .await
+        .doing(|| "checking the toolchains")
 }
 
 /// Connects to the engine; the error names the remedy.
