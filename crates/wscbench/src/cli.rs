@@ -15,8 +15,9 @@ use crate::exit::ExitCode;
 /// Compare WebSocket public-chat server stacks fairly.
 ///
 /// wscbench verifies that every server speaks the same chat protocol, builds each into a
-/// FROM-scratch Docker image, runs it under identical limits while k6 drives one of four load
-/// shapes, samples docker stats, and stores every run as JSON in results/.
+/// FROM-scratch Docker image, runs it under identical limits while k6 drives it through each
+/// load shape asked for (run --scenario lists them), samples docker stats, and stores every
+/// run as JSON in results/.
 #[derive(Debug, Parser)]
 #[command(
     name = "wscbench",
@@ -122,8 +123,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub select: SelectArgs,
     /// Only this scenario (repeatable) [default: steady, burst, churn, saturation; capacity
-    /// runs only when named: steps of clients until latency p95 passes --slo-p95-ms, at most
-    /// 4 min a server]
+    /// and idle-capacity run only when named: capacity steps chatting clients until latency
+    /// p95 passes --slo-p95-ms, at most 4 min a server; idle-capacity steps idle clients
+    /// until the server's memory nears its limit or connects fail]
     #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
     pub scenarios: Vec<Scenario>,
     /// Run this variant of each selected server that declares it (server.toml
@@ -155,8 +157,9 @@ pub struct RunArgs {
     #[arg(long = "slo-p95-ms", default_value_t = 50.0, value_name = "MS", value_parser = parse_slo)]
     pub slo_p95_ms: f64,
     /// The load generator's client loop: native (the k6/x/chat extension: Go clients,
-    /// aggregated metrics, a full latency histogram) or js (k6/websockets, one JS callback per
-    /// message; receives about 15k messages/s per core)
+    /// aggregated metrics, a full latency histogram) or js (k6/websockets, one JS callback and
+    /// one metric sample per message, so k6 runs out of CPU far sooner; loadgen-capacity
+    /// measures both)
     #[arg(long, default_value = "native", value_parser = one_of(LoadPath::ALL, LoadPath::as_str))]
     pub loadgen: LoadPath,
     /// Repeat every server × scenario N times, interleaved (A B C A B C), each its own result
