@@ -15,12 +15,12 @@ pub mod verify;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use wscbench_engine::catalog::{self, Server};
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::images::{self, Image};
-use wscbench_engine::local;
+use wscbench_engine::local::{self, LocalServer};
 
 use crate::errors::{Doing, ExpectedError};
 
@@ -35,6 +35,22 @@ pub fn select(root: &Path, select: &crate::cli::SelectArgs) -> Result<Vec<Server
         .selection()
         .apply(&discover(root)?)
         .doing(|| "selecting servers")
+}
+
+/// Starts a server's `binary` on a free loopback port and waits until it answers /health.
+pub async fn start_local(
+    server: &Server,
+    binary: &Path,
+    show_logs: bool,
+) -> Result<LocalServer, ExpectedError> {
+    let starting = || format!("starting {}", server.id);
+    let port = local::free_port().doing(starting)?;
+    let mut process = LocalServer::spawn(binary, port, show_logs).doing(starting)?;
+    process
+        .wait_healthy(Duration::from_secs(10))
+        .await
+        .doing(starting)?;
+    Ok(process)
 }
 
 /// Every toolchain the servers need answers: asked before any engine, so a missing one is
