@@ -1,4 +1,5 @@
 //! One module per subcommand; each turns parsed arguments into engine calls and prints the outcome.
+//! `run` checks its command line first, in `run_request`.
 
 pub mod build;
 pub mod clean;
