@@ -1,5 +1,6 @@
-//! Servers as local processes: building them from their manifests, starting them on a
-//! free loopback port, reading their memory, and stopping them the way Docker would.
+//! Servers as local processes: checking their toolchains, building them from their
+//! manifests, starting them on a free loopback port, reading their memory, and stopping them
+//! the way Docker would.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -36,6 +37,17 @@ pub enum LocalError {
     /// The build command needs a program that is not installed (the shell's exit 127).
     #[error("{id}: the build needs a tool that is not installed ({said}); run scripts/setup")]
     ToolMissing { id: String, said: String },
+    /// The server's language toolchain does not answer.
+    #[error(
+        "{id} is built with {toolchain}, which is not installed here (`{command}`: {said}); {remedy}"
+    )]
+    ToolchainMissing {
+        id: String,
+        toolchain: &'static str,
+        command: String,
+        said: String,
+        remedy: &'static str,
+    },
     /// The build succeeded but left no binary where the manifest says.
     #[error("{id}: the build left no binary at {}", path.display())]
     NoBinary { id: String, path: PathBuf },
@@ -63,7 +75,7 @@ impl LocalError {
     pub fn class(&self) -> crate::ErrorClass {
         use crate::ErrorClass::*;
         match self {
-            Self::ToolMissing { .. } => Setup,
+            Self::ToolMissing { .. } | Self::ToolchainMissing { .. } => Setup,
             Self::BuildSpawn { .. }
             | Self::BuildFailed { .. }
             | Self::NoBinary { .. }
@@ -72,6 +84,109 @@ impl LocalError {
             | Self::NoPort(_) => Failure,
         }
     }
+}
+
+/// A language's build toolchain: a command that succeeds only when it is installed, and how
+/// to install it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Toolchain {
+    /// Its name, e.g. `cargo`.
+    pub name: &'static str,
+    /// The `language` of the manifests it builds.
+    pub language: &'static str,
+    /// The program and arguments that print its version.
+    pub version_command: &'static [&'static str],
+    /// How to install it.
+    pub remedy: &'static str,
+}
+
+/// The toolchain of each language the servers are written in.
+pub const TOOLCHAINS: [Toolchain; 3] = [
+    Toolchain {
+        name: "go",
+        language: "go",
+        version_command: &["go", "version"],
+        remedy: "install Go 1.26",
+    },
+    Toolchain {
+        name: "cargo",
+        language: "rust",
+        version_command: &["cargo", "--version"],
+        remedy: "install Rust with rustup",
+    },
+    Toolchain {
+        name: "zig",
+        language: "zig",
+        version_command: &["python3", "-m", "ziglang", "version"],
+        remedy: "run scripts/setup (pip install ziglang==0.17.1)",
+    },
+];
+
+impl Toolchain {
+    /// The toolchain that builds servers in `language`, if one is known.
+    pub fn of(language: &str) -> Option<&'static Toolchain> {
+        TOOLCHAINS.iter().find(|t| t.language == language)
+    }
+
+    /// The first line its version command prints, or why it did not answer.
+    pub async fn version(&self) -> Result<String, String> {
+        let [program, args @ ..] = self.version_command else {
+            return Err("no version command".into());
+        };
+        let output = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .map_err(|e| e.to_string())?;
+        let first_line = |bytes: &[u8]| {
+            String::from_utf8_lossy(bytes)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        if output.status.success() {
+            Ok(first_line(&output.stdout))
+        } else {
+            let said = first_line(&output.stderr);
+            Err(if said.is_empty() {
+                output.status.to_string()
+            } else {
+                said
+            })
+        }
+    }
+
+    /// Fails with [`LocalError::ToolchainMissing`] for `server` unless it answers.
+    async fn check_for(&self, server: &Server) -> Result<(), LocalError> {
+        self.version()
+            .await
+            .map(drop)
+            .map_err(|said| LocalError::ToolchainMissing {
+                id: server.id.clone(),
+                toolchain: self.name,
+                command: self.version_command.join(" "),
+                said,
+                remedy: self.remedy,
+            })
+    }
+}
+
+/// Checks that the toolchain of every server answers, each toolchain once, before anything
+/// is built or any engine is asked: a missing one is named with its remedy at once.
+pub async fn check_toolchains(servers: &[Server]) -> Result<(), LocalError> {
+    let mut checked = Vec::new();
+    for server in servers {
+        if let Some(toolchain) = Toolchain::of(&server.language)
+            && !checked.contains(&toolchain.name)
+        {
+            toolchain.check_for(server).await?;
+            checked.push(toolchain.name);
+        }
+    }
+    Ok(())
 }
 
 /// A finished build.
@@ -85,8 +200,10 @@ pub struct Built {
     pub took: Duration,
 }
 
-/// Runs the manifest's build command (`sh -c`, in the server's directory).
+/// Runs the manifest's build command (`sh -c`, in the server's directory), once its
+/// toolchain answers.
 pub async fn build(server: &Server) -> Result<Built, LocalError> {
+    check_toolchains(std::slice::from_ref(server)).await?;
     let started = Instant::now();
     let output = Command::new("sh")
         .arg("-c")
@@ -283,7 +400,8 @@ mod tests {
         let server = Server {
             id: "profile-x/test".into(),
             tag: "x".into(),
-            language: "go".into(),
+            // No known toolchain: the build command alone decides.
+            language: "sh".into(),
             profile: "x".into(),
             framework: "x".into(),
             build: build.into(),
@@ -295,6 +413,45 @@ mod tests {
             dir: dir.path().to_owned(),
         };
         (dir, server)
+    }
+
+    #[tokio::test]
+    async fn a_toolchain_that_does_not_answer_is_named_with_its_remedy_and_is_set_up() {
+        let (_dir, server) = manifest("true");
+        for (command, said) in [
+            (
+                &["no-such-toolchain-xyz", "version"][..],
+                "No such file or directory",
+            ),
+            (
+                &["sh", "-c", "echo 'No module named ziglang' >&2; exit 1"][..],
+                "No module named ziglang",
+            ),
+        ] {
+            let zig = Toolchain {
+                name: "zig",
+                language: "sh",
+                version_command: command,
+                remedy: "run scripts/setup",
+            };
+            let err = zig.check_for(&server).await.unwrap_err();
+            assert_eq!(err.class(), crate::ErrorClass::Setup);
+            let text = err.to_string();
+            assert!(
+                text.starts_with("profile-x/test is built with zig, which is not installed here")
+                    && text.contains(said)
+                    && text.ends_with("; run scripts/setup"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_server_has_a_toolchain_to_check() {
+        let servers_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../servers");
+        for server in crate::catalog::discover(&servers_dir).unwrap() {
+            assert!(Toolchain::of(&server.language).is_some(), "{}", server.id);
+        }
     }
 
     #[tokio::test]

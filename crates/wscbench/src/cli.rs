@@ -15,8 +15,9 @@ use crate::exit::ExitCode;
 /// Compare WebSocket public-chat server stacks fairly.
 ///
 /// wscbench verifies that every server speaks the same chat protocol, builds each into a
-/// FROM-scratch Docker image, runs it under identical limits while k6 drives one of four load
-/// shapes, samples docker stats, and stores every run as JSON in results/.
+/// FROM-scratch Docker image, runs it under identical limits while k6 drives it through each
+/// load shape asked for (run --scenario lists them), samples docker stats, and stores every
+/// run as JSON in results/.
 #[derive(Debug, Parser)]
 #[command(
     name = "wscbench",
@@ -51,7 +52,8 @@ pub enum Command {
     ///
     /// Each server is built with its manifest's build command on the host, packed into an image
     /// tagged with the manifest's tag and labelled with a hash of its sources. An image whose
-    /// sources have not changed is reused, so a second build takes seconds.
+    /// sources have not changed is reused, so a second build takes seconds. Every toolchain
+    /// the selected servers need is checked first, before the engine is asked.
     Build(BuildArgs),
     /// Benchmark: for each selected server × scenario, start the server under identical limits,
     /// verify it, drive it with k6, sample docker stats, and write results/<run-id>/...json.
@@ -121,8 +123,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub select: SelectArgs,
     /// Only this scenario (repeatable) [default: steady, burst, churn, saturation; capacity
-    /// runs only when named: steps of clients until latency p95 passes --slo-p95-ms, at most
-    /// 4 min a server]
+    /// and idle-capacity run only when named: capacity steps chatting clients until latency
+    /// p95 passes --slo-p95-ms, at most 4 min a server; idle-capacity steps idle clients
+    /// until the server's memory nears its limit or connects fail]
     #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
     pub scenarios: Vec<Scenario>,
     /// Run this variant of each selected server that declares it (server.toml
@@ -154,8 +157,9 @@ pub struct RunArgs {
     #[arg(long = "slo-p95-ms", default_value_t = 50.0, value_name = "MS", value_parser = parse_slo)]
     pub slo_p95_ms: f64,
     /// The load generator's client loop: native (the k6/x/chat extension: Go clients,
-    /// aggregated metrics, a full latency histogram) or js (k6/websockets, one JS callback per
-    /// message; receives about 15k messages/s per core)
+    /// aggregated metrics, a full latency histogram) or js (k6/websockets, one JS callback and
+    /// one metric sample per message, so k6 runs out of CPU far sooner; loadgen-capacity
+    /// measures both)
     #[arg(long, default_value = "native", value_parser = one_of(LoadPath::ALL, LoadPath::as_str))]
     pub loadgen: LoadPath,
     /// The rounds every point gets at least: each round runs every server × scenario once,

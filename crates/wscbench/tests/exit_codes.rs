@@ -1,7 +1,7 @@
 //! Exit codes from the outside, each exact: 0 when all went well, 1 for a failed check, 2 for
 //! every usage error (each refusal of `run`), 3 for missing set-up (an unreachable engine,
-//! named with its remedy within 2 s); `--help` lists them. 130 and 143 need a run to
-//! interrupt: tests/end_to_end.rs.
+//! named with its remedy within 2 s; a missing toolchain during build, run and verify);
+//! `--help` lists them. 130 and 143 need a run to interrupt: tests/end_to_end.rs.
 
 use std::time::{Duration, Instant};
 
@@ -17,9 +17,12 @@ fn wscbench() -> Command {
 }
 
 fn unreachable_engine(args: &[&str]) -> (String, Duration) {
+    unreachable_engine_with(wscbench().args(args))
+}
+
+fn unreachable_engine_with(cmd: &mut Command) -> (String, Duration) {
     let started = Instant::now();
-    let out = wscbench()
-        .args(args)
+    let out = cmd
         .env("DOCKER_HOST", "unix:///nonexistent.sock")
         .timeout(Duration::from_secs(20))
         .output()
@@ -33,7 +36,16 @@ fn unreachable_engine(args: &[&str]) -> (String, Duration) {
 
 #[test]
 fn build_names_an_unreachable_engine_and_its_remedy_within_two_seconds() {
-    let (text, took) = unreachable_engine(&["build", "--server", "profile-b/go"]);
+    // The Go toolchain is asked before the engine: a stand-in answers for it.
+    let bin = path_without_toolchains();
+    let go = bin.path().join("go");
+    std::fs::write(&go, "#!/bin/sh\necho go version go1.26 stand-in\n").unwrap();
+    std::fs::set_permissions(&go, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let (text, took) = unreachable_engine_with(
+        wscbench()
+            .args(["build", "--server", "profile-b/go"])
+            .env("PATH", bin.path()),
+    );
     let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "{text}");
     assert!(errors[0].contains("unix:///nonexistent.sock"), "{text}");
@@ -160,6 +172,52 @@ fn every_usage_error_of_run_exits_2_with_one_line_before_any_engine_is_asked() {
             "{args:?}: a refused run writes no run folder"
         );
     }
+}
+
+/// A PATH with a shell and nothing else: no Go, no Rust, no Python, so no Zig.
+fn path_without_toolchains() -> tempfile::TempDir {
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/bin/sh", bin.path().join("sh")).unwrap();
+    bin
+}
+
+/// Runs wscbench with `args` on a PATH without the Zig toolchain and without an engine; the
+/// one error line must name the toolchain, not the engine: the toolchain is asked first.
+fn without_zig(args: &[&str]) {
+    let bin = path_without_toolchains();
+    let out = wscbench()
+        .args(args)
+        .env("PATH", bin.path())
+        .env("DOCKER_HOST", "unix:///nonexistent.sock")
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{args:?}: {stderr}");
+    assert!(
+        errors[0].contains("profile-b/zig is built with zig, which is not installed here")
+            && errors[0].contains("pip install ziglang"),
+        "{args:?}: {stderr}"
+    );
+}
+
+#[test]
+fn build_without_the_zig_toolchain_exits_3_naming_it_before_any_engine_is_asked() {
+    without_zig(&["build", "--server", "profile-b/zig"]);
+}
+
+#[test]
+fn run_without_the_zig_toolchain_exits_3_naming_it_before_any_engine_is_asked() {
+    let results = tempfile::tempdir().unwrap();
+    let results = results.path().to_str().unwrap();
+    without_zig(&["run", "--server", "profile-b/zig", "--results", results]);
+}
+
+#[test]
+fn verify_without_the_zig_toolchain_exits_3_too() {
+    without_zig(&["verify", "--server", "profile-b/zig"]);
 }
 
 #[test]

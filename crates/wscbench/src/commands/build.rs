@@ -8,6 +8,7 @@ use crate::exit::ExitCode;
 
 pub async fn run(root: &Path, args: BuildArgs) -> Result<ExitCode, ExpectedError> {
     let servers = super::select(root, &args.select)?;
+    super::check_toolchains(&servers).await?;
     let engine = super::connect().await?;
     super::build_images(&engine, &servers, args.rebuild).await?;
     super::build_k6_image(&engine, args.rebuild)

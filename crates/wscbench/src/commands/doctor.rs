@@ -4,6 +4,7 @@ use std::path::Path;
 use std::process::Command;
 
 use wscbench_engine::docker::DockerEngine;
+use wscbench_engine::local::TOOLCHAINS;
 
 use crate::errors::ExpectedError;
 use crate::exit::ExitCode;
@@ -57,19 +58,14 @@ pub async fn run(root: &Path) -> Result<ExitCode, ExpectedError> {
             detail: e.to_string(),
         }),
     }
-    findings.push(tool("go", "go", &["version"], "install Go 1.26"));
-    findings.push(tool(
-        "cargo",
-        "cargo",
-        &["--version"],
-        "install Rust with rustup",
-    ));
-    findings.push(tool(
-        "zig",
-        "python3",
-        &["-m", "ziglang", "version"],
-        &format!("{setup} (pip install ziglang==0.17.1)"),
-    ));
+    for toolchain in &TOOLCHAINS {
+        let found = toolchain.version().await;
+        findings.push(Finding {
+            what: toolchain.name,
+            ok: found.is_ok(),
+            detail: found.unwrap_or_else(|_| format!("not found; {}", toolchain.remedy)),
+        });
+    }
     let k6 = super::k6_path();
     findings.push(tool(
         "k6",

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use wscbench_engine::local::{self, LocalServer};
+use wscbench_engine::local;
 use wscbench_engine::memory;
 
 use crate::cli::{IdleMemoryArgs, SelectArgs};
@@ -19,16 +19,10 @@ pub async fn run(root: &Path, args: IdleMemoryArgs) -> Result<ExitCode, Expected
     let mut readings = Vec::new();
     for server in &servers {
         eprintln!("building {} ...", server.id);
-        let starting = || format!("starting {}", server.id);
         let built = local::build(server)
             .await
             .doing(|| format!("building {}", server.id))?;
-        let port = local::free_port().doing(starting)?;
-        let mut process = LocalServer::spawn(&built.binary, port, false).doing(starting)?;
-        process
-            .wait_healthy(Duration::from_secs(10))
-            .await
-            .doing(starting)?;
+        let process = super::start_local(server, &built.binary, false).await?;
         let reading = memory::measure(&process, args.clients, |p| {
             eprintln!("  {}: {p}", server.id)
         })

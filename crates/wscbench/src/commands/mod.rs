@@ -1,4 +1,5 @@
 //! One module per subcommand; each turns parsed arguments into engine calls and prints the outcome.
+//! `run` checks its command line first, in `run_request`.
 
 pub mod build;
 pub mod clean;
@@ -13,12 +14,14 @@ pub mod run;
 pub mod run_request;
 pub mod verify;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use wscbench_engine::catalog::{self, Server};
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::images::{self, Image};
+use wscbench_engine::local::{self, LocalServer};
 
 use crate::errors::{Doing, ExpectedError};
 
@@ -35,6 +38,30 @@ pub fn select(root: &Path, select: &crate::cli::SelectArgs) -> Result<Vec<Server
         .doing(|| "selecting servers")
 }
 
+/// Starts a server's `binary` on a free loopback port and waits until it answers /health.
+pub async fn start_local(
+    server: &Server,
+    binary: &Path,
+    show_logs: bool,
+) -> Result<LocalServer, ExpectedError> {
+    let starting = || format!("starting {}", server.id);
+    let port = local::free_port().doing(starting)?;
+    let mut process = LocalServer::spawn(binary, port, show_logs).doing(starting)?;
+    process
+        .wait_healthy(Duration::from_secs(10))
+        .await
+        .doing(starting)?;
+    Ok(process)
+}
+
+/// Every toolchain the servers need answers: asked before any engine, so a missing one is
+/// named at once and with its remedy, with or without Docker.
+pub async fn check_toolchains(servers: &[Server]) -> Result<(), ExpectedError> {
+    local::check_toolchains(servers)
+        .await
+        .doing(|| "checking the toolchains")
+}
+
 /// Connects to the engine; the error names the remedy.
 pub async fn connect() -> Result<DockerEngine, ExpectedError> {
     DockerEngine::connect()
@@ -42,34 +69,44 @@ pub async fn connect() -> Result<DockerEngine, ExpectedError> {
         .doing(|| "connecting to the Docker engine")
 }
 
+/// An environment variable, as `std::env::var_os` reads it (tests pass their own).
+type Env<'a> = &'a dyn Fn(&str) -> Option<OsString>;
+
 /// A tool that `scripts/setup` builds into its cache (`~/.cache/wscbench/bin/NAME`).
 pub fn cached_tool(name: &str) -> PathBuf {
-    std::env::var_os("WSCBENCH_CACHE")
+    tool_in_cache(&|var| std::env::var_os(var), name)
+}
+
+/// Where k6 is: `WSCBENCH_K6`, the set-up's cache, or `k6` on the PATH.
+pub fn k6_path() -> PathBuf {
+    k6_path_in(&|var| std::env::var_os(var), &|path| path.is_file())
+}
+
+/// `bin/NAME` in the set-up's cache, found as `scripts/env` finds it: `WSCBENCH_CACHE`, else
+/// `$XDG_CACHE_HOME/wscbench`, else `~/.cache/wscbench`.
+fn tool_in_cache(env: Env, name: &str) -> PathBuf {
+    env("WSCBENCH_CACHE")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("wscbench")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wscbench")))
+        .or_else(|| env("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("wscbench")))
+        .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".cache/wscbench")))
         .unwrap_or_else(|| PathBuf::from(".cache/wscbench"))
         .join("bin")
         .join(name)
 }
 
-/// Where k6 is: `WSCBENCH_K6`, the set-up's cache, or `k6` on the PATH.
-pub fn k6_path() -> PathBuf {
-    if let Some(path) = std::env::var_os("WSCBENCH_K6") {
+fn k6_path_in(env: Env, is_file: &dyn Fn(&Path) -> bool) -> PathBuf {
+    if let Some(path) = env("WSCBENCH_K6") {
         return PathBuf::from(path);
     }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|c| c.join("wscbench/bin/k6"));
-    if let Some(cached) = cache.filter(|p| p.is_file()) {
+    let cached = tool_in_cache(env, "k6");
+    if is_file(&cached) {
         return cached;
     }
-    std::env::var_os("PATH")
+    env("PATH")
         .and_then(|paths| {
             std::env::split_paths(&paths)
                 .map(|p| p.join("k6"))
-                .find(|p| p.is_file())
+                .find(|p| is_file(p))
         })
         .unwrap_or_else(|| PathBuf::from("k6"))
 }
@@ -118,4 +155,52 @@ fn describe(image: &Image, started: Instant) -> String {
             .map(|v| format!(", {v}"))
             .unwrap_or_default(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
+        |var| {
+            vars.iter()
+                .find(|(name, _)| *name == var)
+                .map(|(_, value)| OsString::from(value))
+        }
+    }
+
+    #[test]
+    fn k6_is_found_in_the_cache_that_wscbench_cache_names() {
+        let env = env(&[
+            ("WSCBENCH_CACHE", "/srv/wscbench-cache"),
+            ("HOME", "/home/someone"),
+            ("PATH", "/usr/bin"),
+        ]);
+        let every_file = |_: &Path| true;
+        assert_eq!(
+            k6_path_in(&env, &every_file),
+            PathBuf::from("/srv/wscbench-cache/bin/k6")
+        );
+        assert_eq!(
+            tool_in_cache(&env, "blaster"),
+            PathBuf::from("/srv/wscbench-cache/bin/blaster")
+        );
+    }
+
+    #[test]
+    fn k6_is_wscbench_k6_first_then_the_cache_then_the_path() {
+        let only = |file: &'static str| move |path: &Path| path == Path::new(file);
+        let home = env(&[("HOME", "/home/someone"), ("PATH", "/opt/k6:/usr/bin")]);
+        assert_eq!(
+            k6_path_in(&home, &only("/home/someone/.cache/wscbench/bin/k6")),
+            PathBuf::from("/home/someone/.cache/wscbench/bin/k6")
+        );
+        assert_eq!(
+            k6_path_in(&home, &only("/usr/bin/k6")),
+            PathBuf::from("/usr/bin/k6")
+        );
+        assert_eq!(k6_path_in(&home, &|_| false), PathBuf::from("k6"));
+        let given = env(&[("WSCBENCH_K6", "/tmp/my-k6"), ("HOME", "/home/someone")]);
+        assert_eq!(k6_path_in(&given, &|_| true), PathBuf::from("/tmp/my-k6"));
+    }
 }

@@ -305,6 +305,9 @@ async fn prepare(
     run_id: &str,
     results_dir: &Path,
 ) -> Result<(Engines, Plan), ExpectedError> {
+    // One image per server, shared by its variants: a variant is not a rebuild.
+    let built = request.servers_to_build();
+    super::check_toolchains(&built).await?;
     let engine = super::connect().await?;
     let info = engine
         .info()
@@ -313,8 +316,6 @@ async fn prepare(
     let k6_image = super::build_k6_image(&engine, args.rebuild)
         .await
         .doing(|| "building the k6 image")?;
-    // One image per server, shared by its variants: a variant is not a rebuild.
-    let built = request.servers_to_build();
     let images = super::build_images(&engine, &built, args.rebuild).await?;
     let (loadgen_engines, loadgens, loadgen_conditions) = connect_loadgens(args).await?;
     let limits = Limits {

@@ -73,14 +73,8 @@ async fn verify_local(server: &Server, args: &VerifyArgs) -> Result<VerifyReport
                 .binary
         }
     };
-    let starting = || format!("starting {}", server.id);
-    let port = local::free_port().doing(starting)?;
-    let mut process = LocalServer::spawn(&binary, port, args.server_logs).doing(starting)?;
-    process
-        .wait_healthy(Duration::from_secs(10))
-        .await
-        .doing(starting)?;
-    let target = Target::loopback(port);
+    let process = super::start_local(server, &binary, args.server_logs).await?;
+    let target = Target::loopback(process.port);
     Ok(check(Some(&server.id), &target, args, Some(process)).await)
 }
 
