@@ -10,21 +10,40 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 use wscbench_results::MachineSpeed;
 
-/// SHA-256 blocks per second on the reference machine: an AMD EPYC host of this project's
-/// kind on 2026-11-26 (`wscbench calibrate`), so that its index is about 100.
-pub const REFERENCE_CPU_BLOCKS_PER_S: f64 = 6_000_000.0;
-/// Loopback round trips per second on the same machine.
-pub const REFERENCE_LOOPBACK_ROUNDTRIPS_PER_S: f64 = 40_000.0;
+/// SHA-256 blocks per second, both cores together, on the reference machine: an "AMD EPYC"
+/// host of this project's kind (2 cores, 2596 MHz) on 2026-11-26, quiet (`wscbench
+/// calibrate`: 21.3–21.5 M in four calibrations), so that its index is about 100.
+pub const REFERENCE_CPU_BLOCKS_PER_S: f64 = 21_400_000.0;
+/// Loopback round trips per second, both cores together, on the same machine (210–217 k).
+pub const REFERENCE_LOOPBACK_ROUNDTRIPS_PER_S: f64 = 214_000.0;
 
 /// The bytes of one request and of one reply: a small chat frame.
 const FRAME_BYTES: usize = 64;
 
-/// Measures the machine for `each` per loop (two loops, one after the other). Blocking:
+/// Measures the machine for `each` per loop (two loops, one after the other), each loop on
+/// one thread per core at once and summed: the whole machine's capacity, so that a process
+/// hogging one core shows even though the calibration could move to the other. Blocking:
 /// call it from a blocking thread.
 pub fn measure(each: Duration) -> std::io::Result<MachineSpeed> {
-    let cpu_blocks_per_s = cpu_blocks_per_s(each);
-    let loopback_roundtrips_per_s = loopback_roundtrips_per_s(each)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu_blocks_per_s = on_every_core(cores, move || Ok(cpu_blocks_per_s(each)))?;
+    let loopback_roundtrips_per_s = on_every_core(cores, move || loopback_roundtrips_per_s(each))?;
     Ok(speed(cpu_blocks_per_s, loopback_roundtrips_per_s))
+}
+
+/// `loop_` on `cores` threads at once, their rates summed.
+fn on_every_core(
+    cores: usize,
+    loop_: impl Fn() -> std::io::Result<f64> + Send + Copy + 'static,
+) -> std::io::Result<f64> {
+    let threads: Vec<_> = (0..cores).map(|_| std::thread::spawn(loop_)).collect();
+    let mut total = 0.0;
+    for thread in threads {
+        total += thread
+            .join()
+            .map_err(|_| std::io::Error::other("a calibration thread panicked"))??;
+    }
+    Ok(total)
 }
 
 /// The index of two measurements: their geometric mean against the reference, × 100.
@@ -56,39 +75,30 @@ fn cpu_blocks_per_s(each: Duration) -> f64 {
     blocks as f64 / started.elapsed().as_secs_f64()
 }
 
-/// 64-byte request/reply round trips over loopback TCP between two threads, for `each`:
-/// every one a write and a read on each side.
+/// 64-byte request/reply round trips over one loopback TCP connection, both ends served by
+/// this thread, for `each`: four syscalls and two trips through the TCP stack per round trip,
+/// and no thread wake-up, so the figure is the kernel's cost and not the scheduler's.
 fn loopback_roundtrips_per_s(each: Duration) -> std::io::Result<f64> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
-    let addr = listener.local_addr()?;
-    let echo = std::thread::spawn(move || -> std::io::Result<()> {
-        let (mut peer, _) = listener.accept()?;
-        peer.set_nodelay(true)?;
-        let mut frame = [0u8; FRAME_BYTES];
-        loop {
-            match peer.read_exact(&mut frame) {
-                Ok(()) => peer.write_all(&frame)?,
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
-                Err(e) => return Err(e),
-            }
-        }
-    });
-    let mut client = TcpStream::connect(addr)?;
-    client.set_nodelay(true)?;
-    client.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut client = TcpStream::connect(listener.local_addr()?)?;
+    let (mut peer, _) = listener.accept()?;
+    for end in [&client, &peer] {
+        end.set_nodelay(true)?;
+        end.set_read_timeout(Some(Duration::from_secs(2)))?;
+    }
     let mut frame = [7u8; FRAME_BYTES];
     let started = Instant::now();
     let mut trips = 0u64;
     while started.elapsed() < each {
-        client.write_all(&frame)?;
-        client.read_exact(&mut frame)?;
-        trips += 1;
+        for _ in 0..100 {
+            client.write_all(&frame)?;
+            peer.read_exact(&mut frame)?;
+            peer.write_all(&frame)?;
+            client.read_exact(&mut frame)?;
+            trips += 1;
+        }
     }
-    let seconds = started.elapsed().as_secs_f64();
-    drop(client);
-    echo.join()
-        .map_err(|_| std::io::Error::other("the loopback echo thread panicked"))??;
-    Ok(trips as f64 / seconds)
+    Ok(trips as f64 / started.elapsed().as_secs_f64())
 }
 
 /// The CPU model and the first core's frequency in MHz, from `/proc/cpuinfo`, if readable.

@@ -22,8 +22,9 @@ pub struct Round {
 pub struct MachineSpeed {
     /// CPU-bound work: SHA-256 blocks of 64 bytes hashed per second on one thread.
     pub cpu_blocks_per_s: f64,
-    /// Syscall-bound work: 64-byte request/reply round trips per second over loopback TCP,
-    /// between two threads, as a per-frame server and its client do.
+    /// Syscall-bound work: 64-byte request/reply round trips per second over one loopback
+    /// TCP connection served by one thread (two small writes and two reads each), as a
+    /// per-frame server's sends cost.
     pub loopback_roundtrips_per_s: f64,
     /// Both against this project's reference machine (100 = as fast), as their geometric
     /// mean: two runs whose indexes differ by more than a change cannot show that change.

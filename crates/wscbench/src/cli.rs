@@ -91,8 +91,22 @@ pub enum Command {
     MergeNative(MergeNativeArgs),
     /// Check the Docker engine, its API version, the toolchains and k6.
     Doctor,
+    /// Measure the machine-speed index that every round of a run records: a CPU-bound loop
+    /// (SHA-256) and a syscall-bound one (64-byte round trips over loopback TCP), against
+    /// this project's reference machine (100). Run it on a quiet machine.
+    Calibrate(CalibrateArgs),
     /// Remove every container and image labelled by wscbench.
     Clean(CleanArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// How many calibrations, one after the other
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub times: u32,
+    /// Seconds each of the two loops runs
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
 }
 
 #[derive(Debug, Args)]
@@ -556,6 +570,7 @@ where
             Command::LoadgenCapacity(args) => commands::loadgen_capacity::run(&root, args).await,
             Command::Compare(args) => commands::compare::run(&root, args),
             Command::MergeNative(args) => commands::merge_native::run(args),
+            Command::Calibrate(args) => commands::calibrate::run(args.times, args.seconds),
             Command::Doctor => commands::doctor::run(&root).await,
             Command::Clean(args) => commands::clean::run(args).await,
         }

@@ -2,6 +2,7 @@
 //! `run` checks its command line first, in `run_request`.
 
 pub mod build;
+pub mod calibrate;
 pub mod clean;
 pub mod compare;
 pub mod doctor;
