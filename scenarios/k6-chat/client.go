@@ -585,7 +585,8 @@ func (s *session) timeChat(b *readBatch, frame []byte, now time.Time) {
 	if from := senderInstance(frame); s.instance > 0 && from > 0 && from != s.instance {
 		b.crossLatency(us)
 	} else {
-		b.latency(us)
+		// Response time is service time until chats carry their intended time.
+		b.latency(us, us)
 	}
 }
 

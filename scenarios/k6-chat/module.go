@@ -263,6 +263,8 @@ func (mi *ModuleInstance) stepStats(i int) any {
 		"clients": st.Clients, "from_ms": st.FromMs, "to_ms": st.ToMs,
 		"chat_sent": st.ChatSent, "chat_received": st.ChatReceived, "errors": st.Errors,
 		"latency_count": st.LatencyCount, "latency_p95_ms": st.LatencyP95Ms, "latency_max_ms": st.LatencyMaxMs,
+		"chats_intended": st.ChatsIntended, "chats_missed": st.ChatsMissed,
+		"response_time_p95_ms": st.ResponseTimeP95Ms, "response_time_max_ms": st.ResponseTimeMaxMs,
 	}
 }
 
