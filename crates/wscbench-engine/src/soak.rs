@@ -281,6 +281,7 @@ mod tests {
                 ws_errors: errors,
                 ..Default::default()
             },
+            response_time_us: latency.clone(),
             latency,
         }
     }
