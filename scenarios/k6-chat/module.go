@@ -347,9 +347,11 @@ const maxRateChanges = 1000
 //     characters (with clients > 1 the users are user-1 ... user-N);
 //   - room: the room to join and chat in, the same rules as a user (default
 //     "public", the only room the servers have today);
-//   - chats: chats to send at once when the join comes back (default 0);
-//   - chatsPerSecond: chat at this rate from the join until stopChatAt, the
-//     first after a random part of a period (default 0);
+//   - chats: chats to send at once when the join comes back, all intended
+//     at the session's start (default 0);
+//   - chatsPerSecond: chat at this rate from the session's start (not the
+//     join's acknowledgement) until stopChatAt, at a random phase of the
+//     period (default 0; see schedule.go);
 //   - rateChanges: [[epochMs, chatsPerSecond], ...] ascending: from each
 //     moment on, chat at that rate instead (a stepped scenario keeps the
 //     load per client what a room of fixed size would give it);
