@@ -320,6 +320,17 @@ func fakeServer(t *testing.T, serve func(*websocket.Conn)) string {
 	return "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws"
 }
 
+// closedOnLeave: msg is a leave, answered like a chat server: a close with
+// 1000, then the client's reply.
+func closedOnLeave(c *websocket.Conn, msg []byte) bool {
+	if string(msg) != `{"type":"leave"}` {
+		return false
+	}
+	_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, ""), time.Now().Add(time.Second))
+	_, _, _ = c.ReadMessage() // the close reply
+	return true
+}
+
 func TestMalformedFramesAreCountedNotFatal(t *testing.T) {
 	url := fakeServer(t, func(c *websocket.Conn) {
 		_, _, _ = c.ReadMessage() // the join
@@ -333,9 +344,7 @@ func TestMalformedFramesAreCountedNotFatal(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if string(msg) == `{"type":"leave"}` {
-				_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, ""), time.Now().Add(time.Second))
-				_, _, _ = c.ReadMessage() // the close reply
+			if closedOnLeave(c, msg) {
 				return
 			}
 		}

@@ -9,9 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,23 +30,15 @@ type echoServer struct {
 func (e echoServer) start(t *testing.T) string {
 	t.Helper()
 	done := make(chan struct{})
-	up := websocket.Upgrader{}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	url := fakeServer(t, func(c *websocket.Conn) {
 		if tc, ok := c.UnderlyingConn().(*net.TCPConn); ok && e.readBuffer > 0 {
 			_ = tc.SetReadBuffer(e.readBuffer)
 		}
 		e.serve(c, done)
-	}))
-	t.Cleanup(func() {
-		close(done)
-		ts.Close()
 	})
-	return "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws"
+	// Cleanups run last first: the stalled handlers end before the server closes.
+	t.Cleanup(func() { close(done) })
+	return url
 }
 
 func (e echoServer) serve(c *websocket.Conn, done <-chan struct{}) {
@@ -89,9 +78,7 @@ func (e echoServer) serve(c *websocket.Conn, done <-chan struct{}) {
 		if err != nil {
 			return
 		}
-		if string(msg) == `{"type":"leave"}` {
-			_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, ""), time.Now().Add(time.Second))
-			_, _, _ = c.ReadMessage() // the close reply
+		if closedOnLeave(c, msg) {
 			return
 		}
 		_ = c.WriteMessage(websocket.TextMessage, msg) // the chat, back to its sender

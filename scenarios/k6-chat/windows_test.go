@@ -125,9 +125,7 @@ func TestTheRoomOptionIsJoinedAndChattedIn(t *testing.T) {
 			if strings.Contains(string(msg), `"join"`) {
 				_ = c.WriteMessage(websocket.TextMessage, []byte(`{"type":"join","room":"lobby-7","user":"r","online":1}`))
 			}
-			if string(msg) == `{"type":"leave"}` {
-				_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, ""), time.Now().Add(time.Second))
-				_, _, _ = c.ReadMessage()
+			if closedOnLeave(c, msg) {
 				return
 			}
 		}
