@@ -3,11 +3,12 @@ package chat
 // client.go owns one chat client: the session runSession in
 // scenarios/lib/chat.js runs in JavaScript, run natively. One controller
 // goroutine (runClient itself) is the connection's only writer: join, chats,
-// leave and close. One reader goroutine reads every frame, counts it and takes
-// the latency of chats without decoding them. gorilla/websocket allows exactly
-// this: one concurrent reader, one concurrent writer, and WriteControl (the
-// pongs and close replies its default handlers send while reading) from any
-// goroutine.
+// leave and close; it sends every chat at its intended time, or as soon after
+// as it can, or counts it missed (schedule.go has the rules). One reader
+// goroutine reads every frame, counts it and takes the latency of chats
+// without decoding them. gorilla/websocket allows exactly this: one
+// concurrent reader, one concurrent writer, and WriteControl (the pongs and
+// close replies its default handlers send while reading) from any goroutine.
 
 import (
 	"bytes"
@@ -53,7 +54,9 @@ const (
 	// lingers this long, so a dead server sees a trickle, not a spin
 	// (RETRY_PAUSE_MS in chat.js).
 	retryPause = 1 * time.Second
-	// writeWait bounds every write.
+	// writeWait bounds every write: a server that stops reading ends the
+	// session after it, and until then its client's chats are late (then
+	// missed) by cause "write".
 	writeWait = 10 * time.Second
 	// idleWait bounds a read when the session's end is not known yet: twice
 	// the servers' 30 s ping period.
@@ -84,10 +87,10 @@ var (
 	chatMarker = []byte(`"chat"`)
 	tsKey      = []byte(`"ts":`)
 	leaveFrame = []byte(`{"type":"leave"}`)
-	// instanceMarker ends the text of a chat stamped by instance N of a split
-	// run ("hello from k6 #2"): the same scan reads who sent it. No user name
-	// (k6-...) contains '#', so the marker occurs only in our texts.
-	instanceMarker = []byte(chatText + " #")
+	// chatTextBytes starts the text of every chat we send; what follows it
+	// is the chat's stamp (see chatFrame). No user name (k6-...) contains
+	// it, so it occurs only in our texts.
+	chatTextBytes = []byte(chatText)
 )
 
 // clientOptions is one session, as session(opts) describes it (see module.go).
@@ -114,6 +117,12 @@ type clientOptions struct {
 	// countOnly: this client counts the chats it receives without timing
 	// them; the zero value is a latency probe (see "Latency probes").
 	countOnly bool
+
+	// Test hooks, zero in k6. timerDelay is added to every wait of the chat
+	// timer (a load generator short of CPU); sendBufferBytes sets the
+	// socket's send buffer (SO_SNDBUF), so a test fills it with a few chats.
+	timerDelay      time.Duration
+	sendBufferBytes int
 }
 
 // Latency probes.
@@ -148,18 +157,6 @@ type rateChange struct {
 	chatsPerSecond float64
 }
 
-// rateAt is the chat rate at now, and the next change after now (zero: none).
-func (o *clientOptions) rateAt(now time.Time) (float64, time.Time) {
-	rate := o.chatsPerSecond
-	for _, c := range o.rateChanges {
-		if now.Before(c.at) {
-			return rate, c.at
-		}
-		rate = c.chatsPerSecond
-	}
-	return rate, time.Time{}
-}
-
 // readEnd is how the reader goroutine stopped.
 type readEnd struct {
 	err error
@@ -176,7 +173,10 @@ type session struct {
 	timed bool
 	// ownJoin is the quoted user name as it appears in the join echo.
 	ownJoin []byte
-	joined  chan struct{}
+	// joined is closed when the join echo came back, at joinedAt (its read's
+	// time), which the reader sets before.
+	joined   chan struct{}
+	joinedAt time.Time
 	// endBy is the unix nanosecond by which the session will have ended, or
 	// 0 while unknown; the reader's deadlines follow it.
 	endBy atomic.Int64
@@ -223,6 +223,9 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 			if err != nil {
 				return nil, err
 			}
+			if tc, ok := c.(*net.TCPConn); ok && o.sendBufferBytes > 0 {
+				_ = tc.SetWriteBuffer(o.sendBufferBytes)
+			}
 			rc = &readConn{Conn: c}
 			return rc, nil
 		},
@@ -230,6 +233,8 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 		ReadBufferSize:   readBufferBytes,
 		WriteBufferSize:  4 << 10,
 	}
+	// start is also when the scenario meant this client to start chatting:
+	// its schedule runs from here, whatever connecting and joining take.
 	start := time.Now()
 	conn, resp, err := dialer.DialContext(ctx, o.url, nil)
 	t.sessionStarted(start, time.Since(start))
@@ -257,10 +262,14 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 		joined:   make(chan struct{}),
 	}
 	conn.SetReadLimit(maxFrameBytes)
+	// A write blocked on a server that does not read must not outlive the
+	// VU context: its end moves the write deadline to now.
+	stopWatch := context.AfterFunc(ctx, func() { _ = rc.SetWriteDeadline(time.Now()) })
+	defer stopWatch()
 	ended := make(chan readEnd, 1)
 	go func() { ended <- s.read() }()
 
-	outcome := s.control(ctx, o, ended)
+	outcome := s.control(ctx, o, ended, start)
 	_ = conn.Close()
 	t.sessionEnded(start)
 	switch outcome {
@@ -286,26 +295,45 @@ const (
 )
 
 // control is the writer side: join, chats, leave, close. It returns once the
-// reader has ended (or been ended by closing the connection).
-func (s *session) control(ctx context.Context, o clientOptions, ended <-chan readEnd) outcome {
+// reader has ended (or been ended by closing the connection). start is when
+// the client was meant to start chatting.
+func (s *session) control(ctx context.Context, o clientOptions, ended <-chan readEnd, start time.Time) outcome {
 	if o.room == "" {
 		o.room = "public"
 	}
+	c := &chatter{
+		s: s, room: o.room, instance: o.instance, start: start, atOnce: o.chats,
+		sched: newChatSchedule(&o, start, rand.Float64()),
+	}
+	// fail ends a session whose write failed: every chat due is missed.
+	fail := func() outcome {
+		c.settle(time.Now())
+		if ctx.Err() != nil {
+			s.cutOff(ended)
+			return outcomeCutOff
+		}
+		return s.finish(ended)
+	}
 	roomJSON, _ := json.Marshal(o.room)
 	join := append(append([]byte(`{"type":"join","room":`), roomJSON...), `,"user":`...)
-	if !s.write(append(append(join, s.ownJoin...), '}')) {
-		return s.finish(ended)
+	if !s.write(append(append(join, s.ownJoin...), '}'), time.Now()) {
+		return fail()
 	}
 
 	// Each timer is a channel that stays nil until the timer is armed.
-	var leaveC, joinTimeoutC, chatC, closeByC, rateC <-chan time.Time
+	var leaveC, joinTimeoutC, chatC, closeByC <-chan time.Time
 	leaving := false
-	var chatTicker *time.Ticker
-	defer func() {
-		if chatTicker != nil {
-			chatTicker.Stop()
+	chatTimer := time.NewTimer(time.Hour)
+	chatTimer.Stop()
+	defer chatTimer.Stop()
+	// armChat sets the chat timer for the next intended time.
+	armChat := func() {
+		chatC = nil
+		if next := c.sched.next; !next.IsZero() && !leaving {
+			chatTimer.Reset(time.Until(next) + o.timerDelay)
+			chatC = chatTimer.C
 		}
-	}()
+	}
 	if !o.leaveAt.IsZero() {
 		leaveC = time.After(time.Until(o.leaveAt))
 		s.setEndBy(o.leaveAt.Add(endSlack))
@@ -316,60 +344,28 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 		joinTimeoutC = time.After(joinWait)
 	}
 	joined := s.joined
-	var firstChat <-chan time.Time
-	var chatPeriod time.Duration
 
-	// startChatting arms the chat timer at the rate in force now, the first
-	// chat after a random part of a period, and the timer of the next change.
-	startChatting := func() {
-		chatC, firstChat, rateC = nil, nil, nil
-		if chatTicker != nil {
-			chatTicker.Stop()
-			chatTicker = nil
-		}
-		rate, next := o.rateAt(time.Now())
-		if !next.IsZero() {
-			rateC = time.After(time.Until(next))
-		}
-		if rate > 0 {
-			chatPeriod = time.Duration(float64(time.Second) / rate)
-			firstChat = time.After(time.Duration(rand.Float64() * float64(chatPeriod)))
-		}
-	}
-
+	// leave sends what is due, counts the rest missed, and says goodbye.
 	leave := func() bool {
 		leaving = true
-		chatC, firstChat, joinTimeoutC, leaveC, rateC = nil, nil, nil, nil, nil
-		if chatTicker != nil {
-			chatTicker.Stop()
-			chatTicker = nil
-		}
-		s.setEndBy(time.Now().Add(endSlack))
-		closeByC = time.After(closeWait)
-		return s.write(leaveFrame)
-	}
-	sendChat := func() bool {
-		if (!o.stopChatAt.IsZero() && !time.Now().Before(o.stopChatAt)) || leaving {
-			chatC, firstChat = nil, nil
-			if chatTicker != nil {
-				chatTicker.Stop()
-				chatTicker = nil
-			}
-			return true
-		}
-		if !s.write(chatFrame(o.room, time.Now(), o.instance)) {
+		chatC, joinTimeoutC, leaveC = nil, nil, nil
+		if !c.joinedAt.IsZero() && !c.sendDue() {
 			return false
 		}
-		s.tally.add(cChatSent, 1)
-		return true
+		c.settle(time.Now())
+		s.setEndBy(time.Now().Add(endSlack))
+		closeByC = time.After(closeWait)
+		return s.write(leaveFrame, time.Now())
 	}
 
 	for {
 		select {
 		case <-ctx.Done():
+			c.settle(time.Now())
 			s.cutOff(ended)
 			return outcomeCutOff
 		case e := <-ended:
+			c.settle(time.Now())
 			return classify(e.err)
 		case <-joined:
 			joined = nil
@@ -377,48 +373,172 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 			if leaving {
 				continue
 			}
+			c.joined(s.joinedAt)
 			if o.hasStay {
 				leaveC = time.After(o.stay)
 				s.setEndBy(time.Now().Add(o.stay + endSlack))
 			}
-			for i := 0; i < o.chats; i++ {
-				if !sendChat() {
-					return s.finish(ended)
-				}
+			if !c.sendAtOnce() || !c.sendDue() {
+				return fail()
 			}
-			startChatting()
-		case <-rateC:
-			if !leaving {
-				startChatting()
-			}
-		case <-firstChat:
-			firstChat = nil
-			if !sendChat() {
-				return s.finish(ended)
-			}
-			if !leaving && (o.stopChatAt.IsZero() || time.Now().Before(o.stopChatAt)) {
-				chatTicker = time.NewTicker(chatPeriod)
-				chatC = chatTicker.C
-			}
+			armChat()
 		case <-chatC:
-			if !sendChat() {
-				return s.finish(ended)
+			if !c.sendDue() {
+				return fail()
 			}
+			armChat()
 		case <-joinTimeoutC:
 			joinTimeoutC = nil
 			if !leaving && !leave() {
-				return s.finish(ended)
+				return fail()
 			}
 		case <-leaveC:
 			if !leaving && !leave() {
-				return s.finish(ended)
+				return fail()
 			}
 		case <-closeByC:
 			// The server did not close after our leave: close with 1000
 			// ourselves. Clean only if it answers with a close frame.
-			s.closeNormal()
+			s.closeNormal(time.Now().Add(writeWait))
 			return s.finish(ended)
 		}
+	}
+}
+
+// chatter is the controller's chats: the schedule, when the server held the
+// client up, and what was missed, applying schedule.go's rules to the
+// connection. Only the controller goroutine touches it.
+type chatter struct {
+	s        *session
+	room     string
+	instance int
+	// start is the intended time of the at-once chats and where the
+	// schedule starts; atOnce are the at-once chats not sent yet.
+	start  time.Time
+	atOnce int
+	sched  chatSchedule
+	holds  holdLog
+	// joinedAt: zero until the join was acknowledged.
+	joinedAt time.Time
+	// missedUs are the held times of chats the server made the client miss,
+	// not yet handed to the totals.
+	missedUs []int64
+}
+
+// joined records the wait for the join's acknowledgement, from start to at.
+func (c *chatter) joined(at time.Time) {
+	c.holds.add(c.start, at)
+	c.joinedAt = at
+}
+
+// sendAtOnce sends the at-once chats, all intended at start. They are one
+// burst the scenario asked for, not a backlog, so the catch-up bounds do not
+// apply; the join wait bounds how late they are.
+func (c *chatter) sendAtOnce() bool {
+	for c.atOnce > 0 {
+		c.atOnce--
+		if !c.send(c.start) {
+			return false
+		}
+	}
+	return true
+}
+
+// sendDue sends every chat whose intended time has come, oldest first, and
+// misses what is past the catch-up bounds; false when a write failed. A write
+// that blocks holds the loop, so the bounds are checked again after each.
+func (c *chatter) sendDue() bool {
+	defer c.flushMissed()
+	for {
+		now := time.Now()
+		if !c.sched.due(now) {
+			break
+		}
+		for c.sched.due(now) && now.Sub(c.sched.next) > maxCatchUpAge {
+			c.miss(c.sched.next, now)
+			c.sched.advance()
+		}
+		for n := c.sched.countDue(now); n > maxCatchUp; n-- {
+			c.miss(c.sched.next, now)
+			c.sched.advance()
+		}
+		if !c.sched.due(now) {
+			break
+		}
+		intended := c.sched.next
+		c.sched.advance()
+		if !c.send(intended) {
+			return false
+		}
+	}
+	if c.sched.next.IsZero() {
+		c.holds.prune(time.Now())
+	} else {
+		c.holds.prune(c.sched.next)
+	}
+	return true
+}
+
+// send writes the chat intended at intended, stamped as chatFrame says, and
+// counts it by its cause; a chat whose write fails is missed.
+func (c *chatter) send(intended time.Time) bool {
+	now := time.Now()
+	late := c.holds.lateBy(intended, now, c.joinedAt)
+	ok := c.s.write(chatFrame(c.room, now.Add(-late.server), c.instance, late.server.Microseconds()), now)
+	end := time.Now()
+	c.holds.add(now, end)
+	if !ok {
+		// Its own write failed: the server's (or the VU context's, which
+		// ends the run anyway).
+		c.missFor(lateWrite, c.holds.lateBy(intended, end, c.joinedAt))
+		return false
+	}
+	t := c.s.tally
+	t.add(cChatSent, 1)
+	t.add(cChatsIntended, 1)
+	t.add(sentBy[late.cause()], 1)
+	return true
+}
+
+// miss counts the chat intended at intended as missed, declared at at, for
+// its lateness's cause.
+func (c *chatter) miss(intended, at time.Time) {
+	late := c.holds.lateBy(intended, at, c.joinedAt)
+	c.missFor(late.cause(), late)
+}
+
+// missFor counts a missed chat for why. Only a chat the server made the
+// client miss goes into the response time, as the time the server had held
+// it; one missed by the client's own lateness is the load generator's.
+func (c *chatter) missFor(why cause, late lateness) {
+	c.s.tally.add(cChatsIntended, 1)
+	c.s.tally.add(missedBy[why], 1)
+	if why == lateJoin || why == lateWrite {
+		c.missedUs = append(c.missedUs, clampUs(late.server.Microseconds()))
+	}
+}
+
+// settle ends the schedule at at: every chat due by then and not sent is
+// missed (a client never acknowledged was held by the join all along), and
+// no later one is intended any more.
+func (c *chatter) settle(at time.Time) {
+	if c.joinedAt.IsZero() {
+		c.joined(at)
+	}
+	for ; c.atOnce > 0; c.atOnce-- {
+		c.miss(c.start, at)
+	}
+	for ; c.sched.due(at); c.sched.advance() {
+		c.miss(c.sched.next, at)
+	}
+	c.sched.end()
+	c.flushMissed()
+}
+
+func (c *chatter) flushMissed() {
+	if len(c.missedUs) > 0 {
+		c.s.tally.totals.recordMissed(c.missedUs)
+		c.missedUs = c.missedUs[:0]
 	}
 }
 
@@ -451,7 +571,7 @@ func (s *session) finish(ended <-chan readEnd) outcome {
 // cutOff ends a session the VU context ended: a close with 1000, a short
 // wait for the answer, then the connection is closed whatever came.
 func (s *session) cutOff(ended <-chan readEnd) {
-	s.closeNormal()
+	s.closeNormal(time.Now().Add(cutOffWait))
 	if _, ok := waitEnded(ended, cutOffWait); !ok {
 		_ = s.conn.Close()
 		<-ended
@@ -479,8 +599,9 @@ func classify(err error) outcome {
 	return outcomeAbnormal
 }
 
-func (s *session) write(frame []byte) bool {
-	_ = s.conn.SetWriteDeadline(time.Now().Add(writeWait))
+// write sends frame, started at now.
+func (s *session) write(frame []byte, now time.Time) bool {
+	_ = s.conn.SetWriteDeadline(now.Add(writeWait))
 	if err := s.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
 		return false
 	}
@@ -488,21 +609,27 @@ func (s *session) write(frame []byte) bool {
 	return true
 }
 
-// closeNormal sends a close frame with 1000; the reader sees the server's answer.
-func (s *session) closeNormal() {
+// closeNormal sends a close frame with 1000, giving up at deadline; the
+// reader sees the server's answer.
+func (s *session) closeNormal(deadline time.Time) {
 	_ = s.conn.WriteControl(websocket.CloseMessage,
-		websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(writeWait))
+		websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), deadline)
 }
 
 func (s *session) setEndBy(t time.Time) {
 	s.endBy.Store(t.UnixNano())
 }
 
-// chatFrame is a chat in room stamped with now (epoch ms to the microsecond)
-// and, in a split run, with the sending instance (see instanceMarker). The
-// room was checked to need no JSON escaping (checkName).
-func chatFrame(room string, now time.Time, instance int) []byte {
-	us := now.UnixMicro()
+// chatFrame is a chat in room stamped with ts (epoch ms to the microsecond)
+// and, after chatText in its text, with the sending instance of a split run
+// (" #N") and with how long the server held it before it could be written
+// (" +µs", only when it did). ts is the chat's intended time moved on by the
+// load generator's own lateness (schedule.go), which is the moment it was
+// written less held: a receiver takes the response time from ts and the
+// service time from ts + held. Only a chat the server held costs the extra
+// bytes. The room was checked to need no JSON escaping (checkName).
+func chatFrame(room string, ts time.Time, instance int, heldUs int64) []byte {
+	us := ts.UnixMicro()
 	b := make([]byte, 0, 96+len(room))
 	b = append(b, `{"type":"chat","room":"`...)
 	b = append(b, room...)
@@ -510,6 +637,10 @@ func chatFrame(room string, now time.Time, instance int) []byte {
 	if instance > 0 {
 		b = append(b, " #"...)
 		b = strconv.AppendInt(b, int64(instance), 10)
+	}
+	if heldUs > 0 {
+		b = append(b, " +"...)
+		b = strconv.AppendInt(b, heldUs, 10)
 	}
 	b = append(b, `","ts":`...)
 	b = strconv.AppendInt(b, us/1000, 10)
@@ -563,6 +694,7 @@ func (s *session) read() readEnd {
 			var msg struct{ Type, User string }
 			if json.Unmarshal(buf, &msg) == nil && msg.Type == "join" && msg.User == s.user {
 				joined = true
+				s.joinedAt = now
 				close(s.joined)
 			}
 		}
@@ -570,8 +702,9 @@ func (s *session) read() readEnd {
 	}
 }
 
-// timeChat records the latency of the chat in frame, received at now: on its
-// own, or apart when another instance of a split run sent it.
+// timeChat records the service and response times of the chat in frame,
+// received at now: on its own, or (service time only) apart when another
+// instance of a split run sent it.
 func (s *session) timeChat(b *readBatch, frame []byte, now time.Time) {
 	at := bytes.Index(frame, tsKey)
 	if at < 0 {
@@ -581,28 +714,40 @@ func (s *session) timeChat(b *readBatch, frame []byte, now time.Time) {
 	if !ok {
 		return
 	}
-	us := float64(now.UnixNano())/1e3 - ts*1e3
-	if from := senderInstance(frame); s.instance > 0 && from > 0 && from != s.instance {
-		b.crossLatency(us)
+	responseUs := float64(now.UnixNano())/1e3 - ts*1e3
+	from, heldUs := chatStamp(frame)
+	serviceUs := responseUs - float64(heldUs)
+	if s.instance > 0 && from > 0 && from != s.instance {
+		b.crossLatency(serviceUs)
 	} else {
-		b.latency(us)
+		b.latency(serviceUs, responseUs)
 	}
 }
 
-// senderInstance is the instance number a chat's text carries, or 0.
-func senderInstance(frame []byte) int {
-	at := bytes.Index(frame, instanceMarker)
+// chatStamp reads what chatFrame put after chatText: the sending instance
+// (0: none) and the µs the server held the chat before it was written.
+func chatStamp(frame []byte) (instance int, heldUs int64) {
+	at := bytes.Index(frame, chatTextBytes)
 	if at < 0 {
-		return 0
+		return 0, 0
 	}
-	n := 0
-	for _, c := range frame[at+len(instanceMarker):] {
-		if c < '0' || c > '9' || n > 1_000_000 {
-			break
+	rest := frame[at+len(chatTextBytes):]
+	number := func(mark byte) int64 {
+		if len(rest) < 2 || rest[0] != ' ' || rest[1] != mark {
+			return 0
 		}
-		n = n*10 + int(c-'0')
+		rest = rest[2:]
+		var n int64
+		for len(rest) > 0 && rest[0] >= '0' && rest[0] <= '9' {
+			if n < highestTrackableUs {
+				n = n*10 + int64(rest[0]-'0')
+			}
+			rest = rest[1:]
+		}
+		return n
 	}
-	return n
+	instance = int(min(number('#'), maxInstances))
+	return instance, number('+')
 }
 
 // readAll appends the rest of the frame in r to buf.

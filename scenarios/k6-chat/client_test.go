@@ -320,6 +320,17 @@ func fakeServer(t *testing.T, serve func(*websocket.Conn)) string {
 	return "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws"
 }
 
+// closedOnLeave: msg is a leave, answered like a chat server: a close with
+// 1000, then the client's reply.
+func closedOnLeave(c *websocket.Conn, msg []byte) bool {
+	if string(msg) != `{"type":"leave"}` {
+		return false
+	}
+	_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, ""), time.Now().Add(time.Second))
+	_, _, _ = c.ReadMessage() // the close reply
+	return true
+}
+
 func TestMalformedFramesAreCountedNotFatal(t *testing.T) {
 	url := fakeServer(t, func(c *websocket.Conn) {
 		_, _, _ = c.ReadMessage() // the join
@@ -333,9 +344,7 @@ func TestMalformedFramesAreCountedNotFatal(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if string(msg) == `{"type":"leave"}` {
-				_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, ""), time.Now().Add(time.Second))
-				_, _, _ = c.ReadMessage() // the close reply
+			if closedOnLeave(c, msg) {
 				return
 			}
 		}
@@ -372,22 +381,29 @@ func TestStalledServerIsAbnormalAndBounded(t *testing.T) {
 
 func TestChatFrameStampsEpochMillisecondsToTheMicrosecond(t *testing.T) {
 	at := time.UnixMicro(1763900000123456)
-	got := string(chatFrame("public", at, 0))
+	got := string(chatFrame("public", at, 0, 0))
 	want := `{"type":"chat","room":"public","text":"hello from k6","ts":1763900000123.456}`
 	if got != want {
 		t.Fatalf("chatFrame = %s, want %s", got, want)
 	}
-	stamped := chatFrame("public", at, 12)
+	stamped := chatFrame("public", at, 12, 0)
 	if want := `{"type":"chat","room":"public","text":"hello from k6 #12","ts":1763900000123.456}`; string(stamped) != want {
 		t.Fatalf("chatFrame(instance 12) = %s, want %s", stamped, want)
 	}
-	// As a server broadcasts it, with the user before the text.
-	broadcast := []byte(`{"type":"chat","room":"public","user":"k6-1-3-0","text":"hello from k6 #12","ts":1.5}`)
-	if n := senderInstance(broadcast); n != 12 {
-		t.Errorf("senderInstance = %d, want 12", n)
+	held := chatFrame("public", at, 12, 2_000_345)
+	if want := `{"type":"chat","room":"public","text":"hello from k6 #12 +2000345","ts":1763900000123.456}`; string(held) != want {
+		t.Fatalf("chatFrame(instance 12, held 2000345 µs) = %s, want %s", held, want)
 	}
-	if n := senderInstance([]byte(want)); n != 0 {
-		t.Errorf("senderInstance of an unstamped chat = %d, want 0", n)
+	// As a server broadcasts them, with the user before the text.
+	for frame, want := range map[string][2]int64{
+		`{"type":"chat","room":"public","user":"k6-1-3-0","text":"hello from k6 #12","ts":1.5}`:          {12, 0},
+		`{"type":"chat","room":"public","user":"k6-1-3-0","text":"hello from k6 #12 +2000345","ts":1.5}`: {12, 2_000_345},
+		`{"type":"chat","room":"public","user":"k6-1-3-0","text":"hello from k6 +17","ts":1.5}`:          {0, 17},
+		want: {0, 0},
+	} {
+		if n, us := chatStamp([]byte(frame)); int64(n) != want[0] || us != want[1] {
+			t.Errorf("chatStamp(%s) = %d, %d; want %v", frame, n, us, want)
+		}
 	}
 	if v, ok := parseNumber([]byte(" 1763900000123.456}")); !ok || v != 1763900000123.456 {
 		t.Errorf("parseNumber = %v %v", v, ok)

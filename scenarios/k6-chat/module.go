@@ -263,6 +263,8 @@ func (mi *ModuleInstance) stepStats(i int) any {
 		"clients": st.Clients, "from_ms": st.FromMs, "to_ms": st.ToMs,
 		"chat_sent": st.ChatSent, "chat_received": st.ChatReceived, "errors": st.Errors,
 		"latency_count": st.LatencyCount, "latency_p95_ms": st.LatencyP95Ms, "latency_max_ms": st.LatencyMaxMs,
+		"chats_intended": st.ChatsIntended, "chats_missed": st.ChatsMissed,
+		"response_time_p95_ms": st.ResponseTimeP95Ms, "response_time_max_ms": st.ResponseTimeMaxMs,
 	}
 }
 
@@ -345,9 +347,11 @@ const maxRateChanges = 1000
 //     characters (with clients > 1 the users are user-1 ... user-N);
 //   - room: the room to join and chat in, the same rules as a user (default
 //     "public", the only room the servers have today);
-//   - chats: chats to send at once when the join comes back (default 0);
-//   - chatsPerSecond: chat at this rate from the join until stopChatAt, the
-//     first after a random part of a period (default 0);
+//   - chats: chats to send at once when the join comes back, all intended
+//     at the session's start (default 0);
+//   - chatsPerSecond: chat at this rate from the session's start (not the
+//     join's acknowledgement) until stopChatAt, at a random phase of the
+//     period (default 0; see schedule.go);
 //   - rateChanges: [[epochMs, chatsPerSecond], ...] ascending: from each
 //     moment on, chat at that rate instead (a stepped scenario keeps the
 //     load per client what a room of fixed size would give it);

@@ -1,7 +1,7 @@
 package chat
 
 // report.go owns report()'s document: this k6 process's totals in a form
-// that merges exactly across processes. Counts add; the latency histogram is
+// that merges exactly across processes. Counts add; each latency histogram is
 // every non-empty HDR bucket as [highest equivalent value, count], so
 // recording each bucket's value count times into a histogram with the same
 // settings rebuilds it bucket for bucket, and the histograms of several k6
@@ -25,17 +25,30 @@ type Report struct {
 	// ProcessCPUNs is the user+system CPU time this k6 process used so far.
 	ProcessCPUNs int64            `json:"process_cpu_ns"`
 	Counters     map[string]int64 `json:"counters"`
-	// LatencyUs is the latency of chats this instance sent itself, or of
-	// every chat outside a split run, as its latency probes received them.
+	// LatencyUs is the service time of chats this instance sent itself, or
+	// of every chat outside a split run, as its latency probes received them:
+	// receive time minus the moment the chat was written (what latency_us
+	// always meant).
 	LatencyUs LatencyHistogram `json:"latency_us"`
+	// ResponseTimeUs is the same chats' response time: receive time minus
+	// the chat's intended time, less the load generator's own lateness (see
+	// schedule.go), plus the chats the server made the client miss, each
+	// counted MissedChatWeight times at the time the server had held it
+	// (added to format 1 without a bump: latency_us keeps its meaning, and
+	// readers that do not know this field ignore it).
+	ResponseTimeUs LatencyHistogram `json:"response_time_us"`
+	// MissedChatWeight is how many response-time samples each missed chat
+	// counts for: the timed deliveries per chat sent (see
+	// totals.missedWeight).
+	MissedChatWeight float64 `json:"missed_chat_weight"`
 	// LatencyProbeEvery: one client in this many was a latency probe, which
 	// timed the chats it received (1: every client). See "Latency probes" in
 	// client.go.
 	LatencyProbeEvery int `json:"latency_probe_every"`
 	// InstanceID is this instance's number in a split run (1..N), 0 outside one.
 	InstanceID int `json:"instance_id"`
-	// CrossLatencyUs is the latency of chats other instances of a split run
-	// sent: it includes the offset between their hosts' clocks.
+	// CrossLatencyUs is the service time of chats other instances of a split
+	// run sent: it includes the offset between their hosts' clocks.
 	CrossLatencyUs LatencyHistogram `json:"cross_instance_latency_us"`
 	// PeriodMs is the length of every window in Periods.
 	PeriodMs int64 `json:"period_ms"`
@@ -61,11 +74,14 @@ type LatencyHistogram struct {
 func (t *totals) report() Report {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	weight := t.missedWeight()
 	r := Report{
 		Format:            reportFormat,
 		ProcessCPUNs:      processCPUNs(),
 		Counters:          make(map[string]int64, numCounters),
-		LatencyUs:         histogramReport(t.hist),
+		LatencyUs:         histogramReport(t.hists[hService]),
+		ResponseTimeUs:    withMissed(histogramReport(t.hists[hResponse]), histogramReport(t.hists[hMissed]), weight),
+		MissedChatWeight:  weight,
 		InstanceID:        t.instance,
 		CrossLatencyUs:    histogramReport(t.cross),
 		LatencyProbeEvery: t.sampling.probeEvery,
@@ -77,11 +93,11 @@ func (t *totals) report() Report {
 	r.PeriodMs = t.period.Milliseconds()
 	r.Periods = []WindowReport{}
 	for _, k := range t.periods.keys() {
-		r.Periods = append(r.Periods, windowReport(t.periods.accs[k], k*r.PeriodMs, (k+1)*r.PeriodMs, 0))
+		r.Periods = append(r.Periods, windowReport(t.periods.accs[k], k*r.PeriodMs, (k+1)*r.PeriodMs, 0, weight))
 	}
 	r.Steps = []WindowReport{}
 	for i, s := range t.steps {
-		r.Steps = append(r.Steps, windowReport(t.stepSet.accs[int64(i)], s.from.UnixMilli(), s.to.UnixMilli(), s.clients))
+		r.Steps = append(r.Steps, windowReport(t.stepSet.accs[int64(i)], s.from.UnixMilli(), s.to.UnixMilli(), s.clients, weight))
 	}
 	return r
 }

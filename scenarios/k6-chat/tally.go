@@ -8,9 +8,14 @@ package chat
 //   - tally: one VU's counts (atomics), a bounded uniform sample of its
 //     latencies for k6's chat_latency Trend, and its sessions' connect times;
 //     drained into k6 samples and into the totals every flush;
-//   - totals: the process-wide counts and the HDR histogram of every latency,
-//     which report() returns, and the same per step and per period
-//     (windows.go).
+//   - totals: the process-wide counts and the HDR histograms (service time,
+//     response time, missed chats), which report() returns, and the same per
+//     step and per period (windows.go).
+//
+// The controller (the client's writer) counts its chats by how they went out
+// (schedule.go's causes) straight into the tally's atomics, and hands the
+// missed ones' held times to the totals as they happen: a few per stall, not
+// per message.
 
 import (
 	"math"
@@ -36,6 +41,17 @@ const (
 	cMsgsSent
 	cMsgsReceived
 	cMalformed
+	// Every chat the schedule meant to send, once it was sent or missed:
+	// chats_intended = the sent ones by cause + the missed ones by cause, and
+	// chat_sent = the sent ones by cause.
+	cChatsIntended
+	cChatsOnTime
+	cChatsLateJoin
+	cChatsLateWrite
+	cChatsLateTimer
+	cChatsMissedJoin
+	cChatsMissedWrite
+	cChatsMissedTimer
 	numCounters
 )
 
@@ -43,7 +59,33 @@ const (
 var counterNames = [numCounters]string{
 	"sessions", "sessions_closed", "connect_errors", "abnormal_closes", "ws_errors",
 	"chat_sent", "chat_received", "msgs_sent", "msgs_received", "malformed",
+	"chats_intended", "chats_sent_on_time", "chats_sent_late_join", "chats_sent_late_write", "chats_sent_late_timer",
+	"chats_missed_join", "chats_missed_write", "chats_missed_timer",
 }
+
+// sentBy and missedBy are the counters of a chat sent or missed for a cause.
+// A chat missed while still on time (its session ended at its moment) was
+// not held by the server: it counts as the client's own, with the timer's.
+var (
+	sentBy   = [...]counter{onTime: cChatsOnTime, lateJoin: cChatsLateJoin, lateWrite: cChatsLateWrite, lateTimer: cChatsLateTimer}
+	missedBy = [...]counter{onTime: cChatsMissedTimer, lateJoin: cChatsMissedJoin, lateWrite: cChatsMissedWrite, lateTimer: cChatsMissedTimer}
+)
+
+// The histograms kept by the totals and by every window, all in µs with the
+// settings below:
+//   - hService: service time, receive time minus the moment the chat was
+//     written (report's latency_us; what it always was);
+//   - hResponse: response time, receive time minus the chat's intended time
+//     less the load generator's own lateness (see schedule.go);
+//   - hMissed: one value per chat missed by the server's fault (join or
+//     write), the time the server had held it when it was declared missed.
+//     report() weighs it into the response time (see missedWeight).
+const (
+	hService = iota
+	hResponse
+	hMissed
+	numHists
+)
 
 // The latency histogram's settings, part of the report so a reader can
 // rebuild it exactly.
@@ -71,7 +113,7 @@ func clampUs(us int64) int64 {
 type totals struct {
 	mu     sync.Mutex
 	counts [numCounters]int64
-	hist   *hdrhistogram.Histogram
+	hists  [numHists]*hdrhistogram.Histogram
 	// cross holds the latencies of chats another instance of a split run
 	// sent: they include the clock offset between the two hosts, so they are
 	// kept apart from hist.
@@ -108,7 +150,7 @@ func (t *totals) setInstance(n int) {
 
 func newTotals() *totals {
 	return &totals{
-		hist:     newHistogram(),
+		hists:    [numHists]*hdrhistogram.Histogram{newHistogram(), newHistogram(), newHistogram()},
 		cross:    newHistogram(),
 		period:   defaultPeriod,
 		sampling: sampling{probeEvery: defaultProbeEvery},
@@ -140,15 +182,55 @@ func (t *totals) recordCross(latenciesUs []int64) {
 	}
 }
 
-func (t *totals) record(latenciesUs []int64, chats int64) {
+// record adds a reader's batch: the service and response times of the chats
+// it timed (pairwise) and how many chats it received.
+func (t *totals) record(serviceUs, responseUs []int64, chats int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
-	for _, v := range latenciesUs {
-		_ = t.hist.RecordValue(v) // clamped, so always in range
+	for i := range serviceUs {
+		_ = t.hists[hService].RecordValue(serviceUs[i]) // clamped, so always in range
+		_ = t.hists[hResponse].RecordValue(responseUs[i])
 	}
-	t.periods.record(now, latenciesUs, chats)
-	t.stepSet.record(now, latenciesUs, chats)
+	t.periods.record(now, serviceUs, responseUs, chats)
+	t.stepSet.record(now, serviceUs, responseUs, chats)
+}
+
+// recordMissed adds the held times of chats a controller declared missed.
+func (t *totals) recordMissed(heldUs []int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	for _, v := range heldUs {
+		_ = t.hists[hMissed].RecordValue(v)
+	}
+	t.periods.recordMissed(now, heldUs)
+	t.stepSet.recordMissed(now, heldUs)
+}
+
+// missedWeight is how many response-time samples a missed chat stands for:
+// the timed deliveries per chat sent so far. A chat that was sent reaches
+// every other member of the room, and every probe among them times it; one
+// that was missed would have too. Without anything delivered, 1.
+func (t *totals) missedWeight() float64 {
+	timed, sent := t.hists[hService].TotalCount(), t.counts[cChatSent]
+	if timed == 0 || sent == 0 {
+		return 1
+	}
+	return float64(timed) / float64(sent)
+}
+
+// withMissed is a response-time histogram with the missed chats weighed in:
+// each bucket of missed values counts weight times (rounded, at least once).
+func withMissed(response, missed LatencyHistogram, weight float64) LatencyHistogram {
+	if len(missed.Buckets) == 0 {
+		return response
+	}
+	h := response.Histogram()
+	for _, b := range missed.Buckets {
+		_ = h.RecordValues(b[0], max(1, int64(math.Round(float64(b[1])*weight))))
+	}
+	return histogramReport(h)
 }
 
 func (t *totals) addCounts(d *[numCounters]int64) {
@@ -169,7 +251,7 @@ func (t *totals) stepStats(i int) (StepStats, bool) {
 	if i < 0 || i >= len(t.steps) {
 		return StepStats{}, false
 	}
-	return stepStats(t.steps[i], t.stepSet.accs[int64(i)]), true
+	return stepStats(t.steps[i], t.stepSet.accs[int64(i)], t.missedWeight()), true
 }
 
 // sessionTiming is one session's connect (ws_connecting) or length (ws_session_duration).
@@ -255,13 +337,15 @@ func (t *tally) drain() drained {
 type readBatch struct {
 	t                      *tally
 	msgs, chats, malformed int64
-	latencyUs              []int64
-	crossUs                []int64
-	last                   time.Time
+	// serviceUs[i] and responseUs[i] are one chat's two latencies.
+	serviceUs  []int64
+	responseUs []int64
+	crossUs    []int64
+	last       time.Time
 }
 
 func newReadBatch(t *tally) *readBatch {
-	return &readBatch{t: t, latencyUs: make([]int64, 0, batchValues), last: time.Now()}
+	return &readBatch{t: t, serviceUs: make([]int64, 0, batchValues), responseUs: make([]int64, 0, batchValues), last: time.Now()}
 }
 
 // crossLatency keeps a latency of a chat from another instance: it goes to
@@ -273,9 +357,11 @@ func (b *readBatch) crossLatency(us float64) {
 	}
 }
 
-func (b *readBatch) latency(us float64) {
-	b.latencyUs = append(b.latencyUs, clampUs(int64(math.Round(us))))
-	if len(b.latencyUs) == batchValues {
+// latency keeps one chat's service and response times.
+func (b *readBatch) latency(serviceUs, responseUs float64) {
+	b.serviceUs = append(b.serviceUs, clampUs(int64(math.Round(serviceUs))))
+	b.responseUs = append(b.responseUs, clampUs(int64(math.Round(responseUs))))
+	if len(b.serviceUs) == batchValues {
 		b.flush()
 	}
 }
@@ -295,12 +381,13 @@ func (b *readBatch) flush() {
 		b.t.add(cMalformed, b.malformed)
 		b.msgs, b.chats, b.malformed = 0, 0, 0
 	}
-	if len(b.latencyUs) > 0 || chats > 0 {
-		b.t.totals.record(b.latencyUs, chats)
+	if len(b.serviceUs) > 0 || chats > 0 {
+		b.t.totals.record(b.serviceUs, b.responseUs, chats)
 	}
-	if len(b.latencyUs) > 0 {
-		b.t.sample(b.latencyUs)
-		b.latencyUs = b.latencyUs[:0]
+	if len(b.serviceUs) > 0 {
+		// k6's chat_latency Trend keeps its meaning: service time.
+		b.t.sample(b.serviceUs)
+		b.serviceUs, b.responseUs = b.serviceUs[:0], b.responseUs[:0]
 	}
 	if len(b.crossUs) > 0 {
 		b.t.totals.recordCross(b.crossUs)

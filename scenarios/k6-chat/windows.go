@@ -3,7 +3,8 @@ package chat
 // windows.go owns the per-window aggregates report() carries beside the
 // totals: the same counters and an HDR latency histogram for each step of a
 // stepped scenario (capacity), and for each fixed-length period of any run
-// (soak KPIs need latency per interval). A window's counts are what the VUs
+// (soak KPIs need latency per interval), with the same histograms as the
+// totals (tally.go's hService, hResponse, hMissed). A window's counts are what the VUs
 // flushed while it was current (flushes come every flushPeriod), except its
 // chats received and its latencies: those are what the readers recorded while
 // it was current (batches are at most batchAge old), so a step's received
@@ -34,34 +35,49 @@ type step struct {
 // windowAcc is one window's counts and latencies.
 type windowAcc struct {
 	counts [numCounters]int64
-	// live is the histogram while the window is current; buckets once it is not.
-	live    *hdrhistogram.Histogram
-	buckets LatencyHistogram
+	// live are the histograms (hService, ...) while the window is current;
+	// buckets once it is not.
+	live    [numHists]*hdrhistogram.Histogram
+	buckets [numHists]LatencyHistogram
 	closed  bool
 }
 
-func (a *windowAcc) record(latenciesUs []int64) {
+func newWindowAcc() *windowAcc {
+	a := &windowAcc{}
+	for h := range a.live {
+		a.live[h] = newHistogram()
+	}
+	return a
+}
+
+func (a *windowAcc) record(h int, latenciesUs []int64) {
 	if a.closed {
 		// A late batch for a window that has passed (rare: clocks read before
 		// the lock): reopen it.
-		a.live, a.closed = a.buckets.Histogram(), false
+		for i := range a.live {
+			a.live[i] = a.buckets[i].Histogram()
+		}
+		a.closed = false
 	}
 	for _, v := range latenciesUs {
-		_ = a.live.RecordValue(v)
+		_ = a.live[h].RecordValue(v)
 	}
 }
 
 func (a *windowAcc) close() {
-	if !a.closed && a.live != nil {
-		a.buckets, a.live, a.closed = histogramReport(a.live), nil, true
+	if !a.closed {
+		for i := range a.live {
+			a.buckets[i], a.live[i] = histogramReport(a.live[i]), nil
+		}
+		a.closed = true
 	}
 }
 
-func (a *windowAcc) histogram() LatencyHistogram {
+func (a *windowAcc) histogram(h int) LatencyHistogram {
 	if a.closed {
-		return a.buckets
+		return a.buckets[h]
 	}
-	return histogramReport(a.live)
+	return histogramReport(a.live[h])
 }
 
 // windowSet is one way of cutting time into windows: key gives the window a
@@ -90,7 +106,7 @@ func (w *windowSet) at(now time.Time) *windowAcc {
 	w.current, w.hasCur = k, true
 	acc := w.accs[k]
 	if acc == nil {
-		acc = &windowAcc{live: newHistogram()}
+		acc = newWindowAcc()
 		w.accs[k] = acc
 	}
 	return acc
@@ -98,10 +114,19 @@ func (w *windowSet) at(now time.Time) *windowAcc {
 
 // record adds a reader's batch: its latencies and the chats it received
 // (chats, unlike the other counters, go to windows on the readers' clock).
-func (w *windowSet) record(now time.Time, latenciesUs []int64, chats int64) {
+func (w *windowSet) record(now time.Time, serviceUs, responseUs []int64, chats int64) {
 	if acc := w.at(now); acc != nil {
-		acc.record(latenciesUs)
+		acc.record(hService, serviceUs)
+		acc.record(hResponse, responseUs)
 		acc.counts[cChatReceived] += chats
+	}
+}
+
+// recordMissed adds missed chats' held times, in the window they were
+// declared missed in.
+func (w *windowSet) recordMissed(now time.Time, heldUs []int64) {
+	if acc := w.at(now); acc != nil {
+		acc.record(hMissed, heldUs)
 	}
 }
 
@@ -152,16 +177,22 @@ type WindowReport struct {
 	FromMs   int64            `json:"from_ms"`
 	ToMs     int64            `json:"to_ms"`
 	Counters map[string]int64 `json:"counters"`
-	// LatencyUs has the same settings as the report's own histogram.
-	LatencyUs LatencyHistogram `json:"latency_us"`
+	// LatencyUs and ResponseTimeUs are the report's two histograms (the same
+	// settings, the same meaning) for what was received in the window; the
+	// missed chats weighed into ResponseTimeUs are those declared missed in it.
+	LatencyUs      LatencyHistogram `json:"latency_us"`
+	ResponseTimeUs LatencyHistogram `json:"response_time_us"`
 }
 
-func windowReport(a *windowAcc, from, to int64, clients int) WindowReport {
+// windowReport is a window's figures; missedWeight as in totals.missedWeight.
+func windowReport(a *windowAcc, from, to int64, clients int, missedWeight float64) WindowReport {
 	r := WindowReport{Clients: clients, FromMs: from, ToMs: to, Counters: make(map[string]int64, numCounters)}
 	if a == nil {
 		r.LatencyUs = histogramReport(newHistogram())
+		r.ResponseTimeUs = r.LatencyUs
 	} else {
-		r.LatencyUs = a.histogram()
+		r.LatencyUs = a.histogram(hService)
+		r.ResponseTimeUs = withMissed(a.histogram(hResponse), a.histogram(hMissed), missedWeight)
 	}
 	for i := range numCounters {
 		if a != nil {
@@ -175,6 +206,8 @@ func windowReport(a *windowAcc, from, to int64, clients int) WindowReport {
 
 // StepStats is what chat.stepStats(i) tells a script about step i so far, so
 // it can stop the test when a step breaks.
+// The latency figures are service time (what they always were); the
+// response-time ones are from the intended time, missed chats included.
 type StepStats struct {
 	Clients      int     `json:"clients"`
 	FromMs       int64   `json:"from_ms"`
@@ -185,9 +218,14 @@ type StepStats struct {
 	LatencyCount int64   `json:"latency_count"`
 	LatencyP95Ms float64 `json:"latency_p95_ms"`
 	LatencyMaxMs float64 `json:"latency_max_ms"`
+	// ChatsIntended and ChatsMissed: see the counters of the same names.
+	ChatsIntended     int64   `json:"chats_intended"`
+	ChatsMissed       int64   `json:"chats_missed"`
+	ResponseTimeP95Ms float64 `json:"response_time_p95_ms"`
+	ResponseTimeMaxMs float64 `json:"response_time_max_ms"`
 }
 
-func stepStats(s step, a *windowAcc) StepStats {
+func stepStats(s step, a *windowAcc, missedWeight float64) StepStats {
 	st := StepStats{Clients: s.clients, FromMs: s.from.UnixMilli(), ToMs: s.to.UnixMilli()}
 	if a == nil {
 		return st
@@ -195,12 +233,14 @@ func stepStats(s step, a *windowAcc) StepStats {
 	st.ChatSent = a.counts[cChatSent]
 	st.ChatReceived = a.counts[cChatReceived]
 	st.Errors = a.counts[cConnectErrors] + a.counts[cAbnormalCloses] + a.counts[cWsErrors]
-	h := a.live
-	if a.closed {
-		h = a.buckets.Histogram()
-	}
+	st.ChatsIntended = a.counts[cChatsIntended]
+	st.ChatsMissed = a.counts[cChatsMissedJoin] + a.counts[cChatsMissedWrite] + a.counts[cChatsMissedTimer]
+	h := a.histogram(hService).Histogram()
 	st.LatencyCount = h.TotalCount()
 	st.LatencyP95Ms = float64(h.ValueAtQuantile(95)) / 1000
 	st.LatencyMaxMs = float64(h.Max()) / 1000
+	r := withMissed(a.histogram(hResponse), a.histogram(hMissed), missedWeight).Histogram()
+	st.ResponseTimeP95Ms = float64(r.ValueAtQuantile(95)) / 1000
+	st.ResponseTimeMaxMs = float64(r.Max()) / 1000
 	return st
 }

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +18,9 @@ func TestStepsCountWhatHappenedInThemAgainstARealServer(t *testing.T) {
 	srv := startServer(t)
 	tot := newTotals()
 	tl := newTally(tot)
-	start := time.Now().Add(300 * time.Millisecond)
+	// The clients are meant to chat from their start, which is where the
+	// first step begins.
+	start := time.Now()
 	mid := start.Add(1500 * time.Millisecond)
 	end := mid.Add(1500 * time.Millisecond)
 	tot.schedule(500*time.Millisecond, []step{{clients: 4, from: start, to: mid}, {clients: 4, from: mid, to: end}})
@@ -58,7 +61,7 @@ func TestStepsCountWhatHappenedInThemAgainstARealServer(t *testing.T) {
 		t.Fatalf("steps = %+v", r.Steps)
 	}
 	s0, s1 := r.Steps[0].Counters, r.Steps[1].Counters
-	// 4 clients x 2/s x ~1.2 s (joins at ~0) vs 4 x 8/s x 1.2 s.
+	// 4 clients x 2/s x 1.5 s vs 4 x 8/s x 1.2 s.
 	if s0["chat_sent"] < 4 || s0["chat_sent"] > 20 {
 		t.Errorf("step 1 chat_sent = %d, want about 4 x 2/s x 1.5 s", s0["chat_sent"])
 	}
@@ -77,6 +80,17 @@ func TestStepsCountWhatHappenedInThemAgainstARealServer(t *testing.T) {
 	}
 	if n := r.Steps[0].LatencyUs.TotalCount + r.Steps[1].LatencyUs.TotalCount; n > r.LatencyUs.TotalCount || n < r.LatencyUs.TotalCount*9/10 {
 		t.Errorf("step latencies %d, total %d", n, r.LatencyUs.TotalCount)
+	}
+	// Every chat was intended, and sent, within the steps; each step's
+	// response times are its service times (a healthy server: nothing held).
+	intended := s0["chats_intended"] + s1["chats_intended"]
+	if intended != r.Counters["chats_intended"] || intended != r.Counters["chat_sent"] {
+		t.Errorf("steps intended %d chats; total intended %d, sent %d", intended, r.Counters["chats_intended"], r.Counters["chat_sent"])
+	}
+	for i, st := range r.Steps {
+		if st.ResponseTimeUs.TotalCount != st.LatencyUs.TotalCount {
+			t.Errorf("step %d: %d response times, %d service times", i, st.ResponseTimeUs.TotalCount, st.LatencyUs.TotalCount)
+		}
 	}
 	st, ok := tot.stepStats(1)
 	if !ok || st.ChatReceived != s1["chat_received"] || st.LatencyCount == 0 || st.LatencyP95Ms <= 0 || st.Errors != 0 {
@@ -111,9 +125,7 @@ func TestTheRoomOptionIsJoinedAndChattedIn(t *testing.T) {
 			if strings.Contains(string(msg), `"join"`) {
 				_ = c.WriteMessage(websocket.TextMessage, []byte(`{"type":"join","room":"lobby-7","user":"r","online":1}`))
 			}
-			if string(msg) == `{"type":"leave"}` {
-				_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, ""), time.Now().Add(time.Second))
-				_, _, _ = c.ReadMessage()
+			if closedOnLeave(c, msg) {
 				return
 			}
 		}
@@ -136,8 +148,15 @@ func TestScheduleAndRoomOptionsAreChecked(t *testing.T) {
 	if err != nil || o.room != "lobby" || len(o.rateChanges) != 2 || o.rateChanges[1].chatsPerSecond != 0.5 {
 		t.Fatalf("parsed %+v, %v", o, err)
 	}
-	if rate, next := o.rateAt(time.UnixMilli(1763900000500)); rate != 2 || !next.Equal(time.UnixMilli(1763900001000)) {
-		t.Errorf("rateAt = %v, %v", rate, next)
+	// From 0.5 s in: 2/s until the change at 1 s, then 0.5/s (phase 0).
+	sc := newChatSchedule(&o, time.UnixMilli(1763900000500), 0)
+	var got []int64
+	for range 3 {
+		got = append(got, sc.next.UnixMilli()-1763900000000)
+		sc.advance()
+	}
+	if fmt.Sprint(got) != "[500 1000 3000]" {
+		t.Errorf("intended times (ms after the first change) = %v, want [500 1000 3000]", got)
 	}
 	o, _, _ = parseJS(t, `{url: "ws://h/ws", user: "u"}`)
 	if o.room != "public" {

@@ -432,6 +432,7 @@ mod tests {
                 chat_received: received,
                 ..Default::default()
             },
+            response_time_us: latency.clone(),
             latency,
         }
     }

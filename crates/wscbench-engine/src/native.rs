@@ -1,7 +1,13 @@
 //! The native load path's own output: the report `k6/x/chat` writes at the end of a run
-//! (counters and a full HDR latency histogram per k6 instance), merged exactly across
+//! (counters and full HDR latency histograms per k6 instance), merged exactly across
 //! instances, and read into the result's k6 metrics. Percentiles are never averaged. The same
 //! per window: the steps of a stepped scenario and the fixed-length periods of any run.
+//!
+//! Two latencies (docs/methodology.md, "Latency: intended time and coordinated omission"):
+//! service time (`latency_us`, from the moment a chat was written) and response time
+//! (`response_time_us`, from its intended time, with the chats the server made a client miss).
+//! Reports written before response time existed have only the first; for them response time is
+//! service time and every chat sent was intended and on time.
 
 use hdrhistogram::Histogram;
 use serde::Deserialize;
@@ -57,8 +63,18 @@ pub struct NativeReport {
     pub process_cpu_ns: u64,
     /// Counters summed over every client of the instance.
     pub counters: NativeCounters,
-    /// Chat latency (in a split run: of chats this instance sent itself).
+    /// Service time of chats: receive time minus the moment each was written (in a split run:
+    /// of chats this instance sent itself).
     pub latency_us: LatencyBuckets,
+    /// Response time of the same chats: receive time minus the intended time, plus the chats
+    /// the server made a client miss (each counted `missed_chat_weight` times); absent in older
+    /// reports, where it is `latency_us`.
+    #[serde(default)]
+    pub response_time_us: Option<LatencyBuckets>,
+    /// How many response-time samples each missed chat counts for: the timed deliveries per
+    /// chat sent (absent in older reports).
+    #[serde(default)]
+    pub missed_chat_weight: Option<f64>,
     /// The instance's number in a split run, 1 to N (0 outside one).
     #[serde(default)]
     pub instance_id: u32,
@@ -96,13 +112,22 @@ pub struct NativeWindow {
     pub to_ms: u64,
     /// What was counted while the window was current.
     pub counters: NativeCounters,
-    /// Latencies recorded while it was current.
+    /// Service times recorded while it was current.
     pub latency_us: LatencyBuckets,
+    /// Response times recorded while it was current, and the chats declared missed in it;
+    /// absent in older reports, where it is `latency_us`.
+    #[serde(default)]
+    pub response_time_us: Option<LatencyBuckets>,
 }
 
-/// The native client's counters.
+/// The native client's counters. Every chat a client's schedule meant to send is counted once,
+/// sent or missed: `chats_intended` = the four `chats_sent_*` + the three `chats_missed_*`, and
+/// `chat_sent` = the four `chats_sent_*`. "Late" is 10 ms or more after the intended time; its
+/// cause is the largest part of the delay: `join` (the server had not acknowledged the join),
+/// `write` (a write was blocked: the server was not reading), `timer` (the client itself was
+/// late with its write path free: the load generator's fault).
 #[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
-#[serde(default)]
+#[serde(from = "RawCounters")]
 pub struct NativeCounters {
     /// Sessions started.
     pub sessions: u64,
@@ -124,6 +149,73 @@ pub struct NativeCounters {
     pub msgs_received: u64,
     /// Frames that were not chat protocol.
     pub malformed: u64,
+    /// Chats the clients' schedules meant to send, sent or missed (older reports: `chat_sent`).
+    pub chats_intended: u64,
+    /// Chats sent within 10 ms of their intended time (older reports: `chat_sent`).
+    pub chats_sent_on_time: u64,
+    /// Chats sent late, mostly waiting for the join's acknowledgement (the server's fault).
+    pub chats_sent_late_join: u64,
+    /// Chats sent late, mostly behind a blocked write (the server's fault).
+    pub chats_sent_late_write: u64,
+    /// Chats sent late by the client's own timer or CPU (the load generator's fault).
+    pub chats_sent_late_timer: u64,
+    /// Chats never sent: the join was not acknowledged in time.
+    pub chats_missed_join: u64,
+    /// Chats never sent: past the catch-up bounds behind a blocked write, or their write failed.
+    pub chats_missed_write: u64,
+    /// Chats never sent without the server holding them: the client's own lateness past the
+    /// catch-up bounds, or a session that ended at their moment.
+    pub chats_missed_timer: u64,
+}
+
+/// The counters as a report has them: the chat counters by cause are absent in older reports.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawCounters {
+    sessions: u64,
+    sessions_closed: u64,
+    connect_errors: u64,
+    abnormal_closes: u64,
+    ws_errors: u64,
+    chat_sent: u64,
+    chat_received: u64,
+    msgs_sent: u64,
+    msgs_received: u64,
+    malformed: u64,
+    chats_intended: Option<u64>,
+    chats_sent_on_time: Option<u64>,
+    chats_sent_late_join: u64,
+    chats_sent_late_write: u64,
+    chats_sent_late_timer: u64,
+    chats_missed_join: u64,
+    chats_missed_write: u64,
+    chats_missed_timer: u64,
+}
+
+impl From<RawCounters> for NativeCounters {
+    /// Before intended times, every chat sent was intended and counted as on time.
+    fn from(r: RawCounters) -> Self {
+        NativeCounters {
+            sessions: r.sessions,
+            sessions_closed: r.sessions_closed,
+            connect_errors: r.connect_errors,
+            abnormal_closes: r.abnormal_closes,
+            ws_errors: r.ws_errors,
+            chat_sent: r.chat_sent,
+            chat_received: r.chat_received,
+            msgs_sent: r.msgs_sent,
+            msgs_received: r.msgs_received,
+            malformed: r.malformed,
+            chats_intended: r.chats_intended.unwrap_or(r.chat_sent),
+            chats_sent_on_time: r.chats_sent_on_time.unwrap_or(r.chat_sent),
+            chats_sent_late_join: r.chats_sent_late_join,
+            chats_sent_late_write: r.chats_sent_late_write,
+            chats_sent_late_timer: r.chats_sent_late_timer,
+            chats_missed_join: r.chats_missed_join,
+            chats_missed_write: r.chats_missed_write,
+            chats_missed_timer: r.chats_missed_timer,
+        }
+    }
 }
 
 /// An HDR histogram as a list of non-empty buckets.
@@ -160,8 +252,11 @@ pub struct Merged {
     pub counters: NativeCounters,
     /// Summed CPU time of the k6 processes, in nanoseconds.
     pub process_cpu_ns: u64,
-    /// The merged latency histogram, in µs.
+    /// The merged service-time histogram (from the moment a chat was written), in µs.
     pub latency: Histogram<u64>,
+    /// The merged response-time histogram (from the intended time, missed chats included), in
+    /// µs; a report without one adds its service time.
+    pub response_time_us: Histogram<u64>,
     /// The merged histogram of chats received by another instance than the sender's, in µs.
     pub cross_latency: Histogram<u64>,
     /// The steps, merged by position.
@@ -185,8 +280,10 @@ pub struct MergedWindow {
     pub to_ms: u64,
     /// Summed counters.
     pub counters: NativeCounters,
-    /// Merged latencies, in µs.
+    /// Merged service times, in µs.
     pub latency: Histogram<u64>,
+    /// Merged response times, in µs (service times where a report has none).
+    pub response_time_us: Histogram<u64>,
 }
 
 impl NativeCounters {
@@ -202,7 +299,39 @@ impl NativeCounters {
             msgs_sent: self.msgs_sent + c.msgs_sent,
             msgs_received: self.msgs_received + c.msgs_received,
             malformed: self.malformed + c.malformed,
+            chats_intended: self.chats_intended + c.chats_intended,
+            chats_sent_on_time: self.chats_sent_on_time + c.chats_sent_on_time,
+            chats_sent_late_join: self.chats_sent_late_join + c.chats_sent_late_join,
+            chats_sent_late_write: self.chats_sent_late_write + c.chats_sent_late_write,
+            chats_sent_late_timer: self.chats_sent_late_timer + c.chats_sent_late_timer,
+            chats_missed_join: self.chats_missed_join + c.chats_missed_join,
+            chats_missed_write: self.chats_missed_write + c.chats_missed_write,
+            chats_missed_timer: self.chats_missed_timer + c.chats_missed_timer,
         };
+    }
+
+    /// Chats sent late, whatever the cause.
+    pub fn chats_sent_late(&self) -> u64 {
+        self.chats_sent_late_join + self.chats_sent_late_write + self.chats_sent_late_timer
+    }
+
+    /// Chats never sent, whatever the cause.
+    pub fn chats_missed(&self) -> u64 {
+        self.chats_missed_join + self.chats_missed_write + self.chats_missed_timer
+    }
+
+    /// Chats sent per chat intended, 0 to 1; `None` when none was intended.
+    pub fn sent_per_intended(&self) -> Option<f64> {
+        (self.chats_intended > 0).then(|| self.chat_sent as f64 / self.chats_intended as f64)
+    }
+
+    /// The share of intended chats the load generator itself made late or missed (the timer
+    /// cause), 0 to 1; `None` when none was intended.
+    pub fn timer_late_share(&self) -> Option<f64> {
+        (self.chats_intended > 0).then(|| {
+            (self.chats_sent_late_timer + self.chats_missed_timer) as f64
+                / self.chats_intended as f64
+        })
     }
 
     /// Client errors: failed connects, abnormal closes and WebSocket errors. A failed connect
@@ -241,16 +370,24 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
     }
     let empty =
         || Histogram::new_with_bounds(low.max(1), high, figures).map_err(|_| NativeError::Settings);
+    let same = |l: &LatencyBuckets| settings_of(l) == (low, high, figures);
+    if reports
+        .iter()
+        .any(|r| r.response_time_us.as_ref().is_some_and(|l| !same(l)))
+    {
+        return Err(NativeError::Settings);
+    }
     let window_settings_differ = reports.iter().any(|r| {
         r.steps
             .iter()
             .chain(&r.periods)
-            .any(|w| settings_of(&w.latency_us) != (low, high, figures))
+            .any(|w| !same(&w.latency_us) || w.response_time_us.as_ref().is_some_and(|l| !same(l)))
     });
     if window_settings_differ {
         return Err(NativeError::Settings);
     }
     let mut latency = empty()?;
+    let mut response_time_us = empty()?;
     let mut cross_latency = empty()?;
     let mut counters = NativeCounters::default();
     let mut process_cpu_ns = 0;
@@ -265,10 +402,16 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
             to_ms: w.to_ms,
             counters: NativeCounters::default(),
             latency: empty()?,
+            response_time_us: empty()?,
         })
     };
     for report in reports {
         record(&mut latency, &report.latency_us)?;
+        record_response(
+            &mut response_time_us,
+            &report.response_time_us,
+            &report.latency_us,
+        )?;
         if let Some(cross) = &report.cross_instance_latency_us {
             record(&mut cross_latency, cross)?;
         }
@@ -282,6 +425,11 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
             }
             steps[i].counters.add(&w.counters);
             record(&mut steps[i].latency, &w.latency_us)?;
+            record_response(
+                &mut steps[i].response_time_us,
+                &w.response_time_us,
+                &w.latency_us,
+            )?;
         }
         for w in &report.periods {
             let merged = match periods.entry(w.from_ms) {
@@ -290,18 +438,34 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
             };
             merged.counters.add(&w.counters);
             record(&mut merged.latency, &w.latency_us)?;
+            record_response(
+                &mut merged.response_time_us,
+                &w.response_time_us,
+                &w.latency_us,
+            )?;
         }
     }
     Ok(Merged {
         counters,
         process_cpu_ns,
         latency,
+        response_time_us,
         cross_latency,
         steps,
         period_ms,
         periods: periods.into_values().collect(),
         latency_probe_every,
     })
+}
+
+/// Records a response-time histogram, or the service time of a report written before response
+/// time existed (its chats were stamped when written).
+fn record_response(
+    into: &mut Histogram<u64>,
+    response: &Option<LatencyBuckets>,
+    service: &LatencyBuckets,
+) -> Result<(), NativeError> {
+    record(into, response.as_ref().unwrap_or(service))
 }
 
 fn settings_of(l: &LatencyBuckets) -> (u64, u64, u8) {
@@ -340,9 +504,16 @@ pub fn latency_ms(h: &Histogram<u64>) -> LatencyMs {
 }
 
 impl Merged {
-    /// Latency in milliseconds, from the full histogram.
+    /// Service time (latency from the moment a chat was written) in milliseconds, from the
+    /// full histogram.
     pub fn latency_ms(&self) -> LatencyMs {
         latency_ms(&self.latency)
+    }
+
+    /// Response time (latency from the intended time, missed chats included) in milliseconds,
+    /// from the full histogram.
+    pub fn response_time_ms(&self) -> LatencyMs {
+        latency_ms(&self.response_time_us)
     }
 
     /// Latency of chats between instances, in milliseconds; `None` when there was none.
@@ -353,7 +524,9 @@ impl Merged {
 
 impl Merged {
     /// The result's k6 metrics and errors. `connect_p95_ms` comes from k6's own summary
-    /// (the extension feeds `ws_connecting` one sample per session).
+    /// (the extension feeds `ws_connecting` one sample per session). The latency is the service
+    /// time, as it always was; [`Merged::response_time_ms`] and the chat counters by cause are
+    /// not in the result's schema yet.
     pub fn k6_metrics(&self, connect_p95_ms: f64) -> (K6Metrics, ErrorCounts) {
         let c = &self.counters;
         (
@@ -412,6 +585,8 @@ mod tests {
                 significant_figures: 3,
                 buckets,
             },
+            response_time_us: None,
+            missed_chat_weight: None,
             instance_id: 0,
             cross_instance_latency_us: None,
             period_ms: 0,
@@ -492,5 +667,69 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(older.latency_probe_every, 1);
+    }
+
+    /// A period of an older report: service time only, counters without the chat causes.
+    const OLDER_WINDOW: &str = r#"{"from_ms":10000,"to_ms":20000,
+        "counters":{"chat_sent":3,"chat_received":6},
+        "latency_us":{"lowest_trackable_us":1,"highest_trackable_us":60000000,
+                      "significant_figures":3,"total_count":2,"buckets":[[400,1],[900,1]]}}"#;
+
+    #[test]
+    fn an_older_report_reads_as_every_chat_intended_sent_on_time_and_response_time_service_time() {
+        let older = NativeReport::from_json(&format!(
+            r#"{{"format":"{FORMAT}","instance":"vm","process_cpu_ns":46869000,
+                "counters":{{"sessions":2,"chat_sent":5,"chat_received":10,"msgs_sent":9}},
+                "latency_us":{{"lowest_trackable_us":1,"highest_trackable_us":60000000,
+                              "significant_figures":3,"total_count":2,"buckets":[[400,1],[900,1]]}},
+                "period_ms":10000,"periods":[{OLDER_WINDOW}],"steps":[]}}"#
+        ))
+        .unwrap();
+        let c = older.counters;
+        assert_eq!((c.chats_intended, c.chats_sent_on_time), (5, 5));
+        assert_eq!((c.chats_sent_late(), c.chats_missed()), (0, 0));
+        assert_eq!(c.sent_per_intended(), Some(1.0));
+        assert_eq!(c.timer_late_share(), Some(0.0));
+        assert!(older.response_time_us.is_none() && older.missed_chat_weight.is_none());
+        assert_eq!(older.periods[0].counters.chats_intended, 3);
+
+        let merged = merge(&[older]).unwrap();
+        assert_eq!(merged.response_time_us, merged.latency);
+        assert_eq!(merged.response_time_ms(), merged.latency_ms());
+        assert_eq!(
+            merged.periods[0].response_time_us,
+            merged.periods[0].latency
+        );
+        assert_eq!(merged.periods[0].response_time_us.len(), 2);
+    }
+
+    #[test]
+    fn response_time_and_the_chat_counters_by_cause_merge_with_an_older_report() {
+        let mut newer = report(&[500, 700], 2);
+        // Two chats held 2 s by the server, one of them missed (weight 1).
+        newer.response_time_us = Some(report(&[2_000_500, 700, 2_000_000], 0).latency_us);
+        newer.missed_chat_weight = Some(1.0);
+        newer.counters = NativeCounters::from(
+            serde_json::from_str::<RawCounters>(
+                r#"{"chat_sent":2,"chats_intended":3,"chats_sent_on_time":1,
+                    "chats_sent_late_write":1,"chats_missed_write":1}"#,
+            )
+            .unwrap(),
+        );
+        let older = report(&[300], 1);
+        let merged = merge(&[newer, older]).unwrap();
+        assert_eq!(merged.latency.len(), 3);
+        assert_eq!(
+            merged.response_time_us.len(),
+            4,
+            "newer's 3 and older's service time"
+        );
+        assert!(merged.response_time_ms().max_ms > 1_999.0);
+        assert!(merged.latency_ms().max_ms < 1.0);
+        let c = merged.counters;
+        // The older report's one chat sent was intended and on time.
+        assert_eq!((c.chats_intended, c.chats_sent_on_time), (3, 1));
+        assert_eq!((c.chats_sent_late_write, c.chats_missed_write), (1, 1));
+        assert_eq!(c.chats_sent_late() + c.chats_missed(), 2);
     }
 }

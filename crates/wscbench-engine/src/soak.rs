@@ -260,6 +260,7 @@ mod tests {
                 ws_errors: errors,
                 ..Default::default()
             },
+            response_time_us: latency.clone(),
             latency,
         }
     }
