@@ -60,6 +60,9 @@ pub fn parse_summary(text: &str) -> Result<Summary, SummaryError> {
             },
             latency_source: wscbench_results::LatencySource::K6Trend,
             latency_probe_every: 1,
+            // The js path times each chat from its write only, and keeps no schedule.
+            service_time: None,
+            chats: None,
             malformed: 0,
         },
         errors: ErrorCounts {

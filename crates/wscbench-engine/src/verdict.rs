@@ -12,6 +12,9 @@ pub const RECEIVED_SHARE: f64 = 0.98;
 pub const SLOW_DROP_SHARE: f64 = 0.01;
 /// A condition must hold for at least this share of the measured seconds (and 2 s).
 pub const BUSY_SHARE: f64 = 0.2;
+/// Above this share of intended chats sent late or missed by the client's own timer, the
+/// load generator set the send times, not the server.
+pub const TIMER_LATE_SHARE: f64 = 0.01;
 /// When the machine is saturated, the load generator competed with the server when it took
 /// at least this share of the CPU used in those seconds.
 pub const LOADGEN_SHARE: f64 = 0.5;
@@ -31,6 +34,10 @@ pub struct Counters {
     pub dropped_slow: u64,
     /// The load generator was killed for its memory limit, which was this many bytes.
     pub loadgen_oom_limit_bytes: Option<u64>,
+    /// Chats the clients' schedule intended (0: no schedule recorded).
+    pub chats_intended: u64,
+    /// Of those, sent late or missed because the client's own timer fired late.
+    pub chats_timer_late: u64,
 }
 
 /// The CPU ceilings the series is judged against, in percent of one core.
@@ -47,6 +54,14 @@ pub fn verdict(series: &[Sample], counters: &Counters, ceilings: &Ceilings) -> V
     let mut reasons = Vec::new();
     if let Some(limit_bytes) = counters.loadgen_oom_limit_bytes {
         reasons.push(BoundReason::LoadgenOutOfMemory { limit_bytes });
+    }
+    if counters.chats_intended >= 100
+        && counters.chats_timer_late as f64 > TIMER_LATE_SHARE * counters.chats_intended as f64
+    {
+        reasons.push(BoundReason::TimerLate {
+            late: counters.chats_timer_late,
+            intended: counters.chats_intended,
+        });
     }
     if let Some(received) = counters.received
         && counters.delivered >= 100
@@ -150,6 +165,23 @@ mod tests {
     #[test]
     fn a_quiet_run_that_received_everything_is_not_bound() {
         assert!(verdict(&series(10, 30.0, 20.0), &all_received(10_000), &CEILINGS).is_empty());
+    }
+
+    #[test]
+    fn chats_held_back_by_the_clients_own_timers_are_a_reason_and_a_few_are_not() {
+        let late = |chats_timer_late| Counters {
+            chats_intended: 10_000,
+            chats_timer_late,
+            ..all_received(10_000)
+        };
+        assert!(verdict(&series(10, 30.0, 20.0), &late(50), &CEILINGS).is_empty());
+        assert_eq!(
+            verdict(&series(10, 30.0, 20.0), &late(300), &CEILINGS),
+            [BoundReason::TimerLate {
+                late: 300,
+                intended: 10_000
+            }]
+        );
     }
 
     #[test]

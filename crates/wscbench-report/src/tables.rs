@@ -2,8 +2,8 @@
 //! cell's text, value and spread, which cell is best or tied, and the footnotes. Every
 //! decision about content is made here, so the renderers only lay it out.
 //!
-//! A row is one point of one run: its repetitions are summarized (mean ± σ, CV, 95 %
-//! interval) by [`crate::stats`], and a value is called best only when its interval clears
+//! A row is one point of one run: its rounds are summarized (mean ± the 95 % interval's
+//! half-width, σ, CV) by [`crate::stats`], and a value is called best only when its interval clears
 //! the runner-up's.
 
 use std::collections::BTreeMap;
@@ -97,8 +97,8 @@ pub struct Row {
 /// One cell: the text to show, the number behind it and, over repetitions, its spread.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cell {
-    /// The text as shown, units and marks included: `mean ± σ` over more than one
-    /// repetition.
+    /// The text as shown, units and marks included: `mean ± h` over more than one round, h
+    /// the half-width of the 95 % interval of the mean.
     pub text: String,
     /// The figure (the mean over repetitions) in the result's own unit (bytes, percent of
     /// one core, ms, per second, ratio, count); `None` for labels and for figures that were
@@ -165,10 +165,11 @@ impl Cell {
         }
     }
 
-    /// A figure over repetitions: `mean ± σ` when there is more than one, marked when noisy.
+    /// A figure over rounds: `mean ± h` (h the 95 % interval's half-width) when there is more
+    /// than one, marked when noisy.
     pub(crate) fn summary(s: &Summary, format: fn(f64) -> String) -> Self {
-        let text = match s.std_dev {
-            Some(sd) => format!("{} ± {}", format(s.mean), format(sd)),
+        let text = match s.ci95 {
+            Some((lo, hi)) => format!("{} ± {}", format(s.mean), format((hi - lo) / 2.0)),
             None => format(s.mean),
         };
         let mut cell = Cell {
@@ -369,6 +370,12 @@ impl Report {
         sizes.mark_best();
         tables.push(sizes);
         tables.retain(|table| !table.rows.is_empty());
+        for table in &mut tables {
+            drop_unmeasured(table, &OPTIONAL_COLUMNS);
+            if table.rows.iter().any(|r| r.cells.iter().any(|c| c.n > 1)) {
+                table.footnotes.push(INTERVAL_NOTE.into());
+            }
+        }
         Report {
             notes: Vec::new(),
             tables,
@@ -499,6 +506,42 @@ impl Table {
     }
 }
 
+/// Columns that older results and the js path never measured: left out of a table where no
+/// row has them, so a report of such results reads as before.
+const OPTIONAL_COLUMNS: [&str; 3] = [
+    metrics::SERVICE_P95.name,
+    metrics::SENT_PER_INTENDED.name,
+    metrics::SERVER_LATE.name,
+];
+
+/// Said under every table with figures over several rounds.
+const INTERVAL_NOTE: &str = "Over several rounds: mean ± the half-width of its 95 % interval (Student t); n is the number of rounds. Latency is the response time from each chat's intended time (native path, schema 3); service time, from the write, is beside it.";
+
+/// Removes each of `names` from `table` where no row measured it.
+fn drop_unmeasured(table: &mut Table, names: &[&str]) {
+    let unmeasured: Vec<usize> = table
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            names.contains(&c.name.as_str())
+                && table
+                    .rows
+                    .iter()
+                    .all(|r| r.cells.get(*i).is_none_or(|cell| cell.value.is_none()))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for &i in unmeasured.iter().rev() {
+        table.columns.remove(i);
+        for row in &mut table.rows {
+            if i < row.cells.len() {
+                row.cells.remove(i);
+            }
+        }
+    }
+}
+
 /// A scenario's comparison table.
 struct ScenarioTable {
     scenario: Scenario,
@@ -508,12 +551,14 @@ struct ScenarioTable {
     lead: Option<&'static Metric>,
 }
 
-const STEADY_METRICS: [&Metric; 8] = [
+const STEADY_METRICS: [&Metric; 10] = [
     &metrics::THROUGHPUT,
     &metrics::PEAK_MEMORY,
     &metrics::PEAK_CPU,
     &metrics::K6_ERRORS,
     &metrics::LATENCY_P95,
+    &metrics::SERVICE_P95,
+    &metrics::SENT_PER_INTENDED,
     &metrics::DELIVERIES,
     // Efficiency: what each delivery and each connection cost the server.
     &metrics::CPU_EFFICIENCY,
@@ -540,6 +585,7 @@ const SCENARIO_TABLES: [ScenarioTable; 4] = [
             &metrics::PEAK_MEMORY,
             &metrics::PEAK_CPU,
             &metrics::K6_ERRORS,
+            &metrics::LATENCY_P95,
         ],
         lead: None,
     },
@@ -552,6 +598,9 @@ const SCENARIO_TABLES: [ScenarioTable; 4] = [
             &metrics::DELIVERIES,
             &metrics::SLOW_DROPS,
             &metrics::LATENCY_P95,
+            &metrics::SERVICE_P95,
+            &metrics::SENT_PER_INTENDED,
+            &metrics::SERVER_LATE,
             &metrics::PEAK_MEMORY,
             &metrics::PEAK_CPU,
             &metrics::CPU_EFFICIENCY,

@@ -40,6 +40,10 @@ pub fn reason(reason: &BoundReason) -> String {
             "k6 reached its memory limit of {:.0} MiB",
             *limit_bytes as f64 / 1048576.0
         ),
+        BoundReason::TimerLate { late, intended } => format!(
+            "k6's own timers fired late for {late} of {intended} intended chats ({:.1} %)",
+            *late as f64 * 100.0 / (*intended).max(1) as f64
+        ),
         BoundReason::Legacy { text } => text.clone(),
     }
 }
@@ -76,6 +80,7 @@ pub fn reason_kind(reason: &BoundReason) -> &'static str {
             "the machine's cores were saturated and k6 competed with the server"
         }
         BoundReason::LoadgenOutOfMemory { .. } => "k6 reached its memory limit",
+        BoundReason::TimerLate { .. } => "k6's own timers fired late (it was short of CPU)",
         BoundReason::Legacy { .. } => "load-generator bound (reason recorded as text by schema 1)",
     }
 }

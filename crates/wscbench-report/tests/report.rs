@@ -368,7 +368,7 @@ fn an_unknown_format_is_an_error_listing_the_valid_ones() {
 }
 
 #[test]
-fn repetitions_print_as_mean_and_deviation_and_overlapping_intervals_are_tied_not_best() {
+fn rounds_print_as_mean_and_interval_half_width_and_overlapping_intervals_are_tied_not_best() {
     let mut results = common::repetitions(RUN, "profile-b/go", "steady", &[1000.0, 1010.0, 990.0]);
     results.extend(common::repetitions(
         RUN,
@@ -386,7 +386,8 @@ fn repetitions_print_as_mean_and_deviation_and_overlapping_intervals_are_tied_no
     let steady = table(&report, "Profile B (minimal / stdlib) — Steady");
     assert_eq!(
         column(steady, "Throughput (msg/s)"),
-        ["1,000 ± 10.0 =", "1,005 ± 10.0 =", "500 ± 5.0"]
+        // σ 10 over three rounds: t(0.975, 2) × 10 ÷ √3 = 24.8.
+        ["1,000 ± 24.8 =", "1,005 ± 24.8 =", "500 ± 12.4"]
     );
     let cells: Vec<_> = steady.rows.iter().map(|r| &r.cells[1]).collect();
     assert!(cells.iter().all(|c| !c.best));

@@ -39,7 +39,8 @@ pub use verdict::BoundReason;
 ///   run's instances ([`RunResult::distributed`]) and their per-second usage
 ///   ([`Sample::loadgen_instances`]).
 ///   Likewise `capacity`, `idle`, `soak` and the server's drop counters in each sample.
-/// - 3: rounds (the result's [`Round`]: its shuffled position and its round's machine
+/// - 3: latency as response time from each chat's intended time, with service time and the
+///   clients' schedule ([`ChatSchedule`]) beside it; rounds (the result's [`Round`]: its shuffled position and its round's machine
 ///   speed), the CPU model in the conditions, the transport, an external server's URL, and
 ///   the quick mode's shorter holds: a version-2 result's `quick` was the seed's lengths, so
 ///   it reads as [`Mode::Seed`].
@@ -371,6 +372,62 @@ pub struct K6Metrics {
     /// Frames the native client could not read as chat protocol (always 0 on the js path).
     #[serde(default)]
     pub malformed: u64,
+    /// Service time, from the moment each chat was written, when [`K6Metrics::latency`] is
+    /// the response time from its intended time (native results of schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_time: Option<LatencyMs>,
+    /// The clients' schedule: chats intended, sent on time, sent late and missed by cause
+    /// (native results of schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chats: Option<ChatSchedule>,
+}
+
+/// What became of the chats the clients' schedule intended: the load generator keeps an
+/// explicit schedule, so a server that stops reading cannot lower its own offered load
+/// unseen (coordinated omission). A cause is the largest part of a chat's delay: `join` (its
+/// join not yet acknowledged) and `write` (a blocked write: the server not reading) are the
+/// server's; `timer` (the client's timer fired late with the write path free) is the load
+/// generator's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatSchedule {
+    /// Chats the schedule intended: the sent ones and the missed ones.
+    pub intended: u64,
+    /// Sent within 10 ms of their intended time.
+    pub sent_on_time: u64,
+    /// Sent late because the join was not yet acknowledged.
+    pub sent_late_join: u64,
+    /// Sent late because an earlier write blocked.
+    pub sent_late_write: u64,
+    /// Sent late because the client's own timer fired late.
+    pub sent_late_timer: u64,
+    /// Given up (past the catch-up bound) while the join was not acknowledged.
+    pub missed_join: u64,
+    /// Given up while writes were blocked.
+    pub missed_write: u64,
+    /// Given up because the client's own timer was too late (or the session ended).
+    pub missed_timer: u64,
+}
+
+impl ChatSchedule {
+    /// Chats sent, on time or late.
+    pub fn sent(&self) -> u64 {
+        self.sent_on_time + self.sent_late_join + self.sent_late_write + self.sent_late_timer
+    }
+
+    /// Sent ÷ intended; `None` when nothing was intended.
+    pub fn sent_per_intended(&self) -> Option<f64> {
+        (self.intended > 0).then(|| self.sent() as f64 / self.intended as f64)
+    }
+
+    /// Chats late or missed by the server's causes (join, write).
+    pub fn server_late(&self) -> u64 {
+        self.sent_late_join + self.sent_late_write + self.missed_join + self.missed_write
+    }
+
+    /// Chats late or missed because of the load generator's timer.
+    pub fn timer_late(&self) -> u64 {
+        self.sent_late_timer + self.missed_timer
+    }
 }
 
 fn every_client() -> u32 {
@@ -384,8 +441,12 @@ pub enum LatencySource {
     /// k6's `chat_latency` Trend, which keeps every sample (the js path).
     #[default]
     K6Trend,
-    /// The native client's full HDR histogram (3 significant figures), merged over instances.
+    /// The native client's full HDR histogram (3 significant figures), merged over instances:
+    /// service time, from the moment each chat was written.
     Histogram,
+    /// The native client's response-time histogram: from each chat's intended time, the
+    /// chats the server kept from being sent included (schema 3). Service time is beside it.
+    ResponseTime,
 }
 
 /// A latency distribution, in milliseconds.

@@ -55,6 +55,14 @@ pub enum BoundReason {
         /// Its limit, in bytes.
         limit_bytes: u64,
     },
+    /// The load generator's own timers fired late (it was short of CPU) for a noticeable share
+    /// of the chats it meant to send: its schedule, not the server, set their send times.
+    TimerLate {
+        /// Chats sent late or missed because the client's timer fired late.
+        late: u64,
+        /// Chats the schedule intended.
+        intended: u64,
+    },
     /// A reason written by schema version 1 as English text.
     Legacy {
         /// The text as written.
@@ -72,6 +80,7 @@ impl BoundReason {
             BoundReason::LoadgenCpuSaturated { .. } => "loadgen_cpu_saturated",
             BoundReason::MachineSaturated { .. } => "machine_saturated",
             BoundReason::LoadgenOutOfMemory { .. } => "loadgen_out_of_memory",
+            BoundReason::TimerLate { .. } => "timer_late",
             BoundReason::Legacy { .. } => "legacy",
         }
     }

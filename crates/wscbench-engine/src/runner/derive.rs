@@ -135,6 +135,7 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
         server,
         loadgen,
     };
+    let chats = result.k6.as_ref().and_then(|k| k.chats);
     let counters = Counters {
         delivered: stats.deliveries,
         received,
@@ -149,6 +150,8 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
         dropped_slow: stats.dropped_slow,
         loadgen_oom_limit_bytes: loadgen_oom
             .then_some(plan.limits.loadgen_memory_bytes.unwrap_or(0)),
+        chats_intended: chats.map_or(0, |c| c.intended),
+        chats_timer_late: chats.map_or(0, |c| c.timer_late()),
     };
     let ceilings = Ceilings {
         loadgen_percent: loadgen_ceiling,

@@ -215,6 +215,8 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             latency_source: LatencySource::K6Trend,
             latency_probe_every: 1,
             malformed: 0,
+            service_time: None,
+            chats: None,
         }),
         errors: ErrorCounts {
             failed_connects: 0,
