@@ -276,6 +276,28 @@ impl Engine for DockerEngine {
         })
     }
 
+    fn pause<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async move {
+            self.docker
+                .pause_container(id)
+                .await
+                .map_err(|e| EngineError::docker(format!("pausing {id}"), e))
+        })
+    }
+
+    fn unpause<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async move {
+            match self.docker.unpause_container(id).await {
+                Ok(()) => Ok(()),
+                // 409: not paused (or no longer running): nothing to thaw.
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 409, ..
+                }) => Ok(()),
+                Err(e) => Err(EngineError::docker(format!("unpausing {id}"), e)),
+            }
+        })
+    }
+
     fn logs<'a>(&'a self, id: &'a str, lines: usize) -> BoxFuture<'a, Result<String, EngineError>> {
         Box::pin(async move {
             let options = LogsOptionsBuilder::new()

@@ -225,6 +225,11 @@ pub trait Engine: Send + Sync {
     fn usage(&self, id: &str) -> UsageStream;
     /// SIGTERM, then SIGKILL after `grace`.
     fn stop<'a>(&'a self, id: &'a str, grace: Duration) -> BoxFuture<'a, Result<(), EngineError>>;
+    /// Freezes a running container (the cgroup freezer): its processes stop being scheduled,
+    /// its sockets stay open. Fault injection (`run --pause-server`).
+    fn pause<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>>;
+    /// Thaws a paused container; a container that is not paused is left as it is.
+    fn unpause<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>>;
     /// The last `lines` lines of the container's output.
     fn logs<'a>(&'a self, id: &'a str, lines: usize) -> BoxFuture<'a, Result<String, EngineError>>;
     /// Removes a container, running or not.

@@ -78,6 +78,12 @@ impl Engine for FailingEngine {
     ) -> BoxFuture<'a, Result<(), EngineError>> {
         Box::pin(async { self.call("stop") })
     }
+    fn pause<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async { self.call("pause") })
+    }
+    fn unpause<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async { self.call("unpause") })
+    }
     fn logs<'a>(
         &'a self,
         _id: &'a str,

@@ -80,6 +80,8 @@ struct FakeEngine {
     containers: Mutex<HashMap<String, Container>>,
     /// Every spec started, in order.
     specs: Mutex<Vec<ContainerSpec>>,
+    /// Every container paused, once per pause.
+    pauses: Mutex<Vec<String>>,
 }
 
 impl FakeEngine {
@@ -94,6 +96,22 @@ impl FakeEngine {
             fault,
             containers: Mutex::new(HashMap::new()),
             specs: Mutex::new(Vec::new()),
+            pauses: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Sends `signal` to a container's process, if it has one.
+    fn signal(&self, id: &str, signal: &str) {
+        if let Some(child) = self
+            .containers
+            .lock()
+            .unwrap()
+            .get_mut(id)
+            .and_then(|c| c.child.as_mut())
+        {
+            let _ = Command::new("kill")
+                .args([signal, &child.id().to_string()])
+                .status();
         }
     }
 
@@ -244,6 +262,21 @@ impl Engine for FakeEngine {
         })
     }
 
+    fn pause<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async move {
+            self.signal(id, "-STOP");
+            self.pauses.lock().unwrap().push(id.to_string());
+            Ok(())
+        })
+    }
+
+    fn unpause<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), EngineError>> {
+        Box::pin(async move {
+            self.signal(id, "-CONT");
+            Ok(())
+        })
+    }
+
     fn logs<'a>(
         &'a self,
         _id: &'a str,
@@ -384,6 +417,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         k6_image: "fake-k6".into(),
         loadgens: Vec::new(),
         server_address: None,
+        pause_server: None,
         conditions: Conditions {
             server_cpus: 2.0,
             server_memory_bytes: 512 << 20,
@@ -402,6 +436,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
             variant_env: Vec::new(),
             loadgen_engines: Vec::new(),
             server_address: None,
+            pause_server: None,
         },
     }
 }
@@ -1090,4 +1125,37 @@ async fn added_rounds_stop_when_the_budget_leaves_no_room_for_the_next_point() {
     .unwrap();
     assert_eq!(output.results.len(), 1, "the minimum round runs, no more");
     assert_eq!(output.stops[0].reason, wscbench_results::StopReason::Budget);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paused_server_is_frozen_on_schedule_during_the_load_and_thawed_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = FakeEngine::new(Fault::None);
+    engine.k6_runs_for = Duration::from_millis(3500);
+    let mut plan = plan(dir.path(), &[Scenario::Steady]);
+    plan.pause_server = Some("300ms/1s".parse().unwrap());
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        results[0].outcome,
+        Outcome::Ok,
+        "{:?}",
+        results[0].outcome_detail
+    );
+    let pauses = engine.pauses.lock().unwrap().len();
+    assert!(
+        (3..=4).contains(&pauses),
+        "one pause a second of load: {pauses}"
+    );
+    assert_eq!(
+        results[0].conditions.pause_server.as_deref(),
+        Some("300ms/1s")
+    );
+    assert_eq!(
+        engine.live(),
+        0,
+        "a frozen server is still stopped and removed"
+    );
 }

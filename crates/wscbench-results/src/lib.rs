@@ -205,6 +205,10 @@ pub struct Conditions {
     /// How the load generators reached the server (`--server-address`), when not loopback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_address: Option<String>,
+    /// Fault injection: the server container was frozen for PAUSE every EVERY of the load
+    /// (`--pause-server PAUSE/EVERY`, e.g. `1s/5s`); absent: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_server: Option<String>,
 }
 
 /// One Docker engine that ran load generators, and the host behind it.

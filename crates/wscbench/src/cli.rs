@@ -201,6 +201,10 @@ pub struct RunArgs {
     /// Skip the machine-speed calibration (about 2 s) at the start of each round
     #[arg(long)]
     pub no_calibration: bool,
+    /// Fault injection: freeze the server container (docker pause) for PAUSE at the end of
+    /// every EVERY of each load, e.g. 1s/5s; recorded in every result's conditions
+    #[arg(long, value_name = "PAUSE/EVERY")]
+    pub pause_server: Option<wscbench_engine::runner::PauseServer>,
     /// CPU limit of each server container, in CPUs
     #[arg(long, default_value_t = 2.0, value_parser = parse_cpus)]
     pub cpus: f64,

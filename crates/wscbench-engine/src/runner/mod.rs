@@ -110,6 +110,59 @@ impl PlannedServer {
     }
 }
 
+/// Fault injection: the server container frozen for `pause` at the end of every `every`
+/// of the load, from the load's start (`--pause-server 1s/5s`: frozen from 4 s to 5 s, 9 s
+/// to 10 s, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PauseServer {
+    /// How long each pause lasts.
+    pub pause: Duration,
+    /// The period of the pauses.
+    pub every: Duration,
+}
+
+impl std::str::FromStr for PauseServer {
+    type Err = String;
+    /// `PAUSE/EVERY`, e.g. `1s/5s` or `500ms/2s`; the pause shorter than its period.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!("{s:?} is not PAUSE/EVERY such as 1s/5s (the pause shorter than its period)")
+        };
+        let (pause, every) = s.split_once('/').ok_or_else(bad)?;
+        let pause = humantime::parse_duration(pause.trim()).map_err(|_| bad())?;
+        let every = humantime::parse_duration(every.trim()).map_err(|_| bad())?;
+        if pause.is_zero() || pause >= every {
+            return Err(bad());
+        }
+        Ok(PauseServer { pause, every })
+    }
+}
+
+impl PauseServer {
+    /// As the command line and the result's conditions write it: `1s/5s`.
+    pub fn text(&self) -> String {
+        format!(
+            "{}/{}",
+            humantime::format_duration(self.pause),
+            humantime::format_duration(self.every)
+        )
+    }
+
+    /// Whether the server is frozen at `elapsed` into the load, and when that next changes.
+    pub fn at(&self, elapsed: Duration) -> (bool, Duration) {
+        let every = self.every.as_nanos();
+        let into = elapsed.as_nanos() % every;
+        let frozen_from = every - self.pause.as_nanos();
+        let start = elapsed.as_nanos() - into;
+        let nanos = |n: u128| Duration::from_nanos(n as u64);
+        if into >= frozen_from {
+            (true, nanos(start + every))
+        } else {
+            (false, nanos(start + frozen_from))
+        }
+    }
+}
+
 /// Everything one `wscbench run` does.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -134,6 +187,9 @@ pub struct Plan {
     pub repetitions: u32,
     /// How the run adds rounds beyond those, within its budget.
     pub adaptive: rounds::Adaptive,
+    /// Fault injection: pause the server container for this long every so often during the
+    /// load (`--pause-server 1s/5s`), recorded in each result's conditions.
+    pub pause_server: Option<PauseServer>,
     /// Limits.
     pub limits: Limits,
     /// Verification per run.
@@ -634,6 +690,22 @@ pub fn new_run_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pause_schedule_freezes_the_end_of_every_period() {
+        let schedule: PauseServer = "1s/5s".parse().unwrap();
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        assert_eq!(schedule.at(s(0)), (false, s(4)));
+        assert_eq!(schedule.at(ms(3999)), (false, s(4)));
+        assert_eq!(schedule.at(s(4)), (true, s(5)));
+        assert_eq!(schedule.at(ms(4500)), (true, s(5)));
+        assert_eq!(schedule.at(s(5)), (false, s(9)));
+        assert_eq!(schedule.text(), "1s/5s");
+        for bad in ["1s", "5s/1s", "1s/1s", "0s/5s", "x/5s"] {
+            assert!(bad.parse::<PauseServer>().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn run_ids_are_sortable_timestamps() {

@@ -177,7 +177,21 @@ impl<E: Engine> Session<'_, E> {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         self.start_loadgen(&target, cancel).await?;
-        let end = self.sample(result, &target, load_started, cancel, on).await;
+        let end = match self.plan.pause_server {
+            None => self.sample(result, &target, load_started, cancel, on).await,
+            Some(schedule) => {
+                let engine = self.engine;
+                let server = self.server.clone().expect("the server started");
+                let pauser = pause_server(engine, &server, schedule, load_started);
+                let end = tokio::select! {
+                    end = self.sample(result, &target, load_started, cancel, on) => end,
+                    () = pauser => unreachable!("the pauser runs until the load ends"),
+                };
+                // Never leave the server frozen: a paused container cannot be stopped.
+                let _ = engine.unpause(&server).await;
+                end
+            }
+        };
         result.duration_ms = load_started.elapsed().as_millis() as u64;
         if let (Some(end), Some(base)) = (verify::read_stats_quiet(&target).await, &baseline) {
             result.server_stats = Some(window(base, &end));
@@ -723,6 +737,26 @@ fn read_summaries(out_dirs: &[PathBuf]) -> Option<Result<k6::Summary, k6::Summar
     combined.map(Ok)
 }
 
+/// Freezes and thaws the server on `schedule` from `load_started`, for ever (the caller
+/// drops it when the load ends). A pause or thaw the engine refuses is retried at the next
+/// change.
+async fn pause_server<E: Engine>(
+    engine: &E,
+    server: &str,
+    schedule: super::PauseServer,
+    load_started: Instant,
+) {
+    loop {
+        let (frozen, next) = schedule.at(load_started.elapsed());
+        let _ = if frozen {
+            engine.pause(server).await
+        } else {
+            engine.unpause(server).await
+        };
+        tokio::time::sleep_until((load_started + next).into()).await;
+    }
+}
+
 /// A fresh raw output folder that k6 can write to whatever user it runs as.
 fn prepare_out_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -756,6 +790,8 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
     let planned = point.server;
     let server = &planned.server;
     let mut conditions = plan.conditions.clone();
+    // Fault injection is a condition of the result, never silent.
+    conditions.pause_server = plan.pause_server.map(|p| p.text());
     if let Some(variant) = &planned.variant {
         conditions.variant_args = variant.args.clone();
         conditions.variant_env = variant.env.clone();

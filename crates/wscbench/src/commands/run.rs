@@ -348,6 +348,7 @@ async fn prepare(
         variant_env: Vec::new(),
         loadgen_engines: loadgen_conditions,
         server_address: args.server_address.clone(),
+        pause_server: args.pause_server.map(|p| p.text()),
     };
     let plan = Plan {
         run_id: run_id.to_string(),
@@ -385,6 +386,7 @@ async fn prepare(
         conditions,
         loadgens,
         server_address: args.server_address.clone(),
+        pause_server: args.pause_server,
     };
     Ok((
         Engines {
