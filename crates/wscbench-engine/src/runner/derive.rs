@@ -152,6 +152,7 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
             .then_some(plan.limits.loadgen_memory_bytes.unwrap_or(0)),
         chats_intended: chats.map_or(0, |c| c.intended),
         chats_timer_late: chats.map_or(0, |c| c.timer_late()),
+        chats_timer_missed: chats.map_or(0, |c| c.missed_timer),
     };
     let ceilings = Ceilings {
         loadgen_percent: loadgen_ceiling,
