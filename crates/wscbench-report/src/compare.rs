@@ -37,6 +37,9 @@ pub enum Verdict {
     WithinNoise,
     /// A side had a single value: nothing can be tested.
     Untested,
+    /// The change is significant, but the two machines' speed indexes differ by more than
+    /// it: the runs measured different machines, not a different server.
+    MachineDiffers,
 }
 
 impl Verdict {
@@ -46,6 +49,7 @@ impl Verdict {
             Verdict::Worse => "worse",
             Verdict::WithinNoise => "within noise",
             Verdict::Untested => "n=1: no test",
+            Verdict::MachineDiffers => "machine differs",
         }
     }
 }
@@ -114,6 +118,9 @@ pub struct Comparison {
     pub b: String,
     /// The significance level of the test, e.g. 0.05.
     pub level: f64,
+    /// Each run's machine-speed index (the median of its rounds' calibrations), when both
+    /// recorded one: a change smaller than the indexes' difference is not called a change.
+    pub machine_speed: Option<(f64, f64)>,
     /// Conditions that differ between A and B, one line each.
     pub differences: Vec<String>,
     /// One entry per point × headline metric present in both.
@@ -161,6 +168,8 @@ pub fn compare(
             b: b_name.into(),
         });
     }
+    let machine_speed = median_index(a).zip(median_index(b));
+    let machine_change = machine_speed.map(|(ia, ib)| 100.0 * (ib - ia) / ia);
     let mut changes = Vec::new();
     for point in &shared {
         let (ra, rb) = (&points_a[*point], &points_b[*point]);
@@ -178,12 +187,19 @@ pub fn compare(
                 Some(_) if metric.improves(sa.mean, sb.mean) => Verdict::Better,
                 Some(_) => Verdict::Worse,
             };
+            let change_percent = (sa.mean != 0.0).then(|| 100.0 * (sb.mean - sa.mean) / sa.mean);
+            let verdict = match (verdict, change_percent, machine_change) {
+                (Verdict::Better | Verdict::Worse, Some(c), Some(m)) if m.abs() >= c.abs() => {
+                    Verdict::MachineDiffers
+                }
+                (verdict, ..) => verdict,
+            };
             changes.push(Change {
                 point: point_label(point),
                 metric: metric.key,
                 metric_name: metric.name,
                 better: metric.better,
-                change_percent: (sa.mean != 0.0).then(|| 100.0 * (sb.mean - sa.mean) / sa.mean),
+                change_percent,
                 ratio: stats::ratio(&sa, &sb),
                 p_value,
                 verdict,
@@ -192,11 +208,22 @@ pub fn compare(
             });
         }
     }
+    let mut differences = differences(a, b);
+    if let Some((ia, ib)) = machine_speed {
+        differences.insert(
+            0,
+            format!(
+                "machine speed index: {ia:.1} → {ib:.1} ({:+.1} %); changes smaller than that are \"machine differs\", not better or worse",
+                100.0 * (ib - ia) / ia
+            ),
+        );
+    }
     Ok(Comparison {
         a: a_name.into(),
         b: b_name.into(),
         level,
-        differences: differences(a, b),
+        machine_speed,
+        differences,
         only_in_a: points_a.len() - shared.len(),
         only_in_b: points_b
             .keys()
@@ -206,14 +233,38 @@ pub fn compare(
     })
 }
 
+/// The median of a run's round calibrations, if it recorded any.
+fn median_index(results: &[RunResult]) -> Option<f64> {
+    let mut indexes: Vec<f64> = crate::rounds::speeds(results)
+        .values()
+        .map(|s| s.index)
+        .collect();
+    if indexes.is_empty() {
+        return None;
+    }
+    indexes.sort_by(f64::total_cmp);
+    let n = indexes.len();
+    Some(if n % 2 == 1 {
+        indexes[n / 2]
+    } else {
+        (indexes[n / 2 - 1] + indexes[n / 2]) / 2.0
+    })
+}
+
 /// Conditions whose values differ between A and B, as `what: a-values → b-values`.
 pub fn differences(a: &[RunResult], b: &[RunResult]) -> Vec<String> {
     type Field = (&'static str, fn(&RunResult) -> String);
-    const FIELDS: [Field; 10] = [
+    const FIELDS: [Field; 11] = [
         ("mode", |r| r.mode.to_string()),
         ("load path", |r| r.load_path.to_string()),
         ("machine cores", |r| r.conditions.machine_cores.to_string()),
         ("kernel", |r| r.conditions.kernel.clone()),
+        ("CPU model", |r| {
+            r.conditions
+                .cpu_model
+                .clone()
+                .unwrap_or("unrecorded".into())
+        }),
         ("Docker", |r| r.conditions.docker_version.clone()),
         ("k6", |r| r.conditions.k6_version.clone()),
         ("server CPUs", |r| r.conditions.server_cpus.to_string()),

@@ -278,90 +278,7 @@ impl Report {
             &PROFILES,
         );
         for profile in profiles {
-            let in_profile: Vec<&Group> = all
-                .iter()
-                .filter(|g| g.first().server.profile == profile)
-                .collect();
-            let title = profile_title(profile);
-            for scenario in &SCENARIO_TABLES {
-                // Like with like: the points of a sweep's values rank in tables of their own
-                // (the knob tables set them side by side).
-                let mut loads: Vec<Vec<(String, String)>> = in_profile
-                    .iter()
-                    .filter(|g| g.first().scenario == scenario.scenario)
-                    .map(|g| g.first().point().load_params)
-                    .collect();
-                // In the values' order, not their text's: 200 before 1000.
-                loads.sort_by(|a, b| {
-                    let number = |l: &Vec<(String, String)>| -> Vec<(String, f64)> {
-                        l.iter()
-                            .map(|(k, v)| (k.clone(), v.parse().unwrap_or(f64::NAN)))
-                            .collect()
-                    };
-                    number(a)
-                        .partial_cmp(&number(b))
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                });
-                loads.dedup();
-                for load in loads {
-                    let rows = in_profile.iter().copied().filter(|g| {
-                        g.first().scenario == scenario.scenario
-                            && g.first().point().load_params == load
-                    });
-                    let rows =
-                        by_language(rows).map(|g| (vec![Cell::label(language(g.first()))], g));
-                    let params: Vec<String> =
-                        load.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                    let suffix = if params.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", params.join(", "))
-                    };
-                    let mut table = metric_table(
-                        format!("{title} — {}{suffix}", scenario.title),
-                        &["Language"],
-                        &scenario
-                            .metrics
-                            .iter()
-                            .map(|m| Column::metric(m))
-                            .collect::<Vec<_>>(),
-                        rows,
-                        false,
-                        |g, i| metric_cell(scenario.metrics[i], g),
-                    );
-                    table.mark_best();
-                    if let Some(lead) = scenario.lead {
-                        table.add_percent_of_best(lead.name);
-                    }
-                    tables.push(table);
-                }
-            }
-            let mut by_scenario: Vec<&Group> = by_language(in_profile.into_iter()).collect();
-            by_scenario.sort_by_key(|g| rank(g.first().scenario.as_str(), &SCENARIOS));
-            let rows = by_scenario.into_iter().map(|g| {
-                (
-                    vec![
-                        Cell::label(capitalized(g.first().scenario.as_str())),
-                        Cell::label(language(g.first())),
-                    ],
-                    g,
-                )
-            });
-            tables.push(metric_table(
-                format!("{title} — Load generator"),
-                &["Scenario", "Language"],
-                &LOADGEN_COLUMNS
-                    .iter()
-                    .map(|(name, numeric, _)| Column {
-                        name: name.to_string(),
-                        better: None,
-                        numeric: *numeric,
-                    })
-                    .collect::<Vec<_>>(),
-                rows,
-                true,
-                |g, i| (LOADGEN_COLUMNS[i].2)(g.results[g.results.len() - 1]),
-            ));
+            tables.extend(profile_tables(&all, profile));
         }
         tables.extend(crate::knobs::knob_tables(&all));
         tables.push(crate::capacity::capacity_table(&all));
@@ -376,10 +293,14 @@ impl Report {
                 table.footnotes.push(INTERVAL_NOTE.into());
             }
         }
-        Report {
-            notes: Vec::new(),
-            tables,
+        let mut notes = Vec::new();
+        if results
+            .iter()
+            .any(|r| r.load_path == wscbench_results::LoadPath::Js)
+        {
+            notes.push(JS_LATENCY_NOTE.to_string());
         }
+        Report { notes, tables }
     }
 
     /// True when there is nothing to show.
@@ -506,13 +427,105 @@ impl Table {
     }
 }
 
+/// One profile's tables: each scenario's (a table per load of a sweep), then its load
+/// generator's.
+fn profile_tables(all: &[Group], profile: &str) -> Vec<Table> {
+    let mut tables = Vec::new();
+    let in_profile: Vec<&Group> = all
+        .iter()
+        .filter(|g| g.first().server.profile == profile)
+        .collect();
+    let title = profile_title(profile);
+    for scenario in &SCENARIO_TABLES {
+        // Like with like: the points of a sweep's values rank in tables of their own
+        // (the knob tables set them side by side).
+        let mut loads: Vec<Vec<(String, String)>> = in_profile
+            .iter()
+            .filter(|g| g.first().scenario == scenario.scenario)
+            .map(|g| g.first().point().load_params)
+            .collect();
+        // In the values' order, not their text's: 200 before 1000.
+        loads.sort_by(|a, b| {
+            let number = |l: &Vec<(String, String)>| -> Vec<(String, f64)> {
+                l.iter()
+                    .map(|(k, v)| (k.clone(), v.parse().unwrap_or(f64::NAN)))
+                    .collect()
+            };
+            number(a)
+                .partial_cmp(&number(b))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        loads.dedup();
+        for load in loads {
+            let rows = in_profile.iter().copied().filter(|g| {
+                g.first().scenario == scenario.scenario && g.first().point().load_params == load
+            });
+            let rows = by_language(rows).map(|g| (vec![Cell::label(language(g.first()))], g));
+            let params: Vec<String> = load.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let suffix = if params.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", params.join(", "))
+            };
+            let mut table = metric_table(
+                format!("{title} — {}{suffix}", scenario.title),
+                &["Language"],
+                &scenario
+                    .metrics
+                    .iter()
+                    .map(|m| Column::metric(m))
+                    .collect::<Vec<_>>(),
+                rows,
+                false,
+                |g, i| metric_cell(scenario.metrics[i], g),
+            );
+            table.mark_best();
+            if let Some(lead) = scenario.lead {
+                table.add_percent_of_best(lead.name);
+            }
+            tables.push(table);
+        }
+    }
+    let mut by_scenario: Vec<&Group> = by_language(in_profile.into_iter()).collect();
+    by_scenario.sort_by_key(|g| rank(g.first().scenario.as_str(), &SCENARIOS));
+    let rows = by_scenario.into_iter().map(|g| {
+        (
+            vec![
+                Cell::label(capitalized(g.first().scenario.as_str())),
+                Cell::label(language(g.first())),
+            ],
+            g,
+        )
+    });
+    tables.push(metric_table(
+        format!("{title} — Load generator"),
+        &["Scenario", "Language"],
+        &LOADGEN_COLUMNS
+            .iter()
+            .map(|(name, numeric, _)| Column {
+                name: name.to_string(),
+                better: None,
+                numeric: *numeric,
+            })
+            .collect::<Vec<_>>(),
+        rows,
+        true,
+        |g, i| (LOADGEN_COLUMNS[i].2)(g.results[g.results.len() - 1]),
+    ));
+    tables
+}
+
 /// Columns that older results and the js path never measured: left out of a table where no
 /// row has them, so a report of such results reads as before.
-const OPTIONAL_COLUMNS: [&str; 3] = [
+const OPTIONAL_COLUMNS: [&str; 4] = [
+    SCHEDULE_COLUMN,
     metrics::SERVICE_P95.name,
     metrics::SENT_PER_INTENDED.name,
     metrics::SERVER_LATE.name,
 ];
+
+/// Said above a report of js-path results: their latency is not the response time.
+const JS_LATENCY_NOTE: &str = "js load path: latency is service time only (from each chat's write); it keeps no schedule of intended times, so a server that stops reading can hide its stall (coordinated omission). The native path measures response time.";
 
 /// Said under every table with figures over several rounds.
 const INTERVAL_NOTE: &str = "Over several rounds: mean ± the half-width of its 95 % interval (Student t); n is the number of rounds. Latency is the response time from each chat's intended time (native path, schema 3); service time, from the write, is beside it.";
@@ -628,9 +641,13 @@ pub(crate) fn metric_cell(metric: &Metric, group: &Group) -> Cell {
 
 type LoadgenColumn = (&'static str, bool, fn(&RunResult) -> Cell);
 
+/// The clients' schedule: chats sent of those intended, and the late and missed ones by
+/// cause (join and write are the server's, timer the load generator's).
+const SCHEDULE_COLUMN: &str = "Chats sent / intended; late and missed by cause";
+
 /// Which side was the bottleneck: k6's own CPU, and whether it read every chat the
 /// server says it delivered (of the last repetition).
-const LOADGEN_COLUMNS: [LoadgenColumn; 5] = [
+const LOADGEN_COLUMNS: [LoadgenColumn; 6] = [
     ("Server mean CPU", true, |r| {
         Cell::figure(
             units::cpu(r.derived.server.mean_cpu_percent),
@@ -666,6 +683,39 @@ const LOADGEN_COLUMNS: [LoadgenColumn; 5] = [
                 units::count(k6.chat_received),
                 units::count(stats.deliveries)
             )),
+            _ => Cell::absent(),
+        }
+    }),
+    (SCHEDULE_COLUMN, false, |r| {
+        match r.k6.as_ref().and_then(|k| k.chats) {
+            Some(c) if c.intended > 0 => {
+                let share = c.sent() as f64 / c.intended as f64;
+                let mut text = format!(
+                    "{} / {} ({:.1}%)",
+                    units::count(c.sent()),
+                    units::count(c.intended),
+                    share * 100.0
+                );
+                for (what, join, write, timer) in [
+                    (
+                        "late",
+                        c.sent_late_join,
+                        c.sent_late_write,
+                        c.sent_late_timer,
+                    ),
+                    ("missed", c.missed_join, c.missed_write, c.missed_timer),
+                ] {
+                    if join + write + timer > 0 {
+                        text.push_str(&format!(
+                            "; {what}: join {} · write {} · timer {}",
+                            units::count(join),
+                            units::count(write),
+                            units::count(timer)
+                        ));
+                    }
+                }
+                Cell::figure(text, share)
+            }
             _ => Cell::absent(),
         }
     }),
