@@ -350,8 +350,9 @@ fn record(latency: &mut Histogram<u64>, buckets: &LatencyBuckets) -> Result<(), 
     Ok(())
 }
 
-/// Merges the reports of one or more k6 instances.
-pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
+/// The histogram settings every report (and each of its histograms) shares; an error when
+/// two differ, since only histograms of the same settings merge exactly.
+fn common_settings(reports: &[NativeReport]) -> Result<(u64, u64, u8), NativeError> {
     let settings = |r: &NativeReport| settings_of(&r.latency_us);
     let (low, high, figures) = reports.first().map(settings).unwrap_or((1, 60_000_000, 3));
     if reports.iter().any(|r| settings(r) != (low, high, figures)) {
@@ -368,8 +369,6 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
     }) {
         return Err(NativeError::Settings);
     }
-    let empty =
-        || Histogram::new_with_bounds(low.max(1), high, figures).map_err(|_| NativeError::Settings);
     let same = |l: &LatencyBuckets| settings_of(l) == (low, high, figures);
     if reports
         .iter()
@@ -386,6 +385,14 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
     if window_settings_differ {
         return Err(NativeError::Settings);
     }
+    Ok((low, high, figures))
+}
+
+/// Merges the reports of one or more k6 instances.
+pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
+    let (low, high, figures) = common_settings(reports)?;
+    let empty =
+        || Histogram::new_with_bounds(low.max(1), high, figures).map_err(|_| NativeError::Settings);
     let mut latency = empty()?;
     let mut response_time_us = empty()?;
     let mut cross_latency = empty()?;

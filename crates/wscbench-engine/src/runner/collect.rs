@@ -113,6 +113,41 @@ pub(super) fn collect(
     };
     let native = native.map(|n| n.map(|(merged, _)| merged));
     let (outcome, detail) = match end {
+        LoadEnd::K6Exited(state) if !(state.oom_killed || teardown.loadgen_oom) => k6_outcome(
+            result,
+            state.exit_code,
+            &summary,
+            &native,
+            teardown,
+            context.stepped,
+        ),
+        end => ended_early(end, teardown, context, instances),
+    };
+    let (outcome, detail) = match (outcome, unstamped) {
+        (Outcome::Ok, Some(why)) => (Outcome::LoadgenFailed, Some(why)),
+        (outcome, _) => (outcome, detail),
+    };
+    // A server that died after k6's last sample is still a dead server.
+    let outcome = match (outcome, teardown.server_before_stop) {
+        (Outcome::Ok, Some(state)) if !state.running => died(state),
+        (outcome, _) => outcome,
+    };
+    Collected {
+        outcome,
+        detail,
+        native,
+    }
+}
+
+/// The outcome of a load that did not end with k6 exiting on its own (or that ended with k6
+/// killed at its memory limit).
+fn ended_early(
+    end: LoadEnd,
+    teardown: &Teardown,
+    context: &Context<'_>,
+    instances: usize,
+) -> (Outcome, Option<String>) {
+    match end {
         LoadEnd::Cancelled => (
             Outcome::Interrupted,
             Some("interrupted by the user".to_string()),
@@ -153,35 +188,13 @@ pub(super) fn collect(
                 last_lines(&teardown.k6_logs, 3)
             )),
         ),
-        LoadEnd::K6Exited(state) if state.oom_killed || teardown.loadgen_oom => (
+        LoadEnd::K6Exited(_) => (
             Outcome::LoadgenFailed,
             Some(format!(
                 "k6 was killed at its memory limit ({} MiB; --loadgen-memory)",
                 context.loadgen_memory_bytes.unwrap_or(0) >> 20
             )),
         ),
-        LoadEnd::K6Exited(state) => k6_outcome(
-            result,
-            state.exit_code,
-            &summary,
-            &native,
-            teardown,
-            context.stepped,
-        ),
-    };
-    let (outcome, detail) = match (outcome, unstamped) {
-        (Outcome::Ok, Some(why)) => (Outcome::LoadgenFailed, Some(why)),
-        (outcome, _) => (outcome, detail),
-    };
-    // A server that died after k6's last sample is still a dead server.
-    let outcome = match (outcome, teardown.server_before_stop) {
-        (Outcome::Ok, Some(state)) if !state.running => died(state),
-        (outcome, _) => outcome,
-    };
-    Collected {
-        outcome,
-        detail,
-        native,
     }
 }
 

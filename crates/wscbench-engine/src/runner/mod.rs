@@ -564,26 +564,7 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
     'rounds: while !active.is_empty() && !interrupted {
         round += 1;
         let order = rounds::shuffled(active.clone(), plan.adaptive.seed, round);
-        let machine_speed = match plan.adaptive.calibrate_each {
-            Some(each) if !*cancel.borrow() => {
-                tokio::task::spawn_blocking(move || crate::calibrate::measure(each))
-                    .await
-                    .ok()
-                    .and_then(Result::ok)
-            }
-            _ => None,
-        };
-        output.rounds.push(RoundRecord {
-            index: round,
-            started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-            points: order.len() as u32,
-            machine_speed,
-        });
-        on(Progress::Round {
-            index: round,
-            points: order.len(),
-            machine_speed,
-        });
+        let machine_speed = start_round(plan, &cancel, round, order.len(), &mut output, on).await;
         for (position, &i) in order.iter().enumerate() {
             if *cancel.borrow() {
                 interrupted = true;
@@ -630,17 +611,13 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
                 break 'rounds;
             }
         }
-        let verdicts = judge.map(|j| j.judge(&output.results)).unwrap_or_default();
-        let results = &output.results;
-        let failed_only = |key: &PointKey| !results.iter().any(|r| r.is_ok() && &r.point() == key);
         let active_keys: Vec<PointKey> = active.iter().map(|&i| keys[i].clone()).collect();
-        let (again, stopped) = rounds::next_round(
+        let (again, stopped) = decide(
+            judge,
+            &output.results,
             &active_keys,
-            &verdicts,
-            &failed_only,
             round,
-            min_rounds,
-            max_rounds,
+            (min_rounds, max_rounds),
         );
         stops.extend(stopped);
         active = (0..base.len())
@@ -648,16 +625,77 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
             .collect();
     }
     if !interrupted {
-        output.stops = keys
-            .iter()
-            .map(|key| PointStop {
-                point: point_text(key),
-                rounds: output.results.iter().filter(|r| &r.point() == key).count() as u32,
-                reason: stops.get(key).copied().unwrap_or(StopReason::MaxRounds),
-            })
-            .collect();
+        output.stops = stop_list(&keys, &output.results, &stops);
     }
     Ok(output)
+}
+
+/// A round's start: the machine's calibration when the plan asks for it, recorded and
+/// announced.
+async fn start_round(
+    plan: &Plan,
+    cancel: &watch::Receiver<bool>,
+    round: u32,
+    points: usize,
+    output: &mut RoundsOutput,
+    on: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> Option<MachineSpeed> {
+    let machine_speed = match plan.adaptive.calibrate_each {
+        Some(each) if !*cancel.borrow() => {
+            tokio::task::spawn_blocking(move || crate::calibrate::measure(each))
+                .await
+                .ok()
+                .and_then(Result::ok)
+        }
+        _ => None,
+    };
+    output.rounds.push(RoundRecord {
+        index: round,
+        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        points: points as u32,
+        machine_speed,
+    });
+    on(Progress::Round {
+        index: round,
+        points,
+        machine_speed,
+    });
+    machine_speed
+}
+
+/// After round `round`: the points of `active` that get another, and why the others stop.
+fn decide(
+    judge: Option<&dyn rounds::Judge>,
+    results: &[RunResult],
+    active: &[PointKey],
+    round: u32,
+    (min_rounds, max_rounds): (u32, u32),
+) -> (Vec<PointKey>, BTreeMap<PointKey, StopReason>) {
+    let verdicts = judge.map(|j| j.judge(results)).unwrap_or_default();
+    let failed_only = |key: &PointKey| !results.iter().any(|r| r.is_ok() && &r.point() == key);
+    rounds::next_round(
+        active,
+        &verdicts,
+        &failed_only,
+        round,
+        min_rounds,
+        max_rounds,
+    )
+}
+
+/// Every point's rounds and why it stopped, in plan order.
+fn stop_list(
+    keys: &[PointKey],
+    results: &[RunResult],
+    stops: &BTreeMap<PointKey, StopReason>,
+) -> Vec<PointStop> {
+    keys.iter()
+        .map(|key| PointStop {
+            point: point_text(key),
+            rounds: results.iter().filter(|r| &r.point() == key).count() as u32,
+            reason: stops.get(key).copied().unwrap_or(StopReason::MaxRounds),
+        })
+        .collect()
 }
 
 /// A point as `run.json` names it: `profile-b/go@variant steady clients=100`.

@@ -371,24 +371,7 @@ impl<E: Engine> Session<'_, E> {
             let mut cmd: Vec<String> = ["run", "--quiet", "--no-color", "--no-usage-report"]
                 .map(String::from)
                 .into();
-            let mut env = vec![
-                "K6_NO_USAGE_REPORT=true".into(),
-                // Never look an extension up on the network: ours is compiled in.
-                "K6_AUTO_EXTENSION_RESOLUTION=false".into(),
-                format!("WS_URL={ws_url}"),
-                format!("MODE={}", self.plan.mode),
-                format!("LOADGEN={}", self.plan.load_path),
-                format!("SUMMARY_PATH=/out/{SUMMARY_FILE}"),
-                format!("NATIVE_PATH=/out/{NATIVE_FILE}"),
-                format!("SLO_P95_MS={}", self.plan.slo_p95_ms),
-            ];
-            // A sweep's values, next to MODE: CLIENTS=500, RATE=2.5 (scenarios/lib/config.js).
-            env.extend(
-                wscbench_results::dimensions::params_text(self.point.params)
-                    .into_iter()
-                    .map(|(k, v)| format!("{}={v}", scenarios::env_name(&k))),
-            );
-            env.extend(self.plan.soak_seconds.map(|s| format!("DURATION={s}")));
+            let mut env = self.k6_env(&ws_url);
             let mut api = None;
             if split {
                 let host = self
@@ -453,6 +436,30 @@ impl<E: Engine> Session<'_, E> {
             self.start_together(cancel).await?;
         }
         Ok(())
+    }
+
+    /// k6's environment: where the server is, the mode and load path, where to write, and a
+    /// sweep's values and a soak's length.
+    fn k6_env(&self, ws_url: &str) -> Vec<String> {
+        let mut env: Vec<String> = vec![
+            "K6_NO_USAGE_REPORT=true".into(),
+            // Never look an extension up on the network: ours is compiled in.
+            "K6_AUTO_EXTENSION_RESOLUTION=false".into(),
+            format!("WS_URL={ws_url}"),
+            format!("MODE={}", self.plan.mode),
+            format!("LOADGEN={}", self.plan.load_path),
+            format!("SUMMARY_PATH=/out/{SUMMARY_FILE}"),
+            format!("NATIVE_PATH=/out/{NATIVE_FILE}"),
+            format!("SLO_P95_MS={}", self.plan.slo_p95_ms),
+        ];
+        // A sweep's values, next to MODE: CLIENTS=500, RATE=2.5 (scenarios/lib/config.js).
+        env.extend(
+            wscbench_results::dimensions::params_text(self.point.params)
+                .into_iter()
+                .map(|(k, v)| format!("{}={v}", scenarios::env_name(&k))),
+        );
+        env.extend(self.plan.soak_seconds.map(|s| format!("DURATION={s}")));
+        env
     }
 
     /// Waits until every k6 of a split run is paused and ready, then resumes them at once.

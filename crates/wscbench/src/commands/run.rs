@@ -573,18 +573,7 @@ impl Display {
                 index,
                 points,
                 machine_speed,
-            } => {
-                self.round = index;
-                let speed = machine_speed.map_or(String::new(), |m| {
-                    format!(
-                        " · machine speed index {:.1} (CPU {:.2} M blocks/s, loopback {:.0}k round trips/s)",
-                        m.index,
-                        m.cpu_blocks_per_s / 1e6,
-                        m.loopback_roundtrips_per_s / 1e3
-                    )
-                });
-                self.say(format!("round {index}: {points} point(s){speed}"));
-            }
+            } => self.round_started(index, points, machine_speed),
             Progress::Phase(phase) => self.bar.set_message(format!(
                 "{phase} · elapsed {}",
                 clock(self.started.elapsed())
@@ -611,34 +600,56 @@ impl Display {
                     clock(left),
                 ));
             }
-            Progress::Finished { result, path } => {
-                let summary = if result.outcome == Outcome::Ok {
-                    format!(
-                        "ok · {:.0} msg/s · {:.0} deliveries/s · server peak {:.0}% {:.1} MiB · k6 peak {:.0}%{} · overhead {:.1} s",
-                        result.derived.throughput_msgs_per_s,
-                        result.derived.deliveries_per_s,
-                        result.derived.server.peak_cpu_percent,
-                        result.derived.server.peak_mem_bytes as f64 / 1048576.0,
-                        result.derived.loadgen.peak_cpu_percent,
-                        if result.loadgen_bound {
-                            " · load-generator bound"
-                        } else {
-                            ""
-                        },
-                        result.overhead_ms as f64 / 1000.0,
-                    )
+            Progress::Finished { result, path } => self.finished(result, path),
+        }
+    }
+
+    /// A round's line: its points and the machine's speed at its start.
+    fn round_started(
+        &mut self,
+        index: u32,
+        points: usize,
+        machine_speed: Option<wscbench_results::MachineSpeed>,
+    ) {
+        self.round = index;
+        let speed = machine_speed.map_or(String::new(), |m| {
+            format!(
+                " · machine speed index {:.1} (CPU {:.2} M blocks/s, loopback {:.0}k round trips/s)",
+                m.index,
+                m.cpu_blocks_per_s / 1e6,
+                m.loopback_roundtrips_per_s / 1e3
+            )
+        });
+        self.say(format!("round {index}: {points} point(s){speed}"));
+    }
+
+    /// A point's line once its result is written.
+    fn finished(&self, result: &RunResult, path: &Path) {
+        let summary = if result.outcome == Outcome::Ok {
+            format!(
+                "ok · {:.0} msg/s · {:.0} deliveries/s · server peak {:.0}% {:.1} MiB · k6 peak {:.0}%{} · overhead {:.1} s",
+                result.derived.throughput_msgs_per_s,
+                result.derived.deliveries_per_s,
+                result.derived.server.peak_cpu_percent,
+                result.derived.server.peak_mem_bytes as f64 / 1048576.0,
+                result.derived.loadgen.peak_cpu_percent,
+                if result.loadgen_bound {
+                    " · load-generator bound"
                 } else {
-                    format!(
-                        "{}: {}",
-                        result.outcome.as_str(),
-                        result.outcome_detail.clone().unwrap_or_default()
-                    )
-                };
-                self.say(format!("{} {summary} → {}", self.current, path.display()));
-                if let Some(split) = &result.distributed {
-                    self.say(split_line(split, result.k6.as_ref()));
-                }
-            }
+                    ""
+                },
+                result.overhead_ms as f64 / 1000.0,
+            )
+        } else {
+            format!(
+                "{}: {}",
+                result.outcome.as_str(),
+                result.outcome_detail.clone().unwrap_or_default()
+            )
+        };
+        self.say(format!("{} {summary} → {}", self.current, path.display()));
+        if let Some(split) = &result.distributed {
+            self.say(split_line(split, result.k6.as_ref()));
         }
     }
 
