@@ -1128,6 +1128,40 @@ async fn added_rounds_stop_when_the_budget_leaves_no_room_for_the_next_point() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn points_that_ran_in_the_round_the_budget_cut_short_stopped_for_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FakeEngine::new(Fault::None);
+    let mut plan = plan(dir.path(), &[Scenario::Steady, Scenario::Burst]);
+    plan.repetitions = 1;
+    // Round 2 starts within the budget; its second point (8 s more) no longer fits.
+    plan.adaptive = runner::rounds::Adaptive {
+        max_rounds: 5,
+        budget: Some(Duration::from_secs(20)),
+        seed: 3,
+        calibrate_each: None,
+    };
+    let (_tx, rx) = watch::channel(false);
+    let output = runner::execute_rounds(
+        &engine,
+        &[],
+        &plan,
+        Some(&KeepsUndecided("profile-b/go")),
+        rx,
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(output.results.len(), 3, "two in round 1, one in round 2");
+    let reasons: Vec<_> = output.stops.iter().map(|s| (s.rounds, s.reason)).collect();
+    assert!(
+        reasons
+            .iter()
+            .all(|(_, r)| *r == wscbench_results::StopReason::Budget),
+        "{reasons:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_paused_server_is_frozen_on_schedule_during_the_load_and_thawed_after() {
     let dir = tempfile::tempdir().unwrap();
     let mut engine = FakeEngine::new(Fault::None);

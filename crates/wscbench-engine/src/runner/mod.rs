@@ -625,6 +625,18 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
             .collect();
     }
     if !interrupted {
+        // Points still active when the budget ended the rounds: what the judge says of them
+        // now, or `budget` while they are still undecided.
+        let verdicts = judge.map(|j| j.judge(&output.results)).unwrap_or_default();
+        for &i in &active {
+            stops.entry(keys[i].clone()).or_insert_with(|| {
+                verdicts
+                    .get(&keys[i])
+                    .copied()
+                    .flatten()
+                    .unwrap_or(StopReason::Budget)
+            });
+        }
         output.stops = stop_list(&keys, &output.results, &stops);
     }
     Ok(output)
