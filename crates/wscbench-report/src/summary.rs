@@ -80,7 +80,7 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
         columns,
         rows,
         footnotes: vec![
-            "Margin: the best over the runner-up, ± its propagated standard deviation. A best is named only where the two 95 % intervals separate: \"tie\" where they overlap (or the values are equal), \"undecided\" with one round (no interval); load-generator bound and failed results never win.".into(),
+            "Margin: best ÷ runner-up ± σ (propagated). A best is named only where the 95 % intervals separate: \"tie\" where they overlap, \"undecided\" with one round; load-generator bound or failed never win.".into(),
         ],
     }
 }
