@@ -1099,21 +1099,21 @@ async fn a_multi_round_run_adds_rounds_only_to_the_undecided_point_and_records_w
     assert!(added.is_file(), "an added round writes its own file");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn added_rounds_stop_when_the_budget_leaves_no_room_for_the_next_point() {
+/// One round of `scenarios` for profile-b/go, then rounds added (the judge never decides)
+/// within a budget of `budget_s` seconds.
+async fn rounds_within_a_budget(scenarios: &[Scenario], budget_s: u64) -> runner::RoundsOutput {
     let dir = tempfile::tempdir().unwrap();
     let engine = FakeEngine::new(Fault::None);
-    let mut plan = plan(dir.path(), &[Scenario::Steady]);
+    let mut plan = plan(dir.path(), scenarios);
     plan.repetitions = 1;
-    // A smoke steady point is planned at 8 s: a 1 s budget has no room for a second round.
     plan.adaptive = runner::rounds::Adaptive {
         max_rounds: 5,
-        budget: Some(Duration::from_secs(1)),
-        seed: 1,
+        budget: Some(Duration::from_secs(budget_s)),
+        seed: 3,
         calibrate_each: None,
     };
     let (_tx, rx) = watch::channel(false);
-    let output = runner::execute_rounds(
+    runner::execute_rounds(
         &engine,
         &[],
         &plan,
@@ -1122,35 +1122,21 @@ async fn added_rounds_stop_when_the_budget_leaves_no_room_for_the_next_point() {
         &mut |_| {},
     )
     .await
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn added_rounds_stop_when_the_budget_leaves_no_room_for_the_next_point() {
+    // A smoke steady point is planned at 8 s: a 1 s budget has no room for a second round.
+    let output = rounds_within_a_budget(&[Scenario::Steady], 1).await;
     assert_eq!(output.results.len(), 1, "the minimum round runs, no more");
     assert_eq!(output.stops[0].reason, wscbench_results::StopReason::Budget);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn points_that_ran_in_the_round_the_budget_cut_short_stopped_for_the_budget() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = FakeEngine::new(Fault::None);
-    let mut plan = plan(dir.path(), &[Scenario::Steady, Scenario::Burst]);
-    plan.repetitions = 1;
     // Round 2 starts within the budget; its second point (8 s more) no longer fits.
-    plan.adaptive = runner::rounds::Adaptive {
-        max_rounds: 5,
-        budget: Some(Duration::from_secs(20)),
-        seed: 3,
-        calibrate_each: None,
-    };
-    let (_tx, rx) = watch::channel(false);
-    let output = runner::execute_rounds(
-        &engine,
-        &[],
-        &plan,
-        Some(&KeepsUndecided("profile-b/go")),
-        rx,
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
+    let output = rounds_within_a_budget(&[Scenario::Steady, Scenario::Burst], 20).await;
     assert_eq!(output.results.len(), 3, "two in round 1, one in round 2");
     let reasons: Vec<_> = output.stops.iter().map(|s| (s.rounds, s.reason)).collect();
     assert!(
