@@ -299,6 +299,12 @@ impl Report {
             .any(|r| r.load_path == wscbench_results::LoadPath::Js)
         {
             notes.push(JS_LATENCY_NOTE.to_string());
+            // Said again under every table with a latency column, where it is read.
+            for table in &mut tables {
+                if table.columns.iter().any(|c| c.name == metrics::LATENCY_P95.name) {
+                    table.footnotes.push(JS_LATENCY_NOTE.to_string());
+                }
+            }
         }
         Report { notes, tables }
     }

@@ -130,13 +130,15 @@ fn a_failed_run_shows_its_outcome_in_every_figure_and_gets_a_footnote() {
             .iter()
             .all(|cell| cell.text == "verify_failed" && cell.value.is_none())
     );
+    // The fixtures ran on the js path: the last footnote says their latency is service time.
     assert_eq!(
-        steady.footnotes,
+        steady.footnotes[..2],
         [
             "‡ ended `verify_failed` (broadcast did not reach the joiner): Zig.",
             "‡ the run did not end `ok`; a row without an `ok` repetition has no comparable figures."
         ]
     );
+    assert!(steady.footnotes[2].starts_with("js load path: latency is service time only"));
 }
 
 #[test]
@@ -161,7 +163,7 @@ fn a_loadgen_bound_run_marks_its_load_dependent_figures_and_explains_why() {
         ]
     );
     assert_eq!(
-        saturation.footnotes,
+        saturation.footnotes[..2],
         [
             "† k6's CPU sat at its ceiling: Rust.",
             "† load-generator bound: the marked figures measure the load generator, not the server, \
