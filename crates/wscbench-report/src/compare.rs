@@ -235,20 +235,11 @@ pub fn compare(
 
 /// The median of a run's round calibrations, if it recorded any.
 fn median_index(results: &[RunResult]) -> Option<f64> {
-    let mut indexes: Vec<f64> = crate::rounds::speeds(results)
+    let indexes: Vec<f64> = crate::rounds::speeds(results)
         .values()
         .map(|s| s.index)
         .collect();
-    if indexes.is_empty() {
-        return None;
-    }
-    indexes.sort_by(f64::total_cmp);
-    let n = indexes.len();
-    Some(if n % 2 == 1 {
-        indexes[n / 2]
-    } else {
-        (indexes[n / 2 - 1] + indexes[n / 2]) / 2.0
-    })
+    Summary::of(&indexes).map(|s| s.median)
 }
 
 /// Conditions whose values differ between A and B, as `what: a-values → b-values`.
