@@ -1,8 +1,8 @@
 //! The overall summary at the top of a report: per dimension and profile, the best server,
 //! its margin over the runner-up, or "tie" when the two are within noise. Load-generator
-//! bound and failed results never win.
+//! bound rounds and failed results never count.
 
-use wscbench_results::Scenario;
+use wscbench_results::{RunResult, Scenario};
 
 use crate::metrics::{self, Better, Metric};
 use crate::stats::Summary;
@@ -85,14 +85,22 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
     }
 }
 
-/// Each server's summary of one dimension in one profile, and how many servers were left
-/// out because the load generator was their limit.
+/// What the load generator cost a summary row: servers with no round free of it, and the
+/// bound rounds left out of servers that still have free ones.
+#[derive(Debug, Default, Clone, Copy)]
+struct LeftOut {
+    servers: usize,
+    rounds: usize,
+}
+
+/// Each server's summary of one dimension in one profile, from its rounds that the load
+/// generator did not limit, and what was left out.
 fn candidates(
     groups: &[Group],
     dimension: &Dimension,
     profile: &str,
-) -> (Vec<(String, Summary)>, usize) {
-    let mut bound = 0;
+) -> (Vec<(String, Summary)>, LeftOut) {
+    let mut bound = LeftOut::default();
     let mut candidates: Vec<(String, Summary)> = Vec::new();
     for g in groups.iter().filter(|g| {
         let r = g.results[0];
@@ -106,15 +114,23 @@ fn candidates(
             continue; // binary size: one per server, not per scenario
         }
         let ok: Vec<_> = g.results.iter().filter(|r| r.is_ok()).collect();
-        if dimension.scenario.is_some() && ok.iter().any(|r| r.loadgen_bound) {
-            // Counted only where the figure exists, so "left out" means something.
-            if ok.iter().any(|r| (dimension.metric.value)(r).is_some()) {
-                bound += 1;
+        let has_value = |r: &RunResult| (dimension.metric.value)(r).is_some();
+        // A bound round measured the load generator, not the server: it is left out, and the
+        // server's other rounds still count. Counted only where the figure exists, so "left
+        // out" means something.
+        let (bound_rounds, free): (Vec<&&RunResult>, Vec<&&RunResult>) =
+            ok.into_iter().partition(|r| r.loadgen_bound);
+        if dimension.scenario.is_some() && !bound_rounds.is_empty() {
+            if free.is_empty() {
+                if bound_rounds.iter().any(|r| has_value(r)) {
+                    bound.servers += 1;
+                }
+                continue;
             }
-            continue;
+            bound.rounds += bound_rounds.iter().filter(|r| has_value(r)).count();
         }
         let source: Vec<_> = if dimension.scenario.is_some() {
-            ok
+            free
         } else {
             g.results.iter().collect()
         };
@@ -134,7 +150,7 @@ fn summary_row(
     dimension: &Dimension,
     profile: &str,
     mut candidates: Vec<(String, Summary)>,
-    bound: usize,
+    bound: LeftOut,
 ) -> Option<Row> {
     let row = |best: Cell, margin: Cell, note: String| Row {
         cells: vec![
@@ -146,11 +162,14 @@ fn summary_row(
         ],
     };
     if candidates.is_empty() {
-        return (bound > 0).then(|| {
+        return (bound.servers > 0).then(|| {
             row(
                 Cell::absent(),
                 Cell::absent(),
-                format!("no measured result free of the load generator ({bound} bound)"),
+                format!(
+                    "no measured result free of the load generator ({} bound)",
+                    bound.servers
+                ),
             )
         });
     }
@@ -215,8 +234,15 @@ fn summary_row(
         ),
         None => format!("best {}", (dimension.metric.format)(best_s.mean)),
     });
-    if bound > 0 {
-        note.push(format!("{bound} load-generator bound left out"));
+    if bound.servers > 0 {
+        note.push(format!("{} load-generator bound left out", bound.servers));
+    }
+    if bound.rounds > 0 {
+        note.push(format!(
+            "{} load-generator bound round{} left out",
+            bound.rounds,
+            if bound.rounds == 1 { "" } else { "s" }
+        ));
     }
     Some(row(
         Cell::label(best_text),
