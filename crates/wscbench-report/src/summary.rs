@@ -192,8 +192,16 @@ fn summary_row(
             };
             let rounds = best_s.n.min(runner_s.n);
             if dimension.scenario.is_some() && rounds < 2 && best_s.mean != runner_s.mean {
+                let (what, advice) = if bound.rounds > 0 {
+                    (
+                        "one round free of the load generator",
+                        "see the load-generator table",
+                    )
+                } else {
+                    ("one round", "run --runs 3 or more")
+                };
                 note.push(format!(
-                    "one round: no interval, so no winner ({best} ahead of {runner} by {}; run --runs 3 or more)",
+                    "{what}: no interval, so no winner ({best} ahead of {runner} by {}; {advice})",
                     factor.map_or("?".into(), |f| format!("{f:.2}×"))
                 ));
                 ("undecided".to_string(), "—".to_string())
@@ -226,6 +234,17 @@ fn summary_row(
             }
         }
     };
+    note.extend(closing_notes(dimension, best_s, bound));
+    Some(row(
+        Cell::label(best_text),
+        Cell::label(margin),
+        note.join("; "),
+    ))
+}
+
+/// The best's figure with its interval, and what the load generator cost the row.
+fn closing_notes(dimension: &Dimension, best_s: &Summary, bound: LeftOut) -> Vec<String> {
+    let mut note = Vec::new();
     note.push(match best_s.ci95.filter(|(lo, hi)| hi > lo) {
         Some((lo, hi)) => format!(
             "best {} ± {}",
@@ -244,11 +263,7 @@ fn summary_row(
             if bound.rounds == 1 { "" } else { "s" }
         ));
     }
-    Some(row(
-        Cell::label(best_text),
-        Cell::label(margin),
-        note.join("; "),
-    ))
+    note
 }
 
 /// Rank stability: for each scenario's headline figures and each profile, the servers in
