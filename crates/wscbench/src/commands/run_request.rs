@@ -131,11 +131,14 @@ impl RunRequest {
 
     /// The selected servers that some row runs: those to build.
     pub fn servers_to_build(&self) -> Vec<Server> {
-        self.servers
-            .iter()
-            .filter(|s| self.rows.iter().any(|(row, _)| row.id == s.id))
-            .cloned()
-            .collect()
+        // One image per tag: a variant with a binary of its own has its own tag.
+        let mut built: Vec<Server> = Vec::new();
+        for (row, _) in &self.rows {
+            if !built.iter().any(|b| b.tag == row.tag) {
+                built.push(row.clone());
+            }
+        }
+        built
     }
 }
 
