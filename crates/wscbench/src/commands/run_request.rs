@@ -133,9 +133,11 @@ impl RunRequest {
     pub fn servers_to_build(&self) -> Vec<Server> {
         // One image per tag: a variant with a binary of its own has its own tag.
         let mut built: Vec<Server> = Vec::new();
-        for (row, _) in &self.rows {
-            if !built.iter().any(|b| b.tag == row.tag) {
-                built.push(row.clone());
+        for server in &self.servers {
+            for (row, _) in self.rows.iter().filter(|(row, _)| row.id == server.id) {
+                if !built.iter().any(|b| b.tag == row.tag) {
+                    built.push(row.clone());
+                }
             }
         }
         built
