@@ -152,13 +152,18 @@ impl Server {
         self.variants
             .iter()
             .map(|(name, spec)| {
-                let what: Vec<&str> = spec
-                    .env
+                let binary = spec
+                    .binary
+                    .as_ref()
+                    .map(|b| format!("binary {}", b.display()));
+                let what: Vec<&str> = binary
                     .iter()
+                    .chain(&spec.env)
                     .chain(&spec.args)
                     .map(String::as_str)
                     .collect();
-                format!("{name} ({})", what.join(" "))
+                let bench = if spec.bench { ", in the default run" } else { "" };
+                format!("{name} ({}{bench})", what.join(" "))
             })
             .collect()
     }
