@@ -19,8 +19,9 @@ use wscbench_engine::runner::rounds::{self, Adaptive};
 
 use crate::cli::RunArgs;
 
-/// The rounds' time budget in quick mode when `--budget` is not given.
-const DEFAULT_BUDGET: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+/// The rounds' time budget in quick mode when `--budget` is not given: room for three
+/// rounds of the default bench (six servers and the `bench` variants: about 34 min).
+const DEFAULT_BUDGET: std::time::Duration = std::time::Duration::from_secs(40 * 60);
 /// How long each of the two calibration loops runs at the start of a round.
 const CALIBRATION_EACH: std::time::Duration = std::time::Duration::from_secs(1);
 use crate::errors::UsageError;
@@ -131,11 +132,16 @@ impl RunRequest {
 
     /// The selected servers that some row runs: those to build.
     pub fn servers_to_build(&self) -> Vec<Server> {
-        self.servers
-            .iter()
-            .filter(|s| self.rows.iter().any(|(row, _)| row.id == s.id))
-            .cloned()
-            .collect()
+        // One image per tag: a variant with a binary of its own has its own tag.
+        let mut built: Vec<Server> = Vec::new();
+        for server in &self.servers {
+            for (row, _) in self.rows.iter().filter(|(row, _)| row.id == server.id) {
+                if !built.iter().any(|b| b.tag == row.tag) {
+                    built.push(row.clone());
+                }
+            }
+        }
+        built
     }
 }
 
@@ -185,11 +191,19 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_run_is_every_server_under_the_default_scenarios() {
+    fn a_plain_run_is_every_server_and_the_variants_marked_bench_under_the_default_scenarios() {
         let request = check(&[]).unwrap();
         assert_eq!(request.scenarios, Scenario::DEFAULT);
         assert_eq!(request.servers.len(), 6);
-        assert_eq!(request.labels().len(), 6);
+        // Six servers, and Debian's libwebsockets beside profile-a/zig's own build.
+        assert_eq!(request.labels().len(), 7);
+        assert!(
+            request
+                .labels()
+                .contains(&"profile-a/zig@debian-lws".to_string())
+        );
+        // Its own image: seven to build.
+        assert_eq!(request.servers_to_build().len(), 7);
         assert!(request.load_points.is_empty() && request.left_out.is_empty());
     }
 
