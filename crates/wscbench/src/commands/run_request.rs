@@ -19,9 +19,8 @@ use wscbench_engine::runner::rounds::{self, Adaptive};
 
 use crate::cli::RunArgs;
 
-/// The rounds' time budget in quick mode when `--budget` is not given: room for three
-/// rounds of the default bench (six servers and the `bench` variants: about 34 min).
-const DEFAULT_BUDGET: std::time::Duration = std::time::Duration::from_secs(40 * 60);
+/// The rounds' time budget in quick mode when `--budget` is not given.
+const DEFAULT_BUDGET: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 /// How long each of the two calibration loops runs at the start of a round.
 const CALIBRATION_EACH: std::time::Duration = std::time::Duration::from_secs(1);
 use crate::errors::UsageError;
@@ -191,18 +190,23 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_run_is_every_server_and_the_variants_marked_bench_under_the_default_scenarios() {
+    fn a_plain_run_is_every_server_under_the_default_scenarios() {
         let request = check(&[]).unwrap();
         assert_eq!(request.scenarios, Scenario::DEFAULT);
         assert_eq!(request.servers.len(), 6);
-        // Six servers, and Debian's libwebsockets beside profile-a/zig's own build.
-        assert_eq!(request.labels().len(), 7);
+        assert_eq!(request.labels().len(), 6);
+        assert_eq!(request.servers_to_build().len(), 6);
+    }
+
+    #[test]
+    fn debian_s_libwebsockets_is_a_row_with_its_own_image_beside_profile_a_zig() {
+        let request = check(&["--variant", "default", "--variant", "debian-lws"]).unwrap();
         assert!(
             request
                 .labels()
                 .contains(&"profile-a/zig@debian-lws".to_string())
         );
-        // Its own image: seven to build.
+        // Its own binary, so its own image: seven to build.
         assert_eq!(request.servers_to_build().len(), 7);
         assert!(request.load_points.is_empty() && request.left_out.is_empty());
     }
