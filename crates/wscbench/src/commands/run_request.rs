@@ -200,7 +200,15 @@ mod tests {
 
     #[test]
     fn debian_s_libwebsockets_is_a_row_with_its_own_image_beside_profile_a_zig() {
-        let request = check(&["--variant", "default", "--variant", "debian-lws"]).unwrap();
+        let request = check(&[
+            "--variant",
+            "default",
+            "--variant",
+            "debian-lws",
+            "--scenario",
+            "saturation",
+        ])
+        .unwrap();
         assert!(
             request
                 .labels()
