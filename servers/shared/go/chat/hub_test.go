@@ -256,3 +256,31 @@ func TestEchoChatToSenderAlsoDeliversToTheSender(t *testing.T) {
 		}
 	}
 }
+
+func TestMembersWhoLeaveInAnyOrderLeaveEveryOtherMemberReachable(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	m := members(t, h, "a", "b", "c", "d", "e")
+	// From the middle, the end and the start of the hub's list, each leave
+	// moving another member into the gap.
+	for i, gone := range []*Member{m[2], m[4], m[0]} {
+		gone.Handle([]byte(`{"type":"leave","room":"public"}`))
+		for _, c := range m {
+			queued(t, c)
+		}
+		if gone.index != -1 || len(h.members) != 4-i {
+			t.Fatalf("after %s left: its index %d, %d members", gone.user, gone.index, len(h.members))
+		}
+	}
+	m[1].Handle([]byte(`{"type":"chat","room":"public","text":"still here?"}`))
+	if got := queued(t, m[3]); len(got) != 1 || got[0]["text"] != "still here?" {
+		t.Errorf("d got %v, want b's chat", got)
+	}
+	for _, c := range []*Member{m[0], m[2], m[4]} {
+		expectNothing(t, c, "a member who left")
+	}
+	h.Unregister(m[3])
+	m[1].Handle([]byte(`{"type":"chat","room":"public","text":"alone"}`))
+	if len(h.members) != 1 || h.members[0] != m[1] || m[1].index != 0 {
+		t.Errorf("the one member left is not the hub's only member at index 0")
+	}
+}
