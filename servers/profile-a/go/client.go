@@ -123,7 +123,8 @@ func (c *Client) readPump() {
 }
 
 // writePump writes queued messages and pings until asked to close or a write
-// fails. A connection that stops reading blocks it here for up to writeWait,
+// fails. The member wakes it when its queue gets a message after it was
+// empty, and it takes the whole queue at once. A connection that stops reading blocks it here for up to writeWait,
 // while its queue fills and the hub drops what does not fit.
 func (c *Client) writePump() {
 	ticker := time.NewTicker(pingPeriod)
@@ -132,21 +133,26 @@ func (c *Client) writePump() {
 		c.conn.Close()
 		close(c.writeDone)
 	}()
-	send := c.member.Send()
+	var queued []*chat.Outbound // the batch taken last, handed back to the queue
 	for {
 		select {
-		case m := <-send:
-			// Batch: write everything queued so far under one deadline,
-			// and send it to the socket with one write.
+		case <-c.member.Ready():
+			// Batch: take everything queued so far, write it under one
+			// deadline, and send it to the socket with one write.
+			queued = c.member.Take(queued)
+			if len(queued) == 0 {
+				continue // woken for what an earlier batch already took
+			}
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			c.batch.Hold()
-			delivered, err := c.write(m)
-			sent := 1
-			for n := len(send); n > 0 && err == nil; n-- {
+			var delivered int64
+			var err error
+			for _, m := range queued {
 				var d int64
-				d, err = c.write(<-send)
+				if d, err = c.write(m); err != nil {
+					break
+				}
 				delivered += d
-				sent++
 			}
 			if flushErr := c.batch.Flush(); err == nil {
 				err = flushErr
@@ -155,7 +161,7 @@ func (c *Client) writePump() {
 				return
 			}
 			c.hub.Stats.Deliveries.Add(delivered)
-			if wait := c.pacer.After(sent, time.Now()); wait > 0 {
+			if wait := c.pacer.After(len(queued), time.Now()); wait > 0 {
 				time.Sleep(wait)
 			}
 		case <-ticker.C:

@@ -5,7 +5,7 @@
 // A Member is one connection as the room sees it: its place in the room, its
 // token bucket and its bounded queue. The server's client owns the socket: its
 // reader hands each text frame to Member.Handle, and its writer drains
-// Member.Send and closes the socket when Member.Closing fires.
+// Member.Ready and Member.Take, and closes the socket when Member.Closing fires.
 package chat
 
 import (
@@ -179,7 +179,7 @@ const (
 
 // Member is one connection's side of the room. Handle is called by the
 // connection's reader only; the hub and Handle offer to the queue, and the
-// connection's writer is its only consumer.
+// connection's writer is its only consumer (Ready, then Take).
 type Member struct {
 	hub *Hub
 
@@ -187,10 +187,15 @@ type Member struct {
 	// guarded by the hub's mu.
 	index int
 
-	// send is the bounded queue of outbound messages; the hub and the reader
-	// offer to it without blocking, the writer drains it. It is never closed,
-	// so a late offer can never panic.
-	send chan *Outbound
+	// queue is the bounded queue of outbound messages, guarded by queueMu:
+	// the hub and the reader append to it without blocking, the writer takes
+	// all of it at once (Take). ready holds one wake-up for the writer, sent
+	// when the queue goes from empty to not: a broadcast costs each recipient
+	// a short lock and an append, not a channel send, and a batch costs its
+	// writer one lock, not a channel receive per message (docs/fairness.md).
+	queueMu sync.Mutex
+	queue   []*Outbound
+	ready   chan struct{}
 
 	// Close(code) closes closing once; the writer then sends a close frame
 	// with closeCode and ends the connection.
@@ -210,14 +215,28 @@ func NewMember(hub *Hub) *Member {
 	return &Member{
 		hub:     hub,
 		index:   -1,
-		send:    make(chan *Outbound, QueueSize),
+		ready:   make(chan struct{}, 1),
 		closing: make(chan struct{}),
 		limiter: newLimiter(time.Now),
 	}
 }
 
-// Send is the queue the connection's writer drains.
-func (m *Member) Send() <-chan *Outbound { return m.send }
+// Ready receives once the queue holds something after it was empty; the
+// connection's writer then takes it all with Take.
+func (m *Member) Ready() <-chan struct{} { return m.ready }
+
+// Take returns everything queued, oldest first, and leaves spare (emptied,
+// for the queue to reuse) as the new, empty queue: the writer hands back the
+// slice it took last time, so a busy connection's two slices take turns and
+// a batch allocates nothing.
+func (m *Member) Take(spare []*Outbound) []*Outbound {
+	clear(spare)
+	m.queueMu.Lock()
+	got := m.queue
+	m.queue = spare[:0]
+	m.queueMu.Unlock()
+	return got
+}
 
 // Closing is closed once the connection is asked to close.
 func (m *Member) Closing() <-chan struct{} { return m.closing }
@@ -228,12 +247,21 @@ func (m *Member) CloseCode() int { return m.closeCode }
 // offer queues out without blocking and reports false when the queue is
 // full, in which case out is dropped for this connection.
 func (m *Member) offer(out *Outbound) bool {
-	select {
-	case m.send <- out:
-		return true
-	default:
+	m.queueMu.Lock()
+	n := len(m.queue)
+	if n >= QueueSize {
+		m.queueMu.Unlock()
 		return false
 	}
+	m.queue = append(m.queue, out)
+	m.queueMu.Unlock()
+	if n == 0 {
+		select {
+		case m.ready <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+	return true
 }
 
 // Close asks the writer to close the connection with code. Only the first
