@@ -6,6 +6,7 @@ package main
 
 import (
 	"log"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -58,6 +59,10 @@ type Client struct {
 	// so that the batch leaves in one write (see chat.BatchConn).
 	batch *chat.BatchConn
 
+	// raw is the socket writePump writes broadcasts' ready frames to
+	// (chat.Frame): batch, or the library's own net.Conn without batching.
+	raw net.Conn
+
 	// pacer spaces a busy connection's batches (see chat.Pacer).
 	pacer chat.Pacer
 
@@ -74,6 +79,7 @@ func newClient(hub *chat.Hub, conn *websocket.Conn, batch *chat.BatchConn) *Clie
 		hub:       hub,
 		conn:      conn,
 		batch:     batch,
+		raw:       rawConn(conn, batch),
 		pacer:     pacing,
 		member:    chat.NewMember(hub),
 		readDone:  make(chan struct{}),
@@ -140,8 +146,12 @@ func (c *Client) writePump() {
 			if len(queued) == 0 {
 				continue // woken for what an earlier batch already took
 			}
-			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			c.batch.Hold()
+			// The library applies its deadline to the frames it writes; the
+			// socket's applies to the ready frames written to raw.
+			deadline := time.Now().Add(writeWait)
+			c.conn.SetWriteDeadline(deadline)
+			c.raw.SetWriteDeadline(deadline)
 			var delivered int64
 			var err error
 			for _, m := range queued {
@@ -183,9 +193,14 @@ func (c *Client) writePump() {
 // write sends one message and returns 1 for a delivered chat.
 func (c *Client) write(m *chat.Outbound) (int64, error) {
 	var err error
-	if pm, ok := m.Prepared.(*websocket.PreparedMessage); ok {
-		err = c.conn.WritePreparedMessage(pm)
-	} else {
+	switch p := m.Prepared.(type) {
+	case chat.Frame:
+		// One write of a whole frame: it cannot interleave with the
+		// control frames the reader's handlers write through the library.
+		_, err = c.raw.Write(p)
+	case *websocket.PreparedMessage:
+		err = c.conn.WritePreparedMessage(p)
+	default:
 		err = c.conn.WriteMessage(websocket.TextMessage, m.Data)
 	}
 	if err != nil {
@@ -231,13 +246,32 @@ func (c *Client) run() {
 // -write-coalesce, -write-coalesce-max and -flood-rate change it.
 var pacing = chat.DefaultPacer()
 
+// libraryFrames makes prepare hand broadcasts to the library as a
+// PreparedMessage instead of framing them itself; main's -library-frames sets it.
+var libraryFrames bool
+
 // prepare is the hub's Prepare: a broadcast's frame, built once and written
-// by every recipient's writer as it is (WritePreparedMessage). nil, and so a
-// plain WriteMessage per recipient, if the library refuses it.
+// by every recipient's writer as it is. By default the chat core frames it
+// (chat.TextFrame) and the writer writes the bytes to the socket; with
+// -library-frames it is the library's PreparedMessage, which every write
+// looks up under a mutex shared by all recipients (docs/fairness.md). nil,
+// and so a plain WriteMessage per recipient, if the library refuses it.
 func prepare(data []byte) any {
+	if !libraryFrames {
+		return chat.TextFrame(data)
+	}
 	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, data)
 	if err != nil {
 		return nil
 	}
 	return pm
+}
+
+// rawConn is the socket ready frames go to: batch when the server batches,
+// else the library's own.
+func rawConn(conn *websocket.Conn, batch *chat.BatchConn) net.Conn {
+	if batch != nil {
+		return batch
+	}
+	return conn.NetConn()
 }
