@@ -197,6 +197,12 @@ type Member struct {
 	queue   []*Outbound
 	ready   chan struct{}
 
+	// wake, if set, is called instead of signalling ready, for a server
+	// whose connections have no writer goroutine to wake (SetHooks).
+	wake func()
+	// closed, if set, is called once Close has closed closing (SetHooks).
+	closed func()
+
 	// Close(code) closes closing once; the writer then sends a close frame
 	// with closeCode and ends the connection.
 	closeOnce sync.Once
@@ -256,6 +262,10 @@ func (m *Member) offer(out *Outbound) bool {
 	m.queue = append(m.queue, out)
 	m.queueMu.Unlock()
 	if n == 0 {
+		if m.wake != nil {
+			m.wake()
+			return true
+		}
 		select {
 		case m.ready <- struct{}{}:
 		default: // a wake-up is already pending
@@ -270,7 +280,20 @@ func (m *Member) Close(code int) {
 	m.closeOnce.Do(func() {
 		m.closeCode = code
 		close(m.closing)
+		if m.closed != nil {
+			m.closed()
+		}
 	})
+}
+
+// SetHooks is for a server whose connections have no writer goroutine (an
+// event loop): wake is called, instead of Ready receiving, when the queue
+// gets a message after it was empty, and closed once the connection is asked
+// to close. Both may be called with the hub's lock held, from any goroutine:
+// they must only schedule work, never write to a socket. Set them before
+// Register.
+func (m *Member) SetHooks(wake, closed func()) {
+	m.wake, m.closed = wake, closed
 }
 
 // Handle applies one text frame from the peer, on a short-lived goroutine

@@ -353,3 +353,25 @@ func TestNoOfferIsLostWhileAWriterTakesConcurrently(t *testing.T) {
 		t.Fatal("the writer waited for a wake-up that never came")
 	}
 }
+
+func TestAMemberWithHooksCallsWakeInsteadOfReadyAndClosedOnce(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	c := NewMember(h)
+	wakes, closes := 0, 0
+	c.SetHooks(func() { wakes++ }, func() { closes++ })
+	h.Register(c)
+	c.offer(&Outbound{})
+	c.offer(&Outbound{})
+	select {
+	case <-c.Ready():
+		t.Fatal("Ready fired for a member with hooks")
+	default:
+	}
+	c.Take(nil)
+	c.offer(&Outbound{})
+	c.Close(1000)
+	c.Close(1001)
+	if wakes != 2 || closes != 1 || c.CloseCode() != 1000 {
+		t.Fatalf("wakes %d (want 2), closes %d (want 1), code %d", wakes, closes, c.CloseCode())
+	}
+}
