@@ -40,9 +40,11 @@ type nbClient struct {
 
 	pending atomic.Int64
 	blocked atomic.Bool
+	pausing atomic.Bool // between a flooded connection's batches (chat.Pacer)
 
 	// Owned by the flush job, which nbio runs serially per connection.
 	queued []*chat.Outbound
+	pacer  chat.Pacer
 	ping   *time.Timer
 }
 
@@ -54,9 +56,9 @@ var nbBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return
 var nbClients sync.Map // *nbio.Conn -> *nbClient
 
 // flush writes everything queued with one write, unless the socket is
-// still full from the last one.
+// still full from the last one or the pacer has the connection wait.
 func (c *nbClient) flush() {
-	if c.blocked.Load() {
+	if c.blocked.Load() || c.pausing.Load() {
 		return
 	}
 	c.queued = c.member.Take(c.queued)
@@ -86,6 +88,14 @@ func (c *nbClient) flush() {
 		return // nbio closes the connection; OnClose cleans up
 	}
 	c.hub.Stats.Deliveries.Add(delivered)
+	// Paced as writePump is: a flooded connection waits between batches.
+	if wait := c.pacer.After(len(c.queued), time.Now()); wait > 0 {
+		c.pausing.Store(true)
+		time.AfterFunc(wait, func() {
+			c.pausing.Store(false)
+			c.raw.Execute(c.flush)
+		})
+	}
 	if c.pending.Load() > 0 {
 		c.blocked.Store(true)
 		// Dropped if still full after writeWait, as a blocked writer would be.
@@ -174,7 +184,7 @@ func serveNbio(addr string, hub *chat.Hub, mux *http.ServeMux, stop <-chan struc
 			ws.Close()
 			return
 		}
-		c := &nbClient{hub: hub, ws: ws, raw: raw, member: chat.NewMember(hub)}
+		c := &nbClient{hub: hub, ws: ws, raw: raw, member: chat.NewMember(hub), pacer: pacing}
 		c.member.SetHooks(func() { raw.Execute(c.flush) }, c.close)
 		c.ping = time.AfterFunc(pingPeriod, c.pinger)
 		nbClients.Store(raw, c)
