@@ -654,11 +654,9 @@ const SCHEDULE_COLUMN: &str = "Chats sent / intended; late and missed by cause";
 /// Which side was the bottleneck: k6's own CPU, and whether it read every chat the
 /// server says it delivered (of the last repetition).
 const LOADGEN_COLUMNS: [LoadgenColumn; 6] = [
-    ("Server mean CPU", true, |r| {
-        Cell::figure(
-            units::cpu(r.derived.server.mean_cpu_percent),
-            r.derived.server.mean_cpu_percent,
-        )
+    ("Server mean CPU", true, |r| match &r.derived.server {
+        Some(server) => Cell::figure(units::cpu(server.mean_cpu_percent), server.mean_cpu_percent),
+        None => Cell::absent(),
     }),
     ("k6 peak CPU", true, |r| {
         Cell::figure(

@@ -14,6 +14,7 @@ pub mod report;
 pub mod run;
 pub mod run_request;
 pub mod verify;
+pub mod external;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
