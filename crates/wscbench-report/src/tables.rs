@@ -975,6 +975,7 @@ pub(crate) fn profile_title(profile: &str) -> String {
     match profile {
         "a" => "Profile A (frameworks)".into(),
         "b" => "Profile B (minimal / stdlib)".into(),
+        "external" => "External servers (by URL)".into(),
         other => format!("Profile {}", other.to_uppercase()),
     }
 }
@@ -982,7 +983,11 @@ pub(crate) fn profile_title(profile: &str) -> String {
 /// A row's name in a profile's tables: the language, with the variant and the load
 /// parameters when the result has them (`Go@gomaxprocs-1 clients=100`).
 pub(crate) fn language(result: &RunResult) -> String {
-    let mut name = capitalized(&result.server.language);
+    // An external server has no language of record: its name (`external/NAME`) stands.
+    let mut name = match &result.external_url {
+        Some(_) => result.server.id.rsplit('/').next().unwrap_or_default().to_string(),
+        None => capitalized(&result.server.language),
+    };
     if let Some(variant) = &result.variant {
         name.push_str(&format!("@{variant}"));
     }
