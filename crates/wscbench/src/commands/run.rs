@@ -182,7 +182,7 @@ impl RunLog {
                 servers: request.labels(),
                 scenarios: request.scenarios.clone(),
                 sweep: request.sweep.as_map(),
-                planned_points: (request.rows.len()
+                planned_points: (request.row_count()
                     * request.scenarios.len()
                     * request.load_points.len().max(1)) as u32
                     * request.min_rounds,

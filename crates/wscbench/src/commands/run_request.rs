@@ -138,12 +138,22 @@ impl RunRequest {
         })
     }
 
-    /// Each row's label, `ID` or `ID@VARIANT`.
+    /// Each row's label, `ID` or `ID@VARIANT`; `external/NAME` for a server by URL.
     pub fn labels(&self) -> Vec<String> {
         self.rows
             .iter()
             .map(|(s, v)| server_label(&s.id, v.as_ref().map(|v| v.name.as_str())))
+            .chain(
+                self.external
+                    .iter()
+                    .map(|e| format!("{}/{}", runner::EXTERNAL_PROFILE, e.name)),
+            )
             .collect()
+    }
+
+    /// How many server rows the plan has: the managed rows, or the one external server.
+    pub fn row_count(&self) -> usize {
+        self.rows.len() + usize::from(self.external.is_some())
     }
 
     /// The selected servers that some row runs: those to build.
@@ -313,6 +323,8 @@ mod tests {
     #[test]
     fn a_url_with_a_name_is_one_external_row_with_its_usage_absent() {
         let request = check(&["--url", "ws://127.0.0.1:9/ws", "--name", "local-go"]).unwrap();
+        assert_eq!(request.labels(), ["external/local-go"]);
+        assert_eq!(request.row_count(), 1);
         let external = request.external.unwrap();
         assert_eq!(external.name, "local-go");
         assert_eq!(external.usage, UsageSource::Absent);
