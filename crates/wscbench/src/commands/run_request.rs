@@ -359,7 +359,9 @@ mod tests {
     #[test]
     fn refuses_a_name_that_is_not_safe_in_a_path() {
         for name in ["../up", "Local", "a b", "", "-x", &"x".repeat(41)] {
-            let err = check(&["--url", "ws://127.0.0.1:9/ws", "--name", name]).unwrap_err();
+            // `--name=VALUE`, so that clap takes `-x` as the value it is.
+            let flag = format!("--name={name}");
+            let err = check(&["--url", "ws://127.0.0.1:9/ws", &flag]).unwrap_err();
             assert!(err.message.contains("cannot name a server"), "{name}: {err}");
         }
         assert!(check(&["--url", "ws://127.0.0.1:9/ws", "--name", "node_ws.2"]).is_ok());
