@@ -103,17 +103,20 @@ pub fn cpu_percent(before: &Reading, after: &Reading, elapsed: Duration) -> f64 
 /// One sample a second of the process's CPU and resident memory, until it exits.
 pub fn usage(pid: u32) -> UsageStream {
     let first = read(pid).ok().map(|r| (r, Instant::now()));
-    Box::pin(futures_util::stream::unfold(first, move |last| async move {
-        let (before, at) = last?;
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let after = read(pid).ok().filter(Reading::alive)?;
-        let now = Instant::now();
-        let usage = Usage {
-            cpu_percent: cpu_percent(&before, &after, now - at),
-            mem_bytes: after.rss_bytes,
-        };
-        Some((usage, Some((after, now))))
-    }))
+    Box::pin(futures_util::stream::unfold(
+        first,
+        move |last| async move {
+            let (before, at) = last?;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let after = read(pid).ok().filter(Reading::alive)?;
+            let now = Instant::now();
+            let usage = Usage {
+                cpu_percent: cpu_percent(&before, &after, now - at),
+                mem_bytes: after.rss_bytes,
+            };
+            Some((usage, Some((after, now))))
+        },
+    ))
 }
 
 #[cfg(test)]
@@ -171,7 +174,10 @@ mod tests {
         assert!(!state(pid).running, "a killed child reads as gone");
         child.wait().unwrap();
         assert!(!state(pid).running);
-        assert!(usage(pid).next().await.is_none(), "no sample of a gone process");
+        assert!(
+            usage(pid).next().await.is_none(),
+            "no sample of a gone process"
+        );
         assert!(matches!(read(pid), Err(ProcessError::Unreadable { .. })));
     }
 }

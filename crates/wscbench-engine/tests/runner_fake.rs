@@ -1201,7 +1201,10 @@ impl HandStarted {
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the hand-started server never listened");
+            assert!(
+                Instant::now() < deadline,
+                "the hand-started server never listened"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         HandStarted { child, port }
@@ -1244,14 +1247,28 @@ async fn an_external_server_watched_by_its_pid_is_loaded_measured_and_left_runni
     assert_eq!(result.external_url.as_deref(), Some(url.as_str()));
     assert_eq!(result.server_usage_source, UsageSource::Process { pid });
     // Memory from the process's own VmRSS: a Go server holds megabytes.
-    let usage = result.derived.server.as_ref().expect("measured through /proc");
+    let usage = result
+        .derived
+        .server
+        .as_ref()
+        .expect("measured through /proc");
     assert!(usage.peak_mem_bytes > 1 << 20, "{usage:?}");
     assert!(result.series.iter().all(|s| s.server_mem_bytes.is_some()));
-    assert!(result.server_stats.is_some(), "its /stats read over the load");
+    assert!(
+        result.server_stats.is_some(),
+        "its /stats read over the load"
+    );
     let specs = engine.specs.lock().unwrap();
     assert_eq!(specs.len(), 1, "only k6 is started");
-    assert!(specs[0].env.contains(&format!("WS_URL={url}")), "k6 aims at the URL");
-    assert!(specs[0].name.contains("-ext-local-go-steady-"), "{}", specs[0].name);
+    assert!(
+        specs[0].env.contains(&format!("WS_URL={url}")),
+        "k6 aims at the URL"
+    );
+    assert!(
+        specs[0].name.contains("-ext-local-go-steady-"),
+        "{}",
+        specs[0].name
+    );
     drop(specs);
     assert_eq!(engine.live(), 0, "k6 removed");
     assert!(
@@ -1283,7 +1300,10 @@ async fn an_external_server_without_pid_or_container_has_its_usage_absent_never_
             .all(|s| s.server_cpu_percent.is_none() && s.server_mem_bytes.is_none())
     );
     let json = result.to_json();
-    assert!(!json.contains("server_cpu_percent"), "absent, not written as 0");
+    assert!(
+        !json.contains("server_cpu_percent"),
+        "absent, not written as 0"
+    );
     assert!(json.contains(r#""kind": "absent""#), "{json}");
 }
 

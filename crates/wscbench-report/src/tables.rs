@@ -301,7 +301,11 @@ impl Report {
             notes.push(JS_LATENCY_NOTE.to_string());
             // Said again under every table with a latency column, where it is read.
             for table in &mut tables {
-                if table.columns.iter().any(|c| c.name == metrics::LATENCY_P95.name) {
+                if table
+                    .columns
+                    .iter()
+                    .any(|c| c.name == metrics::LATENCY_P95.name)
+                {
                     table.footnotes.push(JS_LATENCY_NOTE.to_string());
                 }
             }
@@ -985,7 +989,13 @@ pub(crate) fn profile_title(profile: &str) -> String {
 pub(crate) fn language(result: &RunResult) -> String {
     // An external server has no language of record: its name (`external/NAME`) stands.
     let mut name = match &result.external_url {
-        Some(_) => result.server.id.rsplit('/').next().unwrap_or_default().to_string(),
+        Some(_) => result
+            .server
+            .id
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_string(),
         None => capitalized(&result.server.language),
     };
     if let Some(variant) = &result.variant {

@@ -390,10 +390,18 @@ fn external_servers_never_share_a_table_with_managed_ones() {
 
     // The latest run is the external one: it stands alone.
     let chosen = wscbench_report::select(&all, &Default::default());
-    let ids: Vec<&str> = chosen.results.iter().map(|r| r.server.id.as_str()).collect();
+    let ids: Vec<&str> = chosen
+        .results
+        .iter()
+        .map(|r| r.server.id.as_str())
+        .collect();
     assert_eq!(ids, ["external/local-go"]);
     assert!(
-        chosen.left_out.as_deref().unwrap().contains("managed servers"),
+        chosen
+            .left_out
+            .as_deref()
+            .unwrap()
+            .contains("managed servers"),
         "{:?}",
         chosen.left_out
     );
@@ -408,8 +416,7 @@ fn external_servers_never_share_a_table_with_managed_ones() {
 }
 
 #[test]
-fn an_external_server_has_a_table_of_its_own_named_by_its_name_and_absent_usage_shows_as_absent()
-{
+fn an_external_server_has_a_table_of_its_own_named_by_its_name_and_absent_usage_shows_as_absent() {
     let report = wscbench_report::Report::from_selected(&[external(NEWER, "steady")]);
     let text = wscbench_report::Format::Markdown.render(&report);
     assert!(text.contains("External servers (by URL)"), "{text}");
@@ -420,6 +427,10 @@ fn an_external_server_has_a_table_of_its_own_named_by_its_name_and_absent_usage_
         .iter()
         .find(|t| t.columns.iter().any(|c| c.name == "Peak memory"))
         .expect("a table with the server's memory");
-    let at = table.columns.iter().position(|c| c.name == "Peak memory").unwrap();
+    let at = table
+        .columns
+        .iter()
+        .position(|c| c.name == "Peak memory")
+        .unwrap();
     assert_eq!(table.rows[0].cells[at].text, "—", "absent, never 0");
 }

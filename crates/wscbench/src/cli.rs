@@ -156,7 +156,12 @@ pub struct RunArgs {
     pub name: Option<String>,
     /// With --url: the server's CPU and memory from this container's stats, read through
     /// the engine as a managed server's (it is never stopped nor removed)
-    #[arg(long, value_name = "NAME_OR_ID", requires = "url", conflicts_with = "pid")]
+    #[arg(
+        long,
+        value_name = "NAME_OR_ID",
+        requires = "url",
+        conflicts_with = "pid"
+    )]
     pub container: Option<String>,
     /// With --url: the server's CPU (/proc/PID/stat) and resident memory (VmRSS) from this
     /// process; one that exits during a load is recorded as a crash. Without --pid or

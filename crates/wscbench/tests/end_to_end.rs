@@ -145,7 +145,11 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
                 "{server} {scenario}: no docker stats samples"
             );
             assert!(
-                result.derived.server.as_ref().is_some_and(|u| u.peak_mem_bytes > 0),
+                result
+                    .derived
+                    .server
+                    .as_ref()
+                    .is_some_and(|u| u.peak_mem_bytes > 0),
                 "{server} {scenario}: no memory measured"
             );
             let stats = result.server_stats.as_ref().expect("server counters");
@@ -451,11 +455,18 @@ fn a_server_started_by_hand_is_benchmarked_by_url_with_its_pid_measured_and_mark
             result.server_usage_source,
             wscbench_results::UsageSource::Process { pid }
         );
-        let stats = result.server_stats.as_ref().expect("its /stats over the load");
+        let stats = result
+            .server_stats
+            .as_ref()
+            .expect("its /stats over the load");
         assert!(stats.deliveries > 0, "{scenario}: no deliveries");
         let latency = &result.k6.as_ref().unwrap().latency;
         assert!(latency.p95_ms > 0.0, "{scenario}: {latency:?}");
-        let usage = result.derived.server.as_ref().expect("CPU and memory from /proc");
+        let usage = result
+            .derived
+            .server
+            .as_ref()
+            .expect("CPU and memory from /proc");
         assert!(usage.peak_mem_bytes > 1 << 20, "{scenario}: {usage:?}");
         assert!(usage.cpu_seconds > 0.0, "{scenario}: {usage:?}");
     }
@@ -466,6 +477,12 @@ fn a_server_started_by_hand_is_benchmarked_by_url_with_its_pid_measured_and_mark
     let text = report("markdown", &run_dir);
     assert!(text.contains("External servers (by URL)"), "{text}");
     assert!(text.contains("local-go"), "{text}");
-    let run_label = format!("label=wscbench.run={}", run_dir.file_name().unwrap().to_string_lossy());
-    assert!(docker_containers(&run_label).is_empty(), "k6 containers removed");
+    let run_label = format!(
+        "label=wscbench.run={}",
+        run_dir.file_name().unwrap().to_string_lossy()
+    );
+    assert!(
+        docker_containers(&run_label).is_empty(),
+        "k6 containers removed"
+    );
 }

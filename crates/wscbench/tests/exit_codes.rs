@@ -247,9 +247,8 @@ fn answers_but_never_upgrades() -> u16 {
         for mut stream in listener.incoming().flatten() {
             let mut request = [0u8; 4096];
             let _ = stream.read(&mut request);
-            let _ = stream.write_all(
-                b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
-            );
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
         }
     });
     port
@@ -302,7 +301,15 @@ fn run_refuses_a_url_that_does_not_upgrade_with_1_naming_the_failed_checks() {
 #[test]
 fn run_refuses_url_beside_a_server_selection_and_a_name_that_is_not_safe_with_2() {
     for args in [
-        &["run", "--url", "ws://127.0.0.1:9/ws", "--name", "x", "--server", "profile-b/go"][..],
+        &[
+            "run",
+            "--url",
+            "ws://127.0.0.1:9/ws",
+            "--name",
+            "x",
+            "--server",
+            "profile-b/go",
+        ][..],
         &["run", "--url", "ws://127.0.0.1:9/ws"],
         &["run", "--url", "ws://127.0.0.1:9/ws", "--name", "../x"],
         &["run", "--pid", "1"],

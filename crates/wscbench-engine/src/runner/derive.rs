@@ -296,7 +296,12 @@ mod tests {
                 ..Sample::default()
             })
             .collect();
-        let u = usage(&series, |s| s.server_cpu_percent.unwrap_or(0.0), |_| 0, 200.0);
+        let u = usage(
+            &series,
+            |s| s.server_cpu_percent.unwrap_or(0.0),
+            |_| 0,
+            200.0,
+        );
         // 0.5 + 1.5 + 1.0 (half a second at two cores); the first sample has no interval.
         assert!((u.cpu_seconds - 3.0).abs() < 1e-9, "{}", u.cpu_seconds);
         assert!((u.mean_cpu_percent - 400.0 / 3.0).abs() < 1e-9);

@@ -231,7 +231,10 @@ impl<E: Engine> Session<'_, E> {
         self.start_loadgen(&target, cancel).await?;
         // Only a container wscbench started is ever paused (`run` refuses --pause-server
         // with --url).
-        let paused = self.plan.pause_server.zip(self.container().map(str::to_owned));
+        let paused = self
+            .plan
+            .pause_server
+            .zip(self.container().map(str::to_owned));
         let end = match paused {
             None => self.sample(result, &target, load_started, cancel, on).await,
             Some((schedule, server)) => {
@@ -718,7 +721,9 @@ impl<E: Engine> Session<'_, E> {
                 return LoadEnd::K6Exited(last.unwrap_or_default());
             }
             if self.point.scenario == Scenario::IdleCapacity
-                && s.is_some_and(|s| crate::idle::near_limit(s.mem_bytes, self.plan.limits.memory_bytes))
+                && s.is_some_and(|s| {
+                    crate::idle::near_limit(s.mem_bytes, self.plan.limits.memory_bytes)
+                })
             {
                 return LoadEnd::MemoryNearLimit;
             }

@@ -153,7 +153,12 @@ const BAR_METRICS: [BarMetric; 6] = [
         title: "Peak server memory",
         unit: "MiB",
         loadgen_sensitive: false,
-        value: |r| r.derived.server.as_ref().map(|u| u.peak_mem_bytes as f64 / MIB),
+        value: |r| {
+            r.derived
+                .server
+                .as_ref()
+                .map(|u| u.peak_mem_bytes as f64 / MIB)
+        },
         text: |v| format!("{v:.1}"),
     },
     BarMetric {

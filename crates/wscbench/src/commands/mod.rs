@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod clean;
 pub mod compare;
 pub mod doctor;
+pub mod external;
 pub mod idle_memory;
 pub mod list;
 pub mod loadgen_capacity;
@@ -14,7 +15,6 @@ pub mod report;
 pub mod run;
 pub mod run_request;
 pub mod verify;
-pub mod external;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -333,7 +333,11 @@ async fn prepare(
     let (cpu_model, cpu_mhz) = wscbench_engine::calibrate::cpu_model();
     let conditions = Conditions {
         // An external server ran under no limit of wscbench's: 0 says none was set.
-        server_cpus: if request.external.is_some() { 0.0 } else { limits.cpus },
+        server_cpus: if request.external.is_some() {
+            0.0
+        } else {
+            limits.cpus
+        },
         server_memory_bytes: limits.memory_bytes,
         cpuset_server: limits.cpuset_server.clone(),
         cpuset_loadgen: args.cpuset_loadgen.clone(),
@@ -663,11 +667,15 @@ impl Display {
                 "ok · {:.0} msg/s · {:.0} deliveries/s · server peak {} · k6 peak {:.0}%{} · overhead {:.1} s",
                 result.derived.throughput_msgs_per_s,
                 result.derived.deliveries_per_s,
-                result.derived.server.as_ref().map_or("not measured".into(), |u| format!(
-                    "{:.0}% {:.1} MiB",
-                    u.peak_cpu_percent,
-                    u.peak_mem_bytes as f64 / 1048576.0
-                )),
+                result
+                    .derived
+                    .server
+                    .as_ref()
+                    .map_or("not measured".into(), |u| format!(
+                        "{:.0}% {:.1} MiB",
+                        u.peak_cpu_percent,
+                        u.peak_mem_bytes as f64 / 1048576.0
+                    )),
                 result.derived.loadgen.peak_cpu_percent,
                 if result.loadgen_bound {
                     " · load-generator bound"

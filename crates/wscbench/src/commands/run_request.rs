@@ -362,7 +362,10 @@ mod tests {
             // `--name=VALUE`, so that clap takes `-x` as the value it is.
             let flag = format!("--name={name}");
             let err = check(&["--url", "ws://127.0.0.1:9/ws", &flag]).unwrap_err();
-            assert!(err.message.contains("cannot name a server"), "{name}: {err}");
+            assert!(
+                err.message.contains("cannot name a server"),
+                "{name}: {err}"
+            );
         }
         assert!(check(&["--url", "ws://127.0.0.1:9/ws", "--name", "node_ws.2"]).is_ok());
     }
@@ -372,9 +375,19 @@ mod tests {
         let err = check(&["--url", "http://127.0.0.1:9/ws", "--name", "x"]).unwrap_err();
         assert!(err.message.contains("is not a ws:// URL"), "{err}");
         // Past the largest pid Linux gives (4,194,304): never a process.
-        let err = check(&["--url", "ws://127.0.0.1:9/ws", "--name", "x", "--pid", "9999999"])
-            .unwrap_err();
-        assert!(err.message.starts_with("--pid 9999999: process 9999999"), "{err}");
+        let err = check(&[
+            "--url",
+            "ws://127.0.0.1:9/ws",
+            "--name",
+            "x",
+            "--pid",
+            "9999999",
+        ])
+        .unwrap_err();
+        assert!(
+            err.message.starts_with("--pid 9999999: process 9999999"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -387,7 +400,14 @@ mod tests {
                 pid: std::process::id()
             }
         );
-        let request = check(&["--url", "ws://127.0.0.1:9/ws", "--name", "x", "--container", "c"]);
+        let request = check(&[
+            "--url",
+            "ws://127.0.0.1:9/ws",
+            "--name",
+            "x",
+            "--container",
+            "c",
+        ]);
         assert_eq!(
             request.unwrap().external.unwrap().usage,
             UsageSource::Container {
