@@ -164,9 +164,11 @@ pub struct ServerIdentity {
 /// The conditions of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Conditions {
-    /// CPU limit of the server container, in CPUs (`--cpus`).
+    /// CPU limit of the server container, in CPUs (`--cpus`); 0 for an external server
+    /// (`run --url`), which wscbench does not limit.
     pub server_cpus: f64,
-    /// Memory limit of the server container, in bytes (`--memory`).
+    /// Memory limit of the server container, in bytes (`--memory`); 0 for an external
+    /// server.
     pub server_memory_bytes: u64,
     /// Cores the server container was pinned to (`--cpuset-server`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -789,6 +791,42 @@ mod tests {
         let read = RunResult::from_json(&v2).unwrap();
         assert_eq!(read.mode, Mode::Seed);
         assert_eq!(read.schema_version, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn absent_server_usage_is_left_out_and_an_older_sample_reads_as_measured() {
+        let absent = Sample {
+            t_ms: 1000,
+            ..Sample::default()
+        };
+        let json = serde_json::to_string(&absent).unwrap();
+        assert!(!json.contains("server_cpu_percent"), "{json}");
+        assert!(!json.contains("server_mem_bytes"), "{json}");
+        let older = r#"{"t_ms":1000,"server_cpu_percent":0.0,"server_mem_bytes":0,
+            "loadgen_cpu_percent":1.0,"loadgen_mem_bytes":2}"#;
+        let sample: Sample = serde_json::from_str(older).unwrap();
+        assert_eq!(
+            sample.server_cpu_percent,
+            Some(0.0),
+            "a measured 0 stays measured"
+        );
+        assert_eq!(sample.server_mem_bytes, Some(0));
+        for (source, text) in [
+            (UsageSource::Absent, r#"{"kind":"absent"}"#),
+            (
+                UsageSource::Process { pid: 42 },
+                r#"{"kind":"process","pid":42}"#,
+            ),
+            (
+                UsageSource::Container {
+                    container: "c".into(),
+                },
+                r#"{"kind":"container","container":"c"}"#,
+            ),
+        ] {
+            assert_eq!(serde_json::to_string(&source).unwrap(), text);
+            assert_eq!(serde_json::from_str::<UsageSource>(text).unwrap(), source);
+        }
     }
 
     #[test]
