@@ -446,6 +446,12 @@ fn profile_tables(all: &[Group], profile: &str) -> Vec<Table> {
         .filter(|g| g.first().server.profile == profile)
         .collect();
     let title = profile_title(profile);
+    // An external server's rows are named by --name, not by a language.
+    let row_name = if profile == "external" {
+        "Server"
+    } else {
+        "Language"
+    };
     for scenario in &SCENARIO_TABLES {
         // Like with like: the points of a sweep's values rank in tables of their own
         // (the knob tables set them side by side).
@@ -479,7 +485,7 @@ fn profile_tables(all: &[Group], profile: &str) -> Vec<Table> {
             };
             let mut table = metric_table(
                 format!("{title} — {}{suffix}", scenario.title),
-                &["Language"],
+                &[row_name],
                 &scenario
                     .metrics
                     .iter()
@@ -509,7 +515,7 @@ fn profile_tables(all: &[Group], profile: &str) -> Vec<Table> {
     });
     tables.push(metric_table(
         format!("{title} — Load generator"),
-        &["Scenario", "Language"],
+        &["Scenario", row_name],
         &LOADGEN_COLUMNS
             .iter()
             .map(|(name, numeric, _)| Column {
@@ -879,8 +885,15 @@ impl Notes {
 }
 
 /// Binary (and image) sizes of every server: one row per language, one column per
-/// profile. Sizes come from the build, so a failed run still has them.
+/// profile. Sizes come from the build, so a failed run still has them; an external server
+/// (`run --url`) was not built by wscbench and has none.
 fn binary_sizes(results: &[&RunResult]) -> Table {
+    let built: Vec<&RunResult> = results
+        .iter()
+        .copied()
+        .filter(|r| r.external_url.is_none())
+        .collect();
+    let results = built.as_slice();
     let profiles = ordered(results.iter().map(|r| r.server.profile.as_str()), &PROFILES);
     let languages = ordered(
         results.iter().map(|r| r.server.language.as_str()),

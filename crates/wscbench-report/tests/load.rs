@@ -373,6 +373,9 @@ fn external(run_id: &str, scenario: &str) -> wscbench_results::RunResult {
     r.external_url = Some("ws://127.0.0.1:9000/ws".into());
     r.server_usage_source = wscbench_results::UsageSource::Absent;
     r.derived.server = None;
+    // Not built by wscbench: no sizes.
+    r.server.binary_size_bytes = None;
+    r.server.image_size_bytes = None;
     r
 }
 
@@ -421,6 +424,11 @@ fn an_external_server_has_a_table_of_its_own_named_by_its_name_and_absent_usage_
     let text = wscbench_report::Format::Markdown.render(&report);
     assert!(text.contains("External servers (by URL)"), "{text}");
     assert!(text.contains("| local-go"), "{text}");
+    assert!(
+        text.contains("| Server |"),
+        "rows named by server, not language: {text}"
+    );
+    assert!(!text.contains("| Language |"), "{text}");
     assert!(!text.contains("Profile B"), "{text}");
     let table = report
         .tables
