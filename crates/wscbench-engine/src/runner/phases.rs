@@ -122,6 +122,14 @@ impl<E: Engine> Session<'_, E> {
         }
     }
 
+    /// Idle-capacity's end: the server's memory (when measured) near its limit.
+    fn near_memory_limit(&self, usage: Option<Usage>) -> bool {
+        self.point.scenario == Scenario::IdleCapacity
+            && usage.is_some_and(|u| {
+                crate::idle::near_limit(u.mem_bytes, self.plan.limits.memory_bytes)
+            })
+    }
+
     /// The last lines the server printed, when it runs in a container.
     async fn server_logs(&self, lines: usize) -> String {
         let id = match self.server.as_ref() {
@@ -720,11 +728,7 @@ impl<E: Engine> Session<'_, E> {
                 let last = self.k6.iter().filter_map(|k| k.exited).next_back();
                 return LoadEnd::K6Exited(last.unwrap_or_default());
             }
-            if self.point.scenario == Scenario::IdleCapacity
-                && s.is_some_and(|s| {
-                    crate::idle::near_limit(s.mem_bytes, self.plan.limits.memory_bytes)
-                })
-            {
+            if self.near_memory_limit(s) {
                 return LoadEnd::MemoryNearLimit;
             }
             if load_started.elapsed() > expected + K6_OVERRUN {
