@@ -225,9 +225,13 @@ fn step(inputs: &CapacityInputs<'_>, w: &MergedWindow, died: Option<Outcome>) ->
         chat_in,
         dropped_slow,
         dropped_ratelimit,
-        server_mean_cpu_percent: mean(|s| s.server_cpu_percent),
+        server_mean_cpu_percent: mean(|s| s.server_cpu_percent.unwrap_or(0.0)),
         loadgen_mean_cpu_percent: mean(|s| s.loadgen_cpu_percent),
-        server_peak_mem_bytes: hold.iter().map(|s| s.server_mem_bytes).max().unwrap_or(0),
+        server_peak_mem_bytes: hold
+            .iter()
+            .filter_map(|s| s.server_mem_bytes)
+            .max()
+            .unwrap_or(0),
         held: reasons.is_empty(),
         reasons,
     }
@@ -406,9 +410,9 @@ mod tests {
             chat_in: Some(deliveries / 49),
             dropped_slow: Some(0),
             dropped_ratelimit: Some(0),
-            server_cpu_percent: 40.0,
+            server_cpu_percent: Some(40.0),
             loadgen_cpu_percent: loadgen_cpu,
-            server_mem_bytes: 10 << 20,
+            server_mem_bytes: Some(10 << 20),
             ..Sample::default()
         }
     }

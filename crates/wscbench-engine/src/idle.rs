@@ -23,7 +23,7 @@ pub fn idle_capacity(
 ) -> IdleCapacity {
     let points: Vec<(f64, f64)> = series
         .iter()
-        .filter_map(|s| s.connections.map(|c| (c as f64, s.server_mem_bytes as f64)))
+        .filter_map(|s| Some((s.connections? as f64, s.server_mem_bytes? as f64)))
         .collect();
     let limited_by = match (died, stopped_near_limit, errors) {
         (Some(outcome), _, _) => IdleLimit::ServerDied {
@@ -40,7 +40,11 @@ pub fn idle_capacity(
             .max()
             .unwrap_or(0),
         bytes_per_client: crate::series::least_squares_slope(&points),
-        peak_mem_bytes: series.iter().map(|s| s.server_mem_bytes).max().unwrap_or(0),
+        peak_mem_bytes: series
+            .iter()
+            .filter_map(|s| s.server_mem_bytes)
+            .max()
+            .unwrap_or(0),
         memory_limit_bytes: limit_bytes,
         limited_by,
     }
@@ -56,7 +60,7 @@ mod tests {
             .map(|s| Sample {
                 t_ms: s * 1000,
                 connections: Some(s * 1000),
-                server_mem_bytes: (4 << 20) + s * 1000 * 20 * 1024,
+                server_mem_bytes: Some((4 << 20) + s * 1000 * 20 * 1024),
                 ..Sample::default()
             })
             .collect()

@@ -15,6 +15,7 @@ pub mod loadgen_capacity;
 pub mod local;
 pub mod memory;
 pub mod native;
+pub mod process;
 pub mod runner;
 pub mod scenarios;
 pub mod series;

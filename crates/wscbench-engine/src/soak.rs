@@ -39,11 +39,11 @@ pub fn memory_slope_mib_per_h(series: &[Sample], warmup_ms: u64) -> Option<f64> 
     let points: Vec<(f64, f64)> = series
         .iter()
         .filter(|s| s.t_ms >= warmup_ms)
-        .map(|s| {
-            (
+        .filter_map(|s| {
+            Some((
                 s.t_ms as f64 / 3_600_000.0,
-                s.server_mem_bytes as f64 / (1u64 << 20) as f64,
-            )
+                s.server_mem_bytes? as f64 / (1u64 << 20) as f64,
+            ))
         })
         .collect();
     least_squares_slope(&points)
@@ -209,8 +209,10 @@ mod tests {
                 }
                 Sample {
                     t_ms,
-                    server_mem_bytes: ((20.0 + mib_per_h * t_ms as f64 / 3_600_000.0)
-                        * (1u64 << 20) as f64) as u64,
+                    server_mem_bytes: Some(
+                        ((20.0 + mib_per_h * t_ms as f64 / 3_600_000.0) * (1u64 << 20) as f64)
+                            as u64,
+                    ),
                     deliveries: Some(delivered as u64),
                     ..Sample::default()
                 }
@@ -223,7 +225,7 @@ mod tests {
         let mut s = series(30, 6.0, 100.0, 0.0);
         // A warm-up spike that the slope must not see.
         for sample in s.iter_mut().take(60) {
-            sample.server_mem_bytes += 50 << 20;
+            sample.server_mem_bytes = sample.server_mem_bytes.map(|m| m + (50 << 20));
         }
         let warmup = warmup_ms(30 * 60_000);
         assert_eq!(warmup, 120_000, "a tenth, at most two minutes");

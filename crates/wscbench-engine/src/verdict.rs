@@ -99,12 +99,12 @@ pub fn verdict(series: &[Sample], counters: &Counters, ceilings: &Ceilings) -> V
     let machine = SATURATED * ceilings.cores as f64 * 100.0;
     let saturated: Vec<&&Sample> = measured
         .iter()
-        .filter(|s| s.loadgen_cpu_percent + s.server_cpu_percent >= machine)
+        .filter(|s| s.loadgen_cpu_percent + s.server_cpu_percent.unwrap_or(0.0) >= machine)
         .collect();
     let loadgen_in_saturated: f64 = saturated.iter().map(|s| s.loadgen_cpu_percent).sum();
     let all_in_saturated: f64 = saturated
         .iter()
-        .map(|s| s.loadgen_cpu_percent + s.server_cpu_percent)
+        .map(|s| s.loadgen_cpu_percent + s.server_cpu_percent.unwrap_or(0.0))
         .sum();
     let share = if all_in_saturated > 0.0 {
         loadgen_in_saturated / all_in_saturated
@@ -154,7 +154,7 @@ mod tests {
         (0..=seconds)
             .map(|i| Sample {
                 t_ms: i as u64 * 1000,
-                server_cpu_percent: server,
+                server_cpu_percent: Some(server),
                 loadgen_cpu_percent: loadgen,
                 ..Sample::default()
             })

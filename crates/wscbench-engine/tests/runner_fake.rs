@@ -14,8 +14,10 @@ use wscbench_engine::engine::{
     BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, ImageInfo, Usage, UsageStream,
 };
 use wscbench_engine::images::Image;
-use wscbench_engine::runner::{self, Limits, Plan, PlannedServer, Progress, VerifyLevel};
-use wscbench_results::{Conditions, LoadPath, Mode, Outcome, RunResult, Scenario};
+use wscbench_engine::runner::{
+    self, External, Limits, Plan, PlannedServer, Progress, ServerSource, VerifyLevel,
+};
+use wscbench_results::{Conditions, LoadPath, Mode, Outcome, RunResult, Scenario, UsageSource};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -386,14 +388,14 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         run_id: "fake-run".into(),
         servers: vec![PlannedServer {
             server,
-            image: Image {
+            source: ServerSource::Managed(Image {
                 tag: "wsc-go".into(),
                 source_hash: "test".into(),
                 binary_size_bytes: 1,
                 image_size_bytes: 1,
                 rebuilt: false,
                 version: None,
-            },
+            }),
             variant: None,
         }],
         scenarios: scenarios.to_vec(),
@@ -443,14 +445,14 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
 
 fn planned(server: catalog::Server, variant: Option<catalog::Variant>) -> PlannedServer {
     PlannedServer {
-        image: Image {
+        source: ServerSource::Managed(Image {
             tag: server.tag.clone(),
             source_hash: "test".into(),
             binary_size_bytes: 1,
             image_size_bytes: 1,
             rebuilt: false,
             version: None,
-        },
+        }),
         server,
         variant,
     }
@@ -597,8 +599,9 @@ async fn a_clean_run_is_ok_with_counters_samples_and_k6_metrics() {
     assert_eq!(result.k6.as_ref().unwrap().chat_received, 621);
     // The verification traffic is outside the load window, and the fake k6 sent nothing.
     assert_eq!(result.server_stats.as_ref().unwrap().chat_in, 0);
-    assert!((result.derived.server.peak_cpu_percent - 40.0).abs() < 1e-9);
-    assert_eq!(result.derived.server.peak_mem_bytes, 8 << 20);
+    let server = result.derived.server.as_ref().unwrap();
+    assert!((server.peak_cpu_percent - 40.0).abs() < 1e-9);
+    assert_eq!(server.peak_mem_bytes, 8 << 20);
     assert_eq!(engine.started(), 2);
     assert_eq!(engine.live(), 0);
 }
@@ -1178,4 +1181,161 @@ async fn a_paused_server_is_frozen_on_schedule_during_the_load_and_thawed_after(
         0,
         "a frozen server is still stopped and removed"
     );
+}
+
+/// The profile-b Go server started by the test itself, as a user starts a server by hand
+/// for `run --url`; killed when dropped.
+struct HandStarted {
+    child: Child,
+    port: u16,
+}
+
+impl HandStarted {
+    fn start() -> Self {
+        let port = wscbench_engine::local::free_port().unwrap();
+        let child = Command::new(go_server())
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the hand-started server never listened"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HandStarted { child, port }
+    }
+
+    fn external(&self, usage: UsageSource) -> PlannedServer {
+        PlannedServer::external_server(External {
+            name: "local-go".into(),
+            url: format!("ws://127.0.0.1:{}/ws", self.port),
+            usage,
+        })
+    }
+}
+
+impl Drop for HandStarted {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_external_server_watched_by_its_pid_is_loaded_measured_and_left_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FakeEngine::new(Fault::None);
+    let mut server = HandStarted::start();
+    let pid = server.child.id();
+    let mut plan = plan(dir.path(), &[Scenario::Steady]);
+    plan.servers = vec![server.external(UsageSource::Process { pid })];
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+        .await
+        .unwrap();
+
+    let result = &results[0];
+    assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
+    assert_eq!(result.server.id, "external/local-go");
+    assert_eq!(result.server.profile, "external");
+    let url = format!("ws://127.0.0.1:{}/ws", server.port);
+    assert_eq!(result.external_url.as_deref(), Some(url.as_str()));
+    assert_eq!(result.server_usage_source, UsageSource::Process { pid });
+    // Memory from the process's own VmRSS: a Go server holds megabytes.
+    let usage = result
+        .derived
+        .server
+        .as_ref()
+        .expect("measured through /proc");
+    assert!(usage.peak_mem_bytes > 1 << 20, "{usage:?}");
+    assert!(result.series.iter().all(|s| s.server_mem_bytes.is_some()));
+    assert!(
+        result.server_stats.is_some(),
+        "its /stats read over the load"
+    );
+    let specs = engine.specs.lock().unwrap();
+    assert_eq!(specs.len(), 1, "only k6 is started");
+    assert!(
+        specs[0].env.contains(&format!("WS_URL={url}")),
+        "k6 aims at the URL"
+    );
+    assert!(
+        specs[0].name.contains("-ext-local-go-steady-"),
+        "{}",
+        specs[0].name
+    );
+    drop(specs);
+    assert_eq!(engine.live(), 0, "k6 removed");
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "a server wscbench did not start is never stopped"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_external_server_without_pid_or_container_has_its_usage_absent_never_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FakeEngine::new(Fault::None);
+    let server = HandStarted::start();
+    let mut plan = plan(dir.path(), &[Scenario::Steady]);
+    plan.servers = vec![server.external(UsageSource::Absent)];
+    let (_tx, rx) = watch::channel(false);
+    let results = runner::execute(&engine, &plan, rx, &mut |_| {})
+        .await
+        .unwrap();
+
+    let result = &results[0];
+    assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
+    assert_eq!(result.derived.server, None);
+    assert!(!result.series.is_empty());
+    assert!(
+        result
+            .series
+            .iter()
+            .all(|s| s.server_cpu_percent.is_none() && s.server_mem_bytes.is_none())
+    );
+    let json = result.to_json();
+    assert!(
+        !json.contains("server_cpu_percent"),
+        "absent, not written as 0"
+    );
+    assert!(json.contains(r#""kind": "absent""#), "{json}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_external_pid_that_exits_mid_run_is_recorded_as_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FakeEngine::new(Fault::None);
+    let mut server = HandStarted::start();
+    let pid = server.child.id();
+    let mut plan = plan(dir.path(), &[Scenario::Steady]);
+    plan.servers = vec![server.external(UsageSource::Process { pid })];
+    let (_tx, rx) = watch::channel(false);
+    let mut killed = false;
+    let results = runner::execute(&engine, &plan, rx, &mut |p| {
+        if let Progress::Tick { .. } = p
+            && !killed
+        {
+            // Killed, not reaped: a zombie is as gone as an exited process.
+            server.child.kill().unwrap();
+            killed = true;
+        }
+    })
+    .await
+    .unwrap();
+
+    let result = &results[0];
+    assert!(killed, "the load ran for at least a second");
+    assert_eq!(
+        result.outcome,
+        Outcome::ServerCrashed,
+        "{:?}",
+        result.outcome_detail
+    );
+    assert_eq!(engine.live(), 0, "k6 removed");
 }

@@ -191,10 +191,13 @@ impl Loaded {
     }
 }
 
-/// What makes results comparable besides their point: mode, load path and the server's
-/// limits. Results that differ here never share a table.
+/// What makes results comparable besides their point: mode, load path, the server's
+/// limits, and whether wscbench started the server (an external one, `run --url`, ran under
+/// none of its limits on a machine of its own choosing). Results that differ here never
+/// share a table.
 #[derive(Debug, Clone, PartialEq, PartialOrd)]
 struct Cohort {
+    external: bool,
     mode: Mode,
     load_path: LoadPath,
     server_cpus: f64,
@@ -205,6 +208,7 @@ struct Cohort {
 impl Cohort {
     fn of(r: &RunResult) -> Cohort {
         Cohort {
+            external: r.external_url.is_some(),
             mode: r.mode,
             load_path: r.load_path,
             server_cpus: r.conditions.server_cpus,
@@ -215,7 +219,13 @@ impl Cohort {
 
     /// How `self` differs from the chosen cohort, in a few words.
     fn difference(&self, chosen: &Cohort) -> String {
-        if self.mode != chosen.mode {
+        if self.external != chosen.external {
+            if self.external {
+                "external servers (run --url; see them with --run)".into()
+            } else {
+                "managed servers".into()
+            }
+        } else if self.mode != chosen.mode {
             format!("mode {}", self.mode)
         } else if self.load_path != chosen.load_path {
             format!("load path {}", self.load_path)

@@ -79,7 +79,7 @@ pub const PEAK_MEMORY: Metric = Metric {
     name: "Peak memory",
     better: Better::Lower,
     loadgen_sensitive: false,
-    value: |r| Some(r.derived.server.peak_mem_bytes as f64),
+    value: |r| r.derived.server.as_ref().map(|u| u.peak_mem_bytes as f64),
     format: |v| units::mib(v.round() as u64),
 };
 /// The server's peak CPU.
@@ -88,7 +88,7 @@ pub const PEAK_CPU: Metric = Metric {
     name: "Peak CPU",
     better: Better::Lower,
     loadgen_sensitive: false,
-    value: |r| Some(r.derived.server.peak_cpu_percent),
+    value: |r| r.derived.server.as_ref().map(|u| u.peak_cpu_percent),
     format: units::cpu,
 };
 /// Client-side errors.
@@ -327,7 +327,7 @@ fn deliveries_per_cpu_s(r: &RunResult) -> Option<f64> {
     if let Some(v) = r.derived.deliveries_per_server_cpu_s {
         return Some(v);
     }
-    let cpu_s = r.derived.server.cpu_seconds;
+    let cpu_s = r.derived.server.as_ref()?.cpu_seconds;
     let deliveries = r.server_stats.as_ref()?.deliveries;
     (cpu_s > 0.0).then(|| deliveries as f64 / cpu_s)
 }
@@ -339,5 +339,5 @@ fn memory_per_connection(r: &RunResult) -> Option<f64> {
         .iter()
         .filter(|s| s.connections.unwrap_or(0) > 0)
         .max_by_key(|s| s.connections)?;
-    Some(busiest.server_mem_bytes as f64 / busiest.connections? as f64)
+    Some(busiest.server_mem_bytes? as f64 / busiest.connections? as f64)
 }

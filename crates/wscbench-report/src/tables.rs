@@ -446,6 +446,12 @@ fn profile_tables(all: &[Group], profile: &str) -> Vec<Table> {
         .filter(|g| g.first().server.profile == profile)
         .collect();
     let title = profile_title(profile);
+    // An external server's rows are named by --name, not by a language.
+    let row_name = if profile == "external" {
+        "Server"
+    } else {
+        "Language"
+    };
     for scenario in &SCENARIO_TABLES {
         // Like with like: the points of a sweep's values rank in tables of their own
         // (the knob tables set them side by side).
@@ -479,7 +485,7 @@ fn profile_tables(all: &[Group], profile: &str) -> Vec<Table> {
             };
             let mut table = metric_table(
                 format!("{title} — {}{suffix}", scenario.title),
-                &["Language"],
+                &[row_name],
                 &scenario
                     .metrics
                     .iter()
@@ -509,7 +515,7 @@ fn profile_tables(all: &[Group], profile: &str) -> Vec<Table> {
     });
     tables.push(metric_table(
         format!("{title} — Load generator"),
-        &["Scenario", "Language"],
+        &["Scenario", row_name],
         &LOADGEN_COLUMNS
             .iter()
             .map(|(name, numeric, _)| Column {
@@ -658,11 +664,9 @@ const SCHEDULE_COLUMN: &str = "Chats sent / intended; late and missed by cause";
 /// Which side was the bottleneck: k6's own CPU, and whether it read every chat the
 /// server says it delivered (of the last repetition).
 const LOADGEN_COLUMNS: [LoadgenColumn; 6] = [
-    ("Server mean CPU", true, |r| {
-        Cell::figure(
-            units::cpu(r.derived.server.mean_cpu_percent),
-            r.derived.server.mean_cpu_percent,
-        )
+    ("Server mean CPU", true, |r| match &r.derived.server {
+        Some(server) => Cell::figure(units::cpu(server.mean_cpu_percent), server.mean_cpu_percent),
+        None => Cell::absent(),
     }),
     ("k6 peak CPU", true, |r| {
         Cell::figure(
@@ -881,8 +885,15 @@ impl Notes {
 }
 
 /// Binary (and image) sizes of every server: one row per language, one column per
-/// profile. Sizes come from the build, so a failed run still has them.
+/// profile. Sizes come from the build, so a failed run still has them; an external server
+/// (`run --url`) was not built by wscbench and has none.
 fn binary_sizes(results: &[&RunResult]) -> Table {
+    let built: Vec<&RunResult> = results
+        .iter()
+        .copied()
+        .filter(|r| r.external_url.is_none())
+        .collect();
+    let results = built.as_slice();
     let profiles = ordered(results.iter().map(|r| r.server.profile.as_str()), &PROFILES);
     let languages = ordered(
         results.iter().map(|r| r.server.language.as_str()),
@@ -981,6 +992,7 @@ pub(crate) fn profile_title(profile: &str) -> String {
     match profile {
         "a" => "Profile A (frameworks)".into(),
         "b" => "Profile B (minimal / stdlib)".into(),
+        "external" => "External servers (by URL)".into(),
         other => format!("Profile {}", other.to_uppercase()),
     }
 }
@@ -988,7 +1000,17 @@ pub(crate) fn profile_title(profile: &str) -> String {
 /// A row's name in a profile's tables: the language, with the variant and the load
 /// parameters when the result has them (`Go@gomaxprocs-1 clients=100`).
 pub(crate) fn language(result: &RunResult) -> String {
-    let mut name = capitalized(&result.server.language);
+    // An external server has no language of record: its name (`external/NAME`) stands.
+    let mut name = match &result.external_url {
+        Some(_) => result
+            .server
+            .id
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        None => capitalized(&result.server.language),
+    };
     if let Some(variant) = &result.variant {
         name.push_str(&format!("@{variant}"));
     }

@@ -19,8 +19,9 @@ fn swept(server: &str, clients: f64, knee: f64, rate: Option<f64>) -> RunResult 
     let kept = clients.min(knee);
     r.derived.throughput_msgs_per_s = kept * 5.0;
     r.derived.deliveries_per_s = kept * 5.0 * (clients - 1.0);
-    r.derived.server.peak_cpu_percent = 40.0 + 150.0 * kept / knee;
-    r.derived.server.peak_mem_bytes = (4.0 * 1048576.0 + clients * 40_000.0) as u64;
+    let server = r.derived.server.as_mut().unwrap();
+    server.peak_cpu_percent = 40.0 + 150.0 * kept / knee;
+    server.peak_mem_bytes = (4.0 * 1048576.0 + clients * 40_000.0) as u64;
     let k6 = r.k6.as_mut().unwrap();
     k6.latency.p95_ms = 1.0 + (clients / knee).powi(3) * 20.0;
     k6.latency.p99_ms = 2.0 + (clients / knee).powi(3) * 45.0;
@@ -59,7 +60,7 @@ fn variants() -> Vec<RunResult> {
         r.variant = variant.map(String::from);
         r.derived.deliveries_per_s *= factor;
         r.derived.throughput_msgs_per_s *= factor;
-        r.derived.server.peak_cpu_percent = 100.0 * factor;
+        r.derived.server.as_mut().unwrap().peak_cpu_percent = 100.0 * factor;
         results.push(r);
     }
     results

@@ -362,3 +362,83 @@ fn repetitions_of_one_point_in_one_run_are_kept_together_not_superseded() {
     );
     assert_eq!(loaded.superseded, 2);
 }
+
+/// `profile-b/go`'s result as if measured by `run --url` under the name `local-go`, with
+/// nothing watching its CPU and memory.
+fn external(run_id: &str, scenario: &str) -> wscbench_results::RunResult {
+    let mut r = result(run_id, "profile-b/go", scenario);
+    r.server.id = "external/local-go".into();
+    r.server.profile = "external".into();
+    r.server.language = String::new();
+    r.external_url = Some("ws://127.0.0.1:9000/ws".into());
+    r.server_usage_source = wscbench_results::UsageSource::Absent;
+    r.derived.server = None;
+    // Not built by wscbench: no sizes.
+    r.server.binary_size_bytes = None;
+    r.server.image_size_bytes = None;
+    r
+}
+
+#[test]
+fn external_servers_never_share_a_table_with_managed_ones() {
+    let managed = [
+        result(OLDER, "profile-b/go", "steady"),
+        result(OLDER, "profile-b/rust", "steady"),
+    ];
+    let all: Vec<_> = managed
+        .iter()
+        .cloned()
+        .chain([external(NEWER, "steady")])
+        .collect();
+
+    // The latest run is the external one: it stands alone.
+    let chosen = wscbench_report::select(&all, &Default::default());
+    let ids: Vec<&str> = chosen
+        .results
+        .iter()
+        .map(|r| r.server.id.as_str())
+        .collect();
+    assert_eq!(ids, ["external/local-go"]);
+    assert!(
+        chosen
+            .left_out
+            .as_deref()
+            .unwrap()
+            .contains("managed servers"),
+        "{:?}",
+        chosen.left_out
+    );
+    // Choosing the managed run leaves the external one out, and says so.
+    let choice = wscbench_report::Choice {
+        run: Some(OLDER.into()),
+        ..Default::default()
+    };
+    let chosen = wscbench_report::select(&all, &choice);
+    assert_eq!(chosen.results.len(), 2);
+    assert!(chosen.results.iter().all(|r| r.external_url.is_none()));
+}
+
+#[test]
+fn an_external_server_has_a_table_of_its_own_named_by_its_name_and_absent_usage_shows_as_absent() {
+    let report = wscbench_report::Report::from_selected(&[external(NEWER, "steady")]);
+    let text = wscbench_report::Format::Markdown.render(&report);
+    assert!(text.contains("External servers (by URL)"), "{text}");
+    assert!(text.contains("| local-go"), "{text}");
+    assert!(
+        text.contains("| Server |"),
+        "rows named by server, not language: {text}"
+    );
+    assert!(!text.contains("| Language |"), "{text}");
+    assert!(!text.contains("Profile B"), "{text}");
+    let table = report
+        .tables
+        .iter()
+        .find(|t| t.columns.iter().any(|c| c.name == "Peak memory"))
+        .expect("a table with the server's memory");
+    let at = table
+        .columns
+        .iter()
+        .position(|c| c.name == "Peak memory")
+        .unwrap();
+    assert_eq!(table.rows[0].cells[at].text, "—", "absent, never 0");
+}

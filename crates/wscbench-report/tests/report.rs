@@ -498,7 +498,7 @@ fn with_connections(series: &[(Option<u64>, u64)]) -> RunResult {
         .iter()
         .map(|&(connections, mem_mib)| Sample {
             connections,
-            server_mem_bytes: mem_mib << 20,
+            server_mem_bytes: Some(mem_mib << 20),
             ..Sample::default()
         })
         .collect();

@@ -78,6 +78,11 @@ pub struct RunResult {
     /// never compared with the started servers' as like with like.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_url: Option<String>,
+    /// Where the server's CPU and memory figures come from: the engine's stats of the
+    /// container wscbench started (every managed server), or for an external server those of
+    /// a named container, a process's `/proc`, or nothing (the figures are then absent).
+    #[serde(default, skip_serializing_if = "UsageSource::is_managed")]
+    pub server_usage_source: UsageSource,
     /// Timing mode.
     pub mode: Mode,
     /// Which client loop drove the server.
@@ -159,9 +164,11 @@ pub struct ServerIdentity {
 /// The conditions of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Conditions {
-    /// CPU limit of the server container, in CPUs (`--cpus`).
+    /// CPU limit of the server container, in CPUs (`--cpus`); 0 for an external server
+    /// (`run --url`), which wscbench does not limit.
     pub server_cpus: f64,
-    /// Memory limit of the server container, in bytes (`--memory`).
+    /// Memory limit of the server container, in bytes (`--memory`); 0 for an external
+    /// server.
     pub server_memory_bytes: u64,
     /// Cores the server container was pinned to (`--cpuset-server`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -495,6 +502,41 @@ impl ErrorCounts {
     }
 }
 
+/// Where a result's server CPU and memory come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum UsageSource {
+    /// The engine's stats of the container wscbench started for the point: CPU as the
+    /// docker CLI computes it, memory without page cache.
+    #[default]
+    Managed,
+    /// The engine's stats of a container wscbench did not start (`run --url --container`),
+    /// read exactly as a managed container's. Never stopped nor removed by wscbench.
+    Container {
+        /// The container's name or id, as given.
+        container: String,
+    },
+    /// A process's own counters (`run --url --pid`): CPU from `/proc/PID/stat` (user and
+    /// system time, in clock ticks, over each second of wall time); memory from
+    /// `/proc/PID/status` `VmRSS`, the process's resident set (anonymous, file-backed and
+    /// shared pages it maps). Not its cgroup's memory: a process started by hand shares its
+    /// cgroup (a login session, a service) with others. Children of the process are not
+    /// counted. A process that exits during the load is recorded as a crash.
+    Process {
+        /// The process id, as given.
+        pid: u32,
+    },
+    /// Neither was given: the server's CPU and memory are absent from the result (never 0).
+    Absent,
+}
+
+impl UsageSource {
+    /// True for a managed server's own container (the default, left out of the JSON).
+    pub fn is_managed(&self) -> bool {
+        *self == UsageSource::Managed
+    }
+}
+
 /// Figures derived from counters and samples.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Derived {
@@ -511,8 +553,10 @@ pub struct Derived {
     /// Deliveries per CPU-second the server used (absent when no CPU time was measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deliveries_per_server_cpu_s: Option<f64>,
-    /// Resource use of the server container.
-    pub server: Usage,
+    /// Resource use of the server (its container, or an external server's container or
+    /// process); absent when nothing measured it ([`UsageSource::Absent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<Usage>,
     /// Resource use of the load-generator (k6) container.
     pub loadgen: Usage,
 }
@@ -534,15 +578,19 @@ pub struct Usage {
     pub cpu_seconds: f64,
 }
 
-/// One per-second sample of both containers.
+/// One per-second sample of the server and the load generator.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     /// Milliseconds since the load started.
     pub t_ms: u64,
-    /// Server CPU, in percent of one core.
-    pub server_cpu_percent: f64,
-    /// Server memory (page cache excluded), in bytes.
-    pub server_mem_bytes: u64,
+    /// Server CPU, in percent of one core; absent when nothing measured it
+    /// ([`UsageSource::Absent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_percent: Option<f64>,
+    /// Server memory (page cache excluded; `VmRSS` for a process), in bytes; absent when
+    /// nothing measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_mem_bytes: Option<u64>,
     /// Load-generator CPU, in percent of one core.
     pub loadgen_cpu_percent: f64,
     /// Load-generator memory (page cache excluded), in bytes.
@@ -743,6 +791,42 @@ mod tests {
         let read = RunResult::from_json(&v2).unwrap();
         assert_eq!(read.mode, Mode::Seed);
         assert_eq!(read.schema_version, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn absent_server_usage_is_left_out_and_an_older_sample_reads_as_measured() {
+        let absent = Sample {
+            t_ms: 1000,
+            ..Sample::default()
+        };
+        let json = serde_json::to_string(&absent).unwrap();
+        assert!(!json.contains("server_cpu_percent"), "{json}");
+        assert!(!json.contains("server_mem_bytes"), "{json}");
+        let older = r#"{"t_ms":1000,"server_cpu_percent":0.0,"server_mem_bytes":0,
+            "loadgen_cpu_percent":1.0,"loadgen_mem_bytes":2}"#;
+        let sample: Sample = serde_json::from_str(older).unwrap();
+        assert_eq!(
+            sample.server_cpu_percent,
+            Some(0.0),
+            "a measured 0 stays measured"
+        );
+        assert_eq!(sample.server_mem_bytes, Some(0));
+        for (source, text) in [
+            (UsageSource::Absent, r#"{"kind":"absent"}"#),
+            (
+                UsageSource::Process { pid: 42 },
+                r#"{"kind":"process","pid":42}"#,
+            ),
+            (
+                UsageSource::Container {
+                    container: "c".into(),
+                },
+                r#"{"kind":"container","container":"c"}"#,
+            ),
+        ] {
+            assert_eq!(serde_json::to_string(&source).unwrap(), text);
+            assert_eq!(serde_json::from_str::<UsageSource>(text).unwrap(), source);
+        }
     }
 
     #[test]

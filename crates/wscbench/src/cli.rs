@@ -136,6 +136,38 @@ pub struct BuildArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub select: SelectArgs,
+    /// Benchmark a server wscbench did not start, at this URL (ws://HOST:PORT/ws): every
+    /// check of `verify --url` first (a failed one is named and nothing is benchmarked), then
+    /// every scenario as usual. Its results are marked external and rank in a table of
+    /// their own, never against the managed servers. Needs --name; see docs/external.md
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "name",
+        conflicts_with_all = [
+            "servers", "profiles", "langs", "variants", "cpus", "memory", "cpuset_server",
+            "pause_server", "server_address", "rebuild",
+        ]
+    )]
+    pub url: Option<String>,
+    /// With --url: the server's name in results and tables, e.g. local-go (lower-case
+    /// letters, digits, '-', '_' and '.', at most 40)
+    #[arg(long, value_name = "NAME", requires = "url")]
+    pub name: Option<String>,
+    /// With --url: the server's CPU and memory from this container's stats, read through
+    /// the engine as a managed server's (it is never stopped nor removed)
+    #[arg(
+        long,
+        value_name = "NAME_OR_ID",
+        requires = "url",
+        conflicts_with = "pid"
+    )]
+    pub container: Option<String>,
+    /// With --url: the server's CPU (/proc/PID/stat) and resident memory (VmRSS) from this
+    /// process; one that exits during a load is recorded as a crash. Without --pid or
+    /// --container the server's CPU and memory are absent from the results
+    #[arg(long, value_name = "PID", requires = "url")]
+    pub pid: Option<u32>,
     /// Only this scenario (repeatable) [default: steady, burst, churn, saturation; capacity
     /// and idle-capacity run only when named: capacity steps chatting clients until latency
     /// p95 passes --slo-p95-ms, at most 4 min a server; idle-capacity steps idle clients

@@ -118,6 +118,15 @@ pub enum ExpectedError {
         #[source]
         source: Box<std::io::Error>,
     },
+    /// Nothing answers at the URL of `run --url`.
+    #[error("nothing answers at {url} ({reason}); start the server, or check its host and port")]
+    Unreachable { url: String, reason: String },
+    /// The server of `run --url` failed verify: nothing was benchmarked.
+    #[error(
+        "{url} failed verify ({}): nothing was benchmarked; `wscbench verify --url {url}` shows every check",
+        failed.join("; ")
+    )]
+    Unverified { url: String, failed: Vec<String> },
     /// The command found nothing to do what was asked with (no library error says why).
     #[error("{message}")]
     Failed { message: String },
@@ -139,6 +148,10 @@ impl ExpectedError {
             Self::Write { source, .. } => source.class().into(),
             // Results that cannot be read and a file that cannot be written fail the command.
             Self::Results { .. } | Self::Io { .. } | Self::Failed { .. } => ExitCode::Failure,
+            // A server that does not answer is missing set-up, like an engine that does not;
+            // one that answers and fails a check failed it.
+            Self::Unreachable { .. } => ExitCode::Setup,
+            Self::Unverified { .. } => ExitCode::Failure,
         }
     }
 
@@ -251,6 +264,21 @@ mod tests {
                 .process_exit_code(),
             ExitCode::Failure
         );
+    }
+
+    #[test]
+    fn a_url_that_does_not_answer_exits_3_and_one_that_fails_verify_1() {
+        let unreachable = ExpectedError::Unreachable {
+            url: "ws://127.0.0.1:9/ws".into(),
+            reason: "connection refused".into(),
+        };
+        assert_eq!(unreachable.process_exit_code(), ExitCode::Setup);
+        let unverified = ExpectedError::Unverified {
+            url: "ws://127.0.0.1:9/ws".into(),
+            failed: vec!["join_ack: no ack within 2 s".into()],
+        };
+        assert_eq!(unverified.process_exit_code(), ExitCode::Failure);
+        assert!(unverified.one_line().contains("join_ack: no ack"));
     }
 
     #[test]

@@ -145,7 +145,11 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
                 "{server} {scenario}: no docker stats samples"
             );
             assert!(
-                result.derived.server.peak_mem_bytes > 0,
+                result
+                    .derived
+                    .server
+                    .as_ref()
+                    .is_some_and(|u| u.peak_mem_bytes > 0),
                 "{server} {scenario}: no memory measured"
             );
             let stats = result.server_stats.as_ref().expect("server counters");
@@ -376,5 +380,109 @@ fn a_variant_and_a_sweep_run_for_real_and_the_report_sets_them_across_the_knob()
     assert!(
         docker_containers("label=wscbench.run").is_empty(),
         "containers left behind"
+    );
+}
+
+/// servers/profile-b/go built with its manifest's `build` command and started by hand on a
+/// free loopback port, as a user starts a server for `run --url`; killed when dropped.
+struct HandStarted {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl HandStarted {
+    fn profile_b_go() -> Self {
+        let dir = common::root().join("servers/profile-b/go");
+        let manifest = std::fs::read_to_string(dir.join("server.toml")).unwrap();
+        let build = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("build = \""))
+            .and_then(|l| l.strip_suffix('"'))
+            .expect("a build command in server.toml");
+        let status = Command::new("sh")
+            .args(["-c", build])
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{build}: {status}");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(dir.join("bin/server"))
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the server never listened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HandStarted { child, port }
+    }
+}
+
+impl Drop for HandStarted {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[ignore = "needs Docker, k6 and the Go toolchain: run by scripts/test"]
+fn a_server_started_by_hand_is_benchmarked_by_url_with_its_pid_measured_and_marked_external() {
+    let mut server = HandStarted::profile_b_go();
+    let pid = server.child.id();
+    let url = format!("ws://127.0.0.1:{}/ws", server.port);
+    let (_results, run_dir) = run_ok(&[
+        "--url",
+        &url,
+        "--name",
+        "local-go",
+        "--pid",
+        &pid.to_string(),
+        "--mode",
+        "smoke",
+    ]);
+    for scenario in ["steady", "burst", "churn", "saturation"] {
+        let result = ok_result(&run_dir, "external/local-go", scenario, LoadPath::Native);
+        assert_eq!(result.external_url.as_deref(), Some(url.as_str()));
+        assert_eq!(
+            result.server_usage_source,
+            wscbench_results::UsageSource::Process { pid }
+        );
+        let stats = result
+            .server_stats
+            .as_ref()
+            .expect("its /stats over the load");
+        assert!(stats.deliveries > 0, "{scenario}: no deliveries");
+        let latency = &result.k6.as_ref().unwrap().latency;
+        assert!(latency.p95_ms > 0.0, "{scenario}: {latency:?}");
+        let usage = result
+            .derived
+            .server
+            .as_ref()
+            .expect("CPU and memory from /proc");
+        assert!(usage.peak_mem_bytes > 1 << 20, "{scenario}: {usage:?}");
+        assert!(usage.cpu_seconds > 0.0, "{scenario}: {usage:?}");
+    }
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "wscbench never stops a server it did not start"
+    );
+    let text = report("markdown", &run_dir);
+    assert!(text.contains("External servers (by URL)"), "{text}");
+    assert!(text.contains("local-go"), "{text}");
+    let run_label = format!(
+        "label=wscbench.run={}",
+        run_dir.file_name().unwrap().to_string_lossy()
+    );
+    assert!(
+        docker_containers(&run_label).is_empty(),
+        "k6 containers removed"
     );
 }

@@ -236,3 +236,85 @@ fn help_lists_the_exit_codes() {
         assert!(text.contains(line), "{line:?} missing from:\n{text}");
     }
 }
+
+/// A loopback HTTP server that answers every request `200 ok` and upgrades nothing: it
+/// answers /health, and fails every WebSocket check.
+fn answers_but_never_upgrades() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+        }
+    });
+    port
+}
+
+#[test]
+fn run_refuses_a_url_that_does_not_answer_with_3_and_writes_nothing() {
+    // Port 9 (discard) on loopback: nothing listens there on these machines.
+    let results = tempfile::tempdir().unwrap();
+    let out = wscbench()
+        .args(["run", "--url", "ws://127.0.0.1:9/ws", "--name", "nobody"])
+        .arg("--results")
+        .arg(results.path())
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("nothing answers at ws://127.0.0.1:9/ws"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_dir(results.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn run_refuses_a_url_that_does_not_upgrade_with_1_naming_the_failed_checks() {
+    let port = answers_but_never_upgrades();
+    let url = format!("ws://127.0.0.1:{port}/ws");
+    let results = tempfile::tempdir().unwrap();
+    let out = wscbench()
+        .args(["run", "--url", &url, "--name", "no-upgrade"])
+        .arg("--results")
+        .arg(results.path())
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let error = stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(error.contains(&format!("{url} failed verify")), "{error}");
+    assert!(error.contains("join_ack: "), "{error}");
+    assert!(error.contains("nothing was benchmarked"), "{error}");
+    assert_eq!(std::fs::read_dir(results.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn run_refuses_url_beside_a_server_selection_and_a_name_that_is_not_safe_with_2() {
+    for args in [
+        &[
+            "run",
+            "--url",
+            "ws://127.0.0.1:9/ws",
+            "--name",
+            "x",
+            "--server",
+            "profile-b/go",
+        ][..],
+        &["run", "--url", "ws://127.0.0.1:9/ws"],
+        &["run", "--url", "ws://127.0.0.1:9/ws", "--name", "../x"],
+        &["run", "--pid", "1"],
+    ] {
+        let out = wscbench().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+    }
+}

@@ -94,12 +94,20 @@ pub fn derive_long(result: &mut RunResult, plan: &Plan, long: &Long<'_>) {
 pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
     let seconds = (result.duration_ms as f64 / 1000.0).max(0.001);
     let (server_ceiling, loadgen_ceiling, cores) = ceilings(plan);
-    let server = usage(
-        &result.series,
-        |s| s.server_cpu_percent,
-        |s| s.server_mem_bytes,
-        server_ceiling,
-    );
+    // Absent, never 0, when nothing measured the server (an external one without --pid or
+    // --container).
+    let server = result
+        .series
+        .iter()
+        .any(|s| s.server_cpu_percent.is_some())
+        .then(|| {
+            usage(
+                &result.series,
+                |s| s.server_cpu_percent.unwrap_or(0.0),
+                |s| s.server_mem_bytes.unwrap_or(0),
+                server_ceiling,
+            )
+        });
     let loadgen = usage(
         &result.series,
         |s| s.loadgen_cpu_percent,
@@ -130,8 +138,10 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
         deliveries_per_s: stats.deliveries as f64 / seconds,
         drop_rate_ratio: ratio(stats.dropped_ratelimit, stats.chat_in).unwrap_or(0.0),
         received_ratio: received.and_then(|r| ratio(r, stats.deliveries)),
-        deliveries_per_server_cpu_s: (server.cpu_seconds > 0.0 && stats.deliveries > 0)
-            .then(|| stats.deliveries as f64 / server.cpu_seconds),
+        deliveries_per_server_cpu_s: server
+            .as_ref()
+            .filter(|s| s.cpu_seconds > 0.0 && stats.deliveries > 0)
+            .map(|s| stats.deliveries as f64 / s.cpu_seconds),
         server,
         loadgen,
     };
@@ -282,11 +292,16 @@ mod tests {
             .iter()
             .map(|&(t_ms, cpu)| Sample {
                 t_ms,
-                server_cpu_percent: cpu,
+                server_cpu_percent: Some(cpu),
                 ..Sample::default()
             })
             .collect();
-        let u = usage(&series, |s| s.server_cpu_percent, |_| 0, 200.0);
+        let u = usage(
+            &series,
+            |s| s.server_cpu_percent.unwrap_or(0.0),
+            |_| 0,
+            200.0,
+        );
         // 0.5 + 1.5 + 1.0 (half a second at two cores); the first sample has no interval.
         assert!((u.cpu_seconds - 3.0).abs() < 1e-9, "{}", u.cpu_seconds);
         assert!((u.mean_cpu_percent - 400.0 / 3.0).abs() < 1e-9);

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use wscbench_results::{
     Conditions, LoadPath, MachineSpeed, Mode, Outcome, PointKey, PointStop, Repetition, Round,
-    RoundRecord, RunResult, Sample, Scenario, StopReason,
+    RoundRecord, RunResult, Sample, Scenario, StopReason, UsageSource,
 };
 
 use crate::catalog::{Server, Variant};
@@ -89,15 +89,83 @@ pub struct LoadgenEngine {
     pub api_host: String,
 }
 
-/// A server to run, with its image, as itself or as one of its variants.
+/// A server to run, as itself or as one of its variants, and where it comes from.
 #[derive(Debug, Clone)]
 pub struct PlannedServer {
-    /// From the manifest.
+    /// From the manifest (for an external server, its name as id and `external` as profile).
     pub server: Server,
-    /// Built or reused.
-    pub image: Image,
-    /// The variant, if this row is one.
+    /// Started by wscbench from an image, or already running elsewhere.
+    pub source: ServerSource,
+    /// The variant, if this row is one (never for an external server).
     pub variant: Option<Variant>,
+}
+
+/// Where a planned server comes from: the one place the runner's phases tell a server it
+/// starts from one it only reaches.
+#[derive(Debug, Clone)]
+pub enum ServerSource {
+    /// A container wscbench starts, under the limits, from this image (built or reused).
+    Managed(Image),
+    /// A server wscbench did not start (`run --url`).
+    External(External),
+}
+
+/// A server wscbench did not start: where it answers and what measures its CPU and memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct External {
+    /// Its name as given (`--name`); results call it `external/NAME`.
+    pub name: String,
+    /// Its WebSocket URL, `ws://HOST:PORT/ws`, checked by [`crate::verify::Target::from_url`].
+    pub url: String,
+    /// Its container's stats, its process's `/proc`, or nothing
+    /// ([`UsageSource::Managed`] is never used here).
+    pub usage: UsageSource,
+}
+
+/// The profile an external server's results carry: its own group, never a profile's.
+pub const EXTERNAL_PROFILE: &str = "external";
+
+impl PlannedServer {
+    /// An external server as a row of the plan: `external/NAME`, in the `external` profile,
+    /// with no image, build nor variants.
+    pub fn external_server(external: External) -> PlannedServer {
+        let server = Server {
+            id: format!("{EXTERNAL_PROFILE}/{}", external.name),
+            // Names the k6 container: `wscbench-RUN-ext-NAME-steady-r1-k6`.
+            tag: format!("ext-{}", external.name),
+            language: String::new(),
+            profile: EXTERNAL_PROFILE.into(),
+            framework: String::new(),
+            build: String::new(),
+            binary: PathBuf::new(),
+            test: String::new(),
+            exclude: Vec::new(),
+            shared: Vec::new(),
+            variants: BTreeMap::new(),
+            dir: PathBuf::new(),
+        };
+        PlannedServer {
+            server,
+            source: ServerSource::External(external),
+            variant: None,
+        }
+    }
+
+    /// The image a managed server runs, `None` for an external one.
+    pub fn image(&self) -> Option<&Image> {
+        match &self.source {
+            ServerSource::Managed(image) => Some(image),
+            ServerSource::External(_) => None,
+        }
+    }
+
+    /// The external server, `None` for a managed one.
+    pub fn as_external(&self) -> Option<&External> {
+        match &self.source {
+            ServerSource::External(external) => Some(external),
+            ServerSource::Managed(_) => None,
+        }
+    }
 }
 
 impl PlannedServer {

@@ -14,17 +14,17 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
     Distributed, ErrorCounts, InstanceSample, LoadPath, LoadgenInstance, Outcome, RunResult,
-    SCHEMA_VERSION, Sample, Scenario, ServerIdentity,
+    SCHEMA_VERSION, Sample, Scenario, ServerIdentity, UsageSource,
 };
 
 use super::collect::{Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines};
 use super::derive::{Long, derive, derive_long, window};
-use super::{Plan, Point, Progress, VerifyLevel};
+use super::{Plan, Point, Progress, ServerSource, VerifyLevel};
 use crate::docker::{RUN_LABEL, nano_cpus};
-use crate::engine::{ContainerSpec, ContainerState, Engine, Usage};
+use crate::engine::{ContainerSpec, ContainerState, Engine, Usage, UsageStream};
 use crate::native::{self, NativeReport};
 use crate::verify::{self, Target};
-use crate::{k6, local, scenarios, split};
+use crate::{k6, local, process, scenarios, split};
 
 /// How long a paused k6 of a split run may take to initialise before the point fails.
 const K6_PAUSED_WAIT: Duration = Duration::from_secs(60);
@@ -59,13 +59,22 @@ struct K6<'a, E: Engine> {
     exited: Option<ContainerState>,
 }
 
+/// The server of a point, once started or reached.
+enum RunningServer {
+    /// The container wscbench started: stopped and removed at teardown.
+    Container(String),
+    /// A server wscbench did not start: watched through its container or process, never
+    /// stopped nor removed.
+    External(UsageSource),
+}
+
 /// The containers of one point.
 struct Session<'a, E: Engine> {
     engine: &'a E,
     loadgen_engines: &'a [&'a E],
     plan: &'a Plan,
     point: Point<'a>,
-    server: Option<String>,
+    server: Option<RunningServer>,
     k6: Vec<K6<'a, E>>,
     /// When each k6 of a split run was resumed, in ms after the first.
     resumed_after_ms: Vec<f64>,
@@ -78,6 +87,57 @@ struct Session<'a, E: Engine> {
 impl<E: Engine> Session<'_, E> {
     fn split(&self) -> bool {
         self.loadgen_engines.len() > 1
+    }
+
+    /// The container wscbench started for the point, if it started one.
+    fn container(&self) -> Option<&str> {
+        match self.server.as_ref()? {
+            RunningServer::Container(id) => Some(id),
+            RunningServer::External(_) => None,
+        }
+    }
+
+    /// The server's state: its container's (ours or a watched one), its process's, or
+    /// `None` when nothing tells (an external server without `--pid` nor `--container`).
+    async fn server_state(&self) -> Option<ContainerState> {
+        match self.server.as_ref()? {
+            RunningServer::Container(id) => self.engine.state(id).await.ok(),
+            RunningServer::External(UsageSource::Container { container }) => {
+                self.engine.state(container).await.ok()
+            }
+            RunningServer::External(UsageSource::Process { pid }) => Some(process::state(*pid)),
+            RunningServer::External(UsageSource::Managed | UsageSource::Absent) => None,
+        }
+    }
+
+    /// The server's per-second usage, or `None` when nothing measures it.
+    fn server_usage(&self) -> Option<UsageStream> {
+        match self.server.as_ref()? {
+            RunningServer::Container(id) => Some(self.engine.usage(id)),
+            RunningServer::External(UsageSource::Container { container }) => {
+                Some(self.engine.usage(container))
+            }
+            RunningServer::External(UsageSource::Process { pid }) => Some(process::usage(*pid)),
+            RunningServer::External(UsageSource::Managed | UsageSource::Absent) => None,
+        }
+    }
+
+    /// Idle-capacity's end: the server's memory (when measured) near its limit.
+    fn near_memory_limit(&self, usage: Option<Usage>) -> bool {
+        self.point.scenario == Scenario::IdleCapacity
+            && usage.is_some_and(|u| {
+                crate::idle::near_limit(u.mem_bytes, self.plan.limits.memory_bytes)
+            })
+    }
+
+    /// The last lines the server printed, when it runs in a container.
+    async fn server_logs(&self, lines: usize) -> String {
+        let id = match self.server.as_ref() {
+            Some(RunningServer::Container(id)) => id,
+            Some(RunningServer::External(UsageSource::Container { container })) => container,
+            _ => return String::new(),
+        };
+        self.engine.logs(id, lines).await.unwrap_or_default()
     }
 }
 
@@ -177,11 +237,16 @@ impl<E: Engine> Session<'_, E> {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         self.start_loadgen(&target, cancel).await?;
-        let end = match self.plan.pause_server {
+        // Only a container wscbench started is ever paused (`run` refuses --pause-server
+        // with --url).
+        let paused = self
+            .plan
+            .pause_server
+            .zip(self.container().map(str::to_owned));
+        let end = match paused {
             None => self.sample(result, &target, load_started, cancel, on).await,
-            Some(schedule) => {
+            Some((schedule, server)) => {
                 let engine = self.engine;
-                let server = self.server.clone().expect("the server started");
                 let pauser = pause_server(engine, &server, schedule, load_started);
                 let end = tokio::select! {
                     end = self.sample(result, &target, load_started, cancel, on) => end,
@@ -229,8 +294,23 @@ impl<E: Engine> Session<'_, E> {
         )
     }
 
-    /// Phase 1: the server container, under the limits.
+    /// Phase 1: the server container, under the limits; or the external server, reached.
     async fn start_server(&mut self) -> Result<Target, Failure> {
+        let image = match &self.point.server.source {
+            ServerSource::Managed(image) => image.tag.clone(),
+            ServerSource::External(external) => {
+                let target = Target::from_url(&external.url)
+                    .map_err(|e| Failure::new(Outcome::VerifyFailed, e.to_string()))?;
+                self.server = Some(RunningServer::External(external.usage.clone()));
+                if self.server_state().await.is_some_and(|s| !s.running) {
+                    return Err(Failure::new(
+                        Outcome::ServerCrashed,
+                        format!("{} is not running", describe(&external.usage)),
+                    ));
+                }
+                return Ok(target);
+            }
+        };
         let port =
             local::free_port().map_err(|e| Failure::new(Outcome::ServerCrashed, e.to_string()))?;
         let planned = self.point.server;
@@ -246,7 +326,7 @@ impl<E: Engine> Session<'_, E> {
         };
         let spec = ContainerSpec {
             name: self.container_name(""),
-            image: planned.image.tag.clone(),
+            image,
             cmd: ["--host", host, "--port", &port.to_string()]
                 .map(String::from)
                 .into_iter()
@@ -263,7 +343,7 @@ impl<E: Engine> Session<'_, E> {
             self.engine.start(&spec).await.map_err(|e| {
                 Failure::new(Outcome::ServerCrashed, format!("could not start: {e}"))
             })?;
-        self.server = Some(id);
+        self.server = Some(RunningServer::Container(id));
         Ok(Target::loopback(port))
     }
 
@@ -274,7 +354,6 @@ impl<E: Engine> Session<'_, E> {
         cancel: &mut watch::Receiver<bool>,
         on: &mut (dyn FnMut(Progress<'_>) + Send),
     ) -> Result<(), Failure> {
-        let id = self.server.as_deref().expect("the server started");
         let gone = async || {
             if *cancel.borrow() {
                 return Some(Failure::new(
@@ -282,8 +361,8 @@ impl<E: Engine> Session<'_, E> {
                     "interrupted by the user",
                 ));
             }
-            let state = self.engine.state(id).await.ok().filter(|s| !s.running)?;
-            let logs = self.engine.logs(id, 5).await.unwrap_or_default();
+            let state = self.server_state().await.filter(|s| !s.running)?;
+            let logs = self.server_logs(5).await;
             Some(Failure::new(
                 died(state),
                 format!(
@@ -558,9 +637,8 @@ impl<E: Engine> Session<'_, E> {
         cancel: &mut watch::Receiver<bool>,
         on: &mut (dyn FnMut(Progress<'_>) + Send),
     ) -> LoadEnd {
-        let server_id = self.server.as_deref().expect("the server started");
         let expected = self.plan.scenario_seconds(self.point.scenario);
-        let (server_usage, _server_task) = latest(self.engine.usage(server_id));
+        let (server_usage, _server_task) = self.server_usage().map(latest).unzip();
         let (loadgen_usage, _loadgen_tasks): (Vec<_>, Vec<_>) = self
             .k6
             .iter()
@@ -581,7 +659,7 @@ impl<E: Engine> Session<'_, E> {
                 return LoadEnd::Cancelled;
             }
             let stats = verify::read_stats_quiet(target).await;
-            let s = *server_usage.borrow();
+            let s: Option<Usage> = server_usage.as_ref().map(|u| *u.borrow());
             let instances: Vec<InstanceSample> = loadgen_usage
                 .iter()
                 .map(|usage| {
@@ -594,8 +672,8 @@ impl<E: Engine> Session<'_, E> {
                 .collect();
             let sample = Sample {
                 t_ms: load_started.elapsed().as_millis() as u64,
-                server_cpu_percent: s.cpu_percent,
-                server_mem_bytes: s.mem_bytes,
+                server_cpu_percent: s.map(|s| s.cpu_percent),
+                server_mem_bytes: s.map(|s| s.mem_bytes),
                 // Summed over the instances for the verdict; each kept below.
                 loadgen_cpu_percent: instances.iter().map(|i| i.cpu_percent).sum(),
                 loadgen_mem_bytes: instances.iter().map(|i| i.mem_bytes).sum(),
@@ -625,7 +703,7 @@ impl<E: Engine> Session<'_, E> {
             });
             result.series.push(sample);
 
-            if let Ok(state) = self.engine.state(server_id).await
+            if let Some(state) = self.server_state().await
                 && !state.running
             {
                 return LoadEnd::ServerDied(state);
@@ -650,9 +728,7 @@ impl<E: Engine> Session<'_, E> {
                 let last = self.k6.iter().filter_map(|k| k.exited).next_back();
                 return LoadEnd::K6Exited(last.unwrap_or_default());
             }
-            if self.point.scenario == Scenario::IdleCapacity
-                && crate::idle::near_limit(s.mem_bytes, self.plan.limits.memory_bytes)
-            {
+            if self.near_memory_limit(s) {
                 return LoadEnd::MemoryNearLimit;
             }
             if load_started.elapsed() > expected + K6_OVERRUN {
@@ -677,14 +753,14 @@ impl<E: Engine> Session<'_, E> {
                 k6.exited = state.filter(|s| !s.running);
             }
         }
-        if let Some(server) = &self.server {
-            teardown.server_before_stop = self.engine.state(server).await.ok();
+        teardown.server_before_stop = self.server_state().await;
+        if let Some(server) = self.container() {
             let _ = self.engine.stop(server, Duration::from_secs(2)).await;
         }
         for k6 in &self.k6 {
             let _ = k6.engine.remove(&k6.id).await;
         }
-        if let Some(id) = self.server.take() {
+        if let Some(RunningServer::Container(id)) = self.server.take() {
             let _ = self.engine.remove(&id).await;
         }
         teardown
@@ -793,9 +869,20 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// An external server's watcher, as a detail names it.
+fn describe(usage: &UsageSource) -> String {
+    match usage {
+        UsageSource::Container { container } => format!("container {container}"),
+        UsageSource::Process { pid } => format!("process {pid}"),
+        UsageSource::Managed | UsageSource::Absent => "the server".into(),
+    }
+}
+
 fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunResult {
     let planned = point.server;
     let server = &planned.server;
+    let image = planned.image();
+    let external = planned.as_external();
     let mut conditions = plan.conditions.clone();
     // Fault injection is a condition of the result, never silent.
     conditions.pause_server = plan.pause_server.map(|p| p.text());
@@ -812,9 +899,9 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
             language: server.language.clone(),
             profile: server.profile.clone(),
             framework: server.framework.clone(),
-            source_hash: planned.image.source_hash.clone(),
-            binary_size_bytes: Some(planned.image.binary_size_bytes).filter(|n| *n > 0),
-            image_size_bytes: Some(planned.image.image_size_bytes).filter(|n| *n > 0),
+            source_hash: image.map(|i| i.source_hash.clone()).unwrap_or_default(),
+            binary_size_bytes: image.map(|i| i.binary_size_bytes).filter(|n| *n > 0),
+            image_size_bytes: image.map(|i| i.image_size_bytes).filter(|n| *n > 0),
         },
         variant: planned.variant.as_ref().map(|v| v.name.clone()),
         scenario: point.scenario,
@@ -822,7 +909,8 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
         repetition: point.repetition,
         round: None,
         transport: Default::default(),
-        external_url: None,
+        external_url: external.map(|e| e.url.clone()),
+        server_usage_source: external.map(|e| e.usage.clone()).unwrap_or_default(),
         mode: plan.mode,
         load_path: plan.load_path,
         conditions,

@@ -146,14 +146,19 @@ const BAR_METRICS: [BarMetric; 6] = [
         title: "Peak server CPU",
         unit: "% of one core",
         loadgen_sensitive: false,
-        value: |r| Some(r.derived.server.peak_cpu_percent),
+        value: |r| r.derived.server.as_ref().map(|u| u.peak_cpu_percent),
         text: |v| format!("{v:.0}%"),
     },
     BarMetric {
         title: "Peak server memory",
         unit: "MiB",
         loadgen_sensitive: false,
-        value: |r| Some(r.derived.server.peak_mem_bytes as f64 / MIB),
+        value: |r| {
+            r.derived
+                .server
+                .as_ref()
+                .map(|u| u.peak_mem_bytes as f64 / MIB)
+        },
         text: |v| format!("{v:.1}"),
     },
     BarMetric {
@@ -232,8 +237,12 @@ pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
     let samples = || shown.iter().flat_map(|(_, r)| &r.series);
     let most = |values: &mut dyn Iterator<Item = f64>| values.fold(0.0, f64::max);
     let t_max = most(&mut samples().map(|s| s.t_ms as f64 / 1000.0));
-    let cpu_max = most(&mut samples().map(|s| s.server_cpu_percent.max(s.loadgen_cpu_percent)));
-    let mem_max = most(&mut samples().map(|s| s.server_mem_bytes as f64 / MIB));
+    let cpu_max = most(&mut samples().map(|s| {
+        s.server_cpu_percent
+            .unwrap_or(0.0)
+            .max(s.loadgen_cpu_percent)
+    }));
+    let mem_max = most(&mut samples().filter_map(|s| Some(s.server_mem_bytes? as f64 / MIB)));
     let rates: Vec<Vec<(f64, f64)>> = shown.iter().map(|(_, r)| deliveries_per_s(r)).collect();
     let rate_max = rates.iter().flatten().map(|p| p.1).fold(0.0, f64::max);
 
@@ -260,7 +269,7 @@ pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
                             points: result
                                 .series
                                 .iter()
-                                .map(|s| (at(s), s.server_cpu_percent))
+                                .filter_map(|s| Some((at(s), s.server_cpu_percent?)))
                                 .collect(),
                             dashed: false,
                         },
@@ -285,7 +294,7 @@ pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
                         points: result
                             .series
                             .iter()
-                            .map(|s| (at(s), s.server_mem_bytes as f64 / MIB))
+                            .filter_map(|s| Some((at(s), s.server_mem_bytes? as f64 / MIB)))
                             .collect(),
                         dashed: false,
                     }],

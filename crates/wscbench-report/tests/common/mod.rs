@@ -157,6 +157,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
         round: None,
         transport: Default::default(),
         external_url: None,
+        server_usage_source: Default::default(),
         mode: Mode::Quick,
         load_path: LoadPath::Js,
         conditions: Conditions {
@@ -235,13 +236,13 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             drop_rate_ratio: (chat_in - chat_accepted) as f64 / chat_in as f64,
             received_ratio: None,
             deliveries_per_server_cpu_s: None,
-            server: Usage {
+            server: Some(Usage {
                 peak_cpu_percent: (server.cpu_percent * load).min(200.0),
                 mean_cpu_percent: server.cpu_percent * load * 0.8,
                 peak_mem_bytes: (server.mem_mib * load * MIB as f64) as u64,
                 cpu_limit_percent: 200.0,
                 cpu_seconds: 0.0,
-            },
+            }),
             loadgen: Usage {
                 peak_cpu_percent: 88.0 * load,
                 mean_cpu_percent: 71.5 * load,

@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod clean;
 pub mod compare;
 pub mod doctor;
+pub mod external;
 pub mod idle_memory;
 pub mod list;
 pub mod loadgen_capacity;

@@ -9,7 +9,9 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 use wscbench_engine::docker::DockerEngine;
 use wscbench_engine::engine::Engine;
-use wscbench_engine::runner::{self, Limits, LoadgenEngine, Plan, PlannedServer, Progress};
+use wscbench_engine::runner::{
+    self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, ServerSource,
+};
 use wscbench_report::{Report, html};
 use wscbench_results::dimensions::params_text;
 use wscbench_results::{
@@ -28,6 +30,10 @@ const OVERHEAD_ESTIMATE: Duration = runner::POINT_OVERHEAD;
 pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> {
     // Every check of the command line before the results folder, any build or any container.
     let request = RunRequest::check(&args, &super::discover(root)?)?;
+    // An external server answers and keeps the protocol, or nothing of the run begins.
+    if let Some(external) = &request.external {
+        super::external::preflight(external).await?;
+    }
     for id in &request.left_out {
         eprintln!(
             "{id} declares none of the variants asked for ({}): left out",
@@ -176,7 +182,7 @@ impl RunLog {
                 servers: request.labels(),
                 scenarios: request.scenarios.clone(),
                 sweep: request.sweep.as_map(),
-                planned_points: (request.rows.len()
+                planned_points: (request.row_count()
                     * request.scenarios.len()
                     * request.load_points.len().max(1)) as u32
                     * request.min_rounds,
@@ -319,24 +325,24 @@ async fn prepare(
         .doing(|| "building the k6 image")?;
     let images = super::build_images(&engine, &built, args.rebuild).await?;
     let (loadgen_engines, loadgens, loadgen_conditions) = connect_loadgens(args).await?;
-    let limits = Limits {
-        cpus: args.cpus,
-        memory_bytes: args.memory,
-        cpuset_server: args.cpuset_server.clone(),
-        cpuset_loadgen: args.cpuset_loadgen.clone(),
-        loadgen_memory_bytes: Some(args.loadgen_memory),
+    let machine_cores = if info.cpus > 0 {
+        info.cpus
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
     };
+    let limits = server_limits(args, request.external.is_some(), machine_cores);
     let (cpu_model, cpu_mhz) = wscbench_engine::calibrate::cpu_model();
     let conditions = Conditions {
-        server_cpus: args.cpus,
-        server_memory_bytes: args.memory,
-        cpuset_server: args.cpuset_server.clone(),
-        cpuset_loadgen: args.cpuset_loadgen.clone(),
-        machine_cores: if info.cpus > 0 {
-            info.cpus
+        // An external server ran under no limit of wscbench's: 0 says none was set.
+        server_cpus: if request.external.is_some() {
+            0.0
         } else {
-            std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+            limits.cpus
         },
+        server_memory_bytes: limits.memory_bytes,
+        cpuset_server: limits.cpuset_server.clone(),
+        cpuset_loadgen: args.cpuset_loadgen.clone(),
+        machine_cores,
         cpu_model,
         cpu_mhz,
         kernel: info.kernel.clone(),
@@ -353,23 +359,7 @@ async fn prepare(
     };
     let plan = Plan {
         run_id: run_id.to_string(),
-        servers: request
-            .rows
-            .into_iter()
-            .map(|(server, variant)| {
-                let image = built
-                    .iter()
-                    .zip(&images)
-                    .find(|(b, _)| b.tag == server.tag)
-                    .map(|(_, image)| image.clone())
-                    .expect("every row's server was built");
-                PlannedServer {
-                    server,
-                    image,
-                    variant,
-                }
-            })
-            .collect(),
+        servers: planned_servers(request.rows, request.external, &built, &images),
         scenarios: request.scenarios,
         load_points: request.load_points,
         mode: args.mode,
@@ -396,6 +386,51 @@ async fn prepare(
         },
         plan,
     ))
+}
+
+/// The plan's rows: each managed row with its server's image, or the one external server.
+fn planned_servers(
+    rows: Vec<wscbench_engine::catalog::Row>,
+    external: Option<runner::External>,
+    built: &[wscbench_engine::catalog::Server],
+    images: &[wscbench_engine::images::Image],
+) -> Vec<PlannedServer> {
+    if let Some(external) = external {
+        return vec![PlannedServer::external_server(external)];
+    }
+    rows.into_iter()
+        .map(|(server, variant)| {
+            let image = built
+                .iter()
+                .zip(images)
+                .find(|(b, _)| b.tag == server.tag)
+                .map(|(_, image)| image.clone())
+                .expect("every row's server was built");
+            PlannedServer {
+                server,
+                source: ServerSource::Managed(image),
+                variant,
+            }
+        })
+        .collect()
+}
+
+/// The server's limits as the runner applies and judges them: the flags' for a managed
+/// server; for an external one, which wscbench does not limit, the machine's cores as its
+/// CPU ceiling and no memory limit (0).
+fn server_limits(args: &RunArgs, external: bool, machine_cores: u32) -> Limits {
+    let (cpus, memory_bytes, cpuset_server) = if external {
+        (f64::from(machine_cores), 0, None)
+    } else {
+        (args.cpus, args.memory, args.cpuset_server.clone())
+    };
+    Limits {
+        cpus,
+        memory_bytes,
+        cpuset_server,
+        cpuset_loadgen: args.cpuset_loadgen.clone(),
+        loadgen_memory_bytes: Some(args.loadgen_memory),
+    }
 }
 
 /// The tables, the summary line and the exit code.
@@ -589,13 +624,15 @@ impl Display {
                     + OVERHEAD_ESTIMATE / 2
                     + self.remaining_after_current;
                 self.bar.set_message(format!(
-                    "{}/{} s · {} conns · {} deliveries/s · server {:.0}% {:.1} MiB · k6 {:.0}% · elapsed {} · left ~{}",
+                    "{}/{} s · {} conns · {} deliveries/s · server {}% {} MiB · k6 {:.0}% · elapsed {} · left ~{}",
                     elapsed.as_secs(),
                     expected.as_secs(),
                     sample.connections.map_or("?".into(), |c| c.to_string()),
                     deliveries_per_s.map_or("?".into(), |r| format!("{r:.0}")),
-                    sample.server_cpu_percent,
-                    sample.server_mem_bytes as f64 / 1048576.0,
+                    sample.server_cpu_percent.map_or("?".into(), |c| format!("{c:.0}")),
+                    sample
+                        .server_mem_bytes
+                        .map_or("?".into(), |m| format!("{:.1}", m as f64 / 1048576.0)),
                     sample.loadgen_cpu_percent,
                     clock(self.started.elapsed()),
                     clock(left),
@@ -628,11 +665,18 @@ impl Display {
     fn finished(&self, result: &RunResult, path: &Path) {
         let summary = if result.outcome == Outcome::Ok {
             format!(
-                "ok · {:.0} msg/s · {:.0} deliveries/s · server peak {:.0}% {:.1} MiB · k6 peak {:.0}%{} · overhead {:.1} s",
+                "ok · {:.0} msg/s · {:.0} deliveries/s · server peak {} · k6 peak {:.0}%{} · overhead {:.1} s",
                 result.derived.throughput_msgs_per_s,
                 result.derived.deliveries_per_s,
-                result.derived.server.peak_cpu_percent,
-                result.derived.server.peak_mem_bytes as f64 / 1048576.0,
+                result
+                    .derived
+                    .server
+                    .as_ref()
+                    .map_or("not measured".into(), |u| format!(
+                        "{:.0}% {:.1} MiB",
+                        u.peak_cpu_percent,
+                        u.peak_mem_bytes as f64 / 1048576.0
+                    )),
                 result.derived.loadgen.peak_cpu_percent,
                 if result.loadgen_bound {
                     " · load-generator bound"

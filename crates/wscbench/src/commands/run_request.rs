@@ -15,7 +15,10 @@ use wscbench_engine::{runner, scenarios};
 use wscbench_results::dimensions::server_label;
 use wscbench_results::{LoadPath, Mode, Scenario};
 
+use wscbench_engine::runner::External;
 use wscbench_engine::runner::rounds::{self, Adaptive};
+use wscbench_engine::verify::Target;
+use wscbench_results::UsageSource;
 
 use crate::cli::RunArgs;
 
@@ -46,7 +49,12 @@ pub struct RunRequest {
     pub adaptive: Adaptive,
     /// The precision goal in percent, when rounds are added for it.
     pub precision_pct: Option<f64>,
+    /// The server given by `--url`, the plan's only row; `servers` and `rows` are then empty.
+    pub external: Option<External>,
 }
+
+/// The longest `--name`.
+const NAME_MAX: usize = 40;
 
 impl RunRequest {
     /// Checks `args` against the servers `known` (those with a manifest): the first refusal
@@ -64,8 +72,16 @@ impl RunRequest {
             return Err(UsageError::new(why));
         }
         // The catalog, the sweep and the duration check fail only on what was asked for.
-        let servers = args.select.selection().apply(known).map_err(usage)?;
-        let (rows, left_out) = catalog::with_variants(&servers, &args.variants).map_err(usage)?;
+        let external = external(args)?;
+        let (servers, rows, left_out) = match external {
+            Some(_) => (Vec::new(), Vec::new(), Vec::new()),
+            None => {
+                let servers = args.select.selection().apply(known).map_err(usage)?;
+                let (rows, left_out) =
+                    catalog::with_variants(&servers, &args.variants).map_err(usage)?;
+                (servers, rows, left_out)
+            }
+        };
         let sweep = Sweep::new(args.sweep.clone()).map_err(usage)?;
         sweep.check(&scenarios).map_err(usage)?;
         let load_points = if sweep.is_empty() {
@@ -85,7 +101,7 @@ impl RunRequest {
         }
         let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
         let estimate = runner::check_duration(
-            rows.len(),
+            rows.len() + usize::from(external.is_some()),
             &scenarios,
             load_points.len(),
             min_rounds,
@@ -118,15 +134,26 @@ impl RunRequest {
             min_rounds,
             precision_pct: (max_rounds > min_rounds).then_some(args.precision),
             adaptive,
+            external,
         })
     }
 
-    /// Each row's label, `ID` or `ID@VARIANT`.
+    /// Each row's label, `ID` or `ID@VARIANT`; `external/NAME` for a server by URL.
     pub fn labels(&self) -> Vec<String> {
         self.rows
             .iter()
             .map(|(s, v)| server_label(&s.id, v.as_ref().map(|v| v.name.as_str())))
+            .chain(
+                self.external
+                    .iter()
+                    .map(|e| format!("{}/{}", runner::EXTERNAL_PROFILE, e.name)),
+            )
             .collect()
+    }
+
+    /// How many server rows the plan has: the managed rows, or the one external server.
+    pub fn row_count(&self) -> usize {
+        self.rows.len() + usize::from(self.external.is_some())
     }
 
     /// The selected servers that some row runs: those to build.
@@ -168,6 +195,53 @@ fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)>
     ]
 }
 
+/// The server of `--url`, checked: a `ws://` URL, a safe name, and a `--pid` that names a
+/// running process. (clap has already refused `--url` beside server selection, variants or
+/// limits, `--name` without it, and `--pid` with `--container`.)
+fn external(args: &RunArgs) -> Result<Option<External>, UsageError> {
+    let Some(url) = &args.url else {
+        return Ok(None);
+    };
+    Target::from_url(url).map_err(usage)?;
+    let name = args.name.clone().unwrap_or_default();
+    if !is_safe_name(&name) {
+        return Err(UsageError::new(format!(
+            "--name {name:?} cannot name a server: use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit, at most {NAME_MAX} (e.g. local-go)"
+        )));
+    }
+    let usage_source = match (args.pid, &args.container) {
+        (Some(pid), _) => {
+            let reading = wscbench_engine::process::read(pid)
+                .map_err(|e| UsageError::new(format!("--pid {pid}: {e}")))?;
+            if !reading.alive() {
+                return Err(UsageError::new(format!(
+                    "--pid {pid}: the process has exited"
+                )));
+            }
+            UsageSource::Process { pid }
+        }
+        (None, Some(container)) => UsageSource::Container {
+            container: container.clone(),
+        },
+        (None, None) => UsageSource::Absent,
+    };
+    Ok(Some(External {
+        name,
+        url: url.clone(),
+        usage: usage_source,
+    }))
+}
+
+/// A name that is safe in a path, a container name and a table: `[a-z0-9][a-z0-9._-]*`.
+fn is_safe_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c))
+        && name.len() <= NAME_MAX
+}
+
 fn usage(err: impl Display) -> UsageError {
     UsageError::new(err.to_string())
 }
@@ -178,6 +252,13 @@ mod tests {
 
     use super::*;
     use crate::cli::{Cli, Command};
+
+    /// What clap itself says of a command line, when it refuses it.
+    fn clap_refusal(flags: &[&str]) -> Option<String> {
+        Cli::try_parse_from(["wscbench", "run"].iter().chain(flags))
+            .err()
+            .map(|e| e.to_string())
+    }
 
     fn check(flags: &[&str]) -> Result<RunRequest, UsageError> {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -262,6 +343,102 @@ mod tests {
         assert_eq!(
             err.message,
             "--duration sets how long a soak runs: add --mode soak"
+        );
+    }
+
+    #[test]
+    fn a_url_with_a_name_is_one_external_row_with_its_usage_absent() {
+        let request = check(&["--url", "ws://127.0.0.1:9/ws", "--name", "local-go"]).unwrap();
+        assert_eq!(request.labels(), ["external/local-go"]);
+        assert_eq!(request.row_count(), 1);
+        let external = request.external.unwrap();
+        assert_eq!(external.name, "local-go");
+        assert_eq!(external.usage, UsageSource::Absent);
+        assert!(request.rows.is_empty() && request.servers.is_empty());
+    }
+
+    #[test]
+    fn a_url_needs_a_name_and_refuses_server_selection_variants_and_limits() {
+        let url = ["--url", "ws://127.0.0.1:9/ws"];
+        let refused = |extra: &[&str]| {
+            let flags: Vec<&str> = url.iter().chain(extra).copied().collect();
+            clap_refusal(&flags).unwrap_or_else(|| panic!("{extra:?} was accepted"))
+        };
+        assert!(refused(&[]).contains("--name"), "{}", refused(&[]));
+        for extra in [
+            &["--name", "x", "--server", "profile-b/go"][..],
+            &["--name", "x", "--profile", "b"],
+            &["--name", "x", "--lang", "go"],
+            &["--name", "x", "--variant", "all"],
+            &["--name", "x", "--cpus", "1"],
+            &["--name", "x", "--memory", "1g"],
+            &["--name", "x", "--pause-server", "1s/5s"],
+            &["--name", "x", "--pid", "1", "--container", "c"],
+        ] {
+            assert!(refused(extra).contains("cannot be used with"), "{extra:?}");
+        }
+        for without_url in [["--name", "x"], ["--pid", "1"], ["--container", "c"]] {
+            assert!(clap_refusal(&without_url).is_some(), "{without_url:?}");
+        }
+    }
+
+    #[test]
+    fn refuses_a_name_that_is_not_safe_in_a_path() {
+        for name in ["../up", "Local", "a b", "", "-x", &"x".repeat(41)] {
+            // `--name=VALUE`, so that clap takes `-x` as the value it is.
+            let flag = format!("--name={name}");
+            let err = check(&["--url", "ws://127.0.0.1:9/ws", &flag]).unwrap_err();
+            assert!(
+                err.message.contains("cannot name a server"),
+                "{name}: {err}"
+            );
+        }
+        assert!(check(&["--url", "ws://127.0.0.1:9/ws", "--name", "node_ws.2"]).is_ok());
+    }
+
+    #[test]
+    fn refuses_a_url_that_is_not_ws_and_a_pid_of_no_process() {
+        let err = check(&["--url", "http://127.0.0.1:9/ws", "--name", "x"]).unwrap_err();
+        assert!(err.message.contains("is not a ws:// URL"), "{err}");
+        // Past the largest pid Linux gives (4,194,304): never a process.
+        let err = check(&[
+            "--url",
+            "ws://127.0.0.1:9/ws",
+            "--name",
+            "x",
+            "--pid",
+            "9999999",
+        ])
+        .unwrap_err();
+        assert!(
+            err.message.starts_with("--pid 9999999: process 9999999"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_pid_that_runs_is_watched_and_a_container_is_read_through_the_engine() {
+        let own = std::process::id().to_string();
+        let request = check(&["--url", "ws://127.0.0.1:9/ws", "--name", "x", "--pid", &own]);
+        assert_eq!(
+            request.unwrap().external.unwrap().usage,
+            UsageSource::Process {
+                pid: std::process::id()
+            }
+        );
+        let request = check(&[
+            "--url",
+            "ws://127.0.0.1:9/ws",
+            "--name",
+            "x",
+            "--container",
+            "c",
+        ]);
+        assert_eq!(
+            request.unwrap().external.unwrap().usage,
+            UsageSource::Container {
+                container: "c".into()
+            }
         );
     }
 }
