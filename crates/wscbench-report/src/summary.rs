@@ -1,8 +1,8 @@
 //! The overall summary at the top of a report: per dimension and profile, the best server,
 //! its margin over the runner-up, or "tie" when the two are within noise. Load-generator
-//! bound and failed results never win.
+//! bound rounds and failed results never count.
 
-use wscbench_results::Scenario;
+use wscbench_results::{RunResult, Scenario};
 
 use crate::metrics::{self, Better, Metric};
 use crate::stats::Summary;
@@ -92,14 +92,22 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
     }
 }
 
-/// Each server's summary of one dimension in one profile, and how many servers were left
-/// out because the load generator was their limit.
+/// What the load generator cost a summary row: servers with no round free of it, and the
+/// bound rounds left out of servers that still have free ones.
+#[derive(Debug, Default, Clone, Copy)]
+struct LeftOut {
+    servers: usize,
+    rounds: usize,
+}
+
+/// Each server's summary of one dimension in one profile, from its rounds that the load
+/// generator did not limit, and what was left out.
 fn candidates(
     groups: &[Group],
     dimension: &Dimension,
     profile: &str,
-) -> (Vec<(String, Summary)>, usize) {
-    let mut bound = 0;
+) -> (Vec<(String, Summary)>, LeftOut) {
+    let mut bound = LeftOut::default();
     let mut candidates: Vec<(String, Summary)> = Vec::new();
     for g in groups.iter().filter(|g| {
         let r = g.results[0];
@@ -113,15 +121,23 @@ fn candidates(
             continue; // binary size: one per server, not per scenario
         }
         let ok: Vec<_> = g.results.iter().filter(|r| r.is_ok()).collect();
-        if dimension.scenario.is_some() && ok.iter().any(|r| r.loadgen_bound) {
-            // Counted only where the figure exists, so "left out" means something.
-            if ok.iter().any(|r| (dimension.metric.value)(r).is_some()) {
-                bound += 1;
+        let has_value = |r: &RunResult| (dimension.metric.value)(r).is_some();
+        // A bound round measured the load generator, not the server: it is left out, and the
+        // server's other rounds still count. Counted only where the figure exists, so "left
+        // out" means something.
+        let (bound_rounds, free): (Vec<&&RunResult>, Vec<&&RunResult>) =
+            ok.into_iter().partition(|r| r.loadgen_bound);
+        if dimension.scenario.is_some() && !bound_rounds.is_empty() {
+            if free.is_empty() {
+                if bound_rounds.iter().any(|r| has_value(r)) {
+                    bound.servers += 1;
+                }
+                continue;
             }
-            continue;
+            bound.rounds += bound_rounds.iter().filter(|r| has_value(r)).count();
         }
         let source: Vec<_> = if dimension.scenario.is_some() {
-            ok
+            free
         } else {
             g.results.iter().collect()
         };
@@ -141,7 +157,7 @@ fn summary_row(
     dimension: &Dimension,
     profile: &str,
     mut candidates: Vec<(String, Summary)>,
-    bound: usize,
+    bound: LeftOut,
 ) -> Option<Row> {
     let row = |best: Cell, margin: Cell, note: String| Row {
         cells: vec![
@@ -153,11 +169,14 @@ fn summary_row(
         ],
     };
     if candidates.is_empty() {
-        return (bound > 0).then(|| {
+        return (bound.servers > 0).then(|| {
             row(
                 Cell::absent(),
                 Cell::absent(),
-                format!("no measured result free of the load generator ({bound} bound)"),
+                format!(
+                    "no measured result free of the load generator ({} bound)",
+                    bound.servers
+                ),
             )
         });
     }
@@ -180,8 +199,16 @@ fn summary_row(
             };
             let rounds = best_s.n.min(runner_s.n);
             if dimension.scenario.is_some() && rounds < 2 && best_s.mean != runner_s.mean {
+                let (what, advice) = if bound.rounds > 0 {
+                    (
+                        "one round free of the load generator",
+                        "see the load-generator table",
+                    )
+                } else {
+                    ("one round", "run --runs 3 or more")
+                };
                 note.push(format!(
-                    "one round: no interval, so no winner ({best} ahead of {runner} by {}; run --runs 3 or more)",
+                    "{what}: no interval, so no winner ({best} ahead of {runner} by {}; {advice})",
                     factor.map_or("?".into(), |f| format!("{f:.2}×"))
                 ));
                 ("undecided".to_string(), "—".to_string())
@@ -214,6 +241,17 @@ fn summary_row(
             }
         }
     };
+    note.extend(closing_notes(dimension, best_s, bound));
+    Some(row(
+        Cell::label(best_text),
+        Cell::label(margin),
+        note.join("; "),
+    ))
+}
+
+/// The best's figure with its interval, and what the load generator cost the row.
+fn closing_notes(dimension: &Dimension, best_s: &Summary, bound: LeftOut) -> Vec<String> {
+    let mut note = Vec::new();
     note.push(match best_s.ci95.filter(|(lo, hi)| hi > lo) {
         Some((lo, hi)) => format!(
             "best {} ± {}",
@@ -222,14 +260,17 @@ fn summary_row(
         ),
         None => format!("best {}", (dimension.metric.format)(best_s.mean)),
     });
-    if bound > 0 {
-        note.push(format!("{bound} load-generator bound left out"));
+    if bound.servers > 0 {
+        note.push(format!("{} load-generator bound left out", bound.servers));
     }
-    Some(row(
-        Cell::label(best_text),
-        Cell::label(margin),
-        note.join("; "),
-    ))
+    if bound.rounds > 0 {
+        note.push(format!(
+            "{} load-generator bound round{} left out",
+            bound.rounds,
+            if bound.rounds == 1 { "" } else { "s" }
+        ));
+    }
+    note
 }
 
 /// Rank stability: for each scenario's headline figures and each profile, the servers in

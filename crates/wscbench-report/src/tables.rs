@@ -301,7 +301,11 @@ impl Report {
             notes.push(JS_LATENCY_NOTE.to_string());
             // Said again under every table with a latency column, where it is read.
             for table in &mut tables {
-                if table.columns.iter().any(|c| c.name == metrics::LATENCY_P95.name) {
+                if table
+                    .columns
+                    .iter()
+                    .any(|c| c.name == metrics::LATENCY_P95.name)
+                {
                     table.footnotes.push(JS_LATENCY_NOTE.to_string());
                 }
             }

@@ -604,3 +604,46 @@ fn a_saturation_table_shows_what_each_server_delivered_of_what_was_asked() {
     assert_eq!(column(t, metrics::DELIVERED_SHARE.name), ["100.00%", "50.00%"]);
     insta::assert_snapshot!(Format::Markdown.render(&report));
 }
+
+#[test]
+fn a_round_bound_by_the_load_generator_is_left_out_and_the_servers_other_rounds_still_count() {
+    let mut results = Vec::new();
+    results.extend(common::repetitions(
+        RUN,
+        "profile-b/go",
+        "saturation",
+        &[18000.0, 18100.0, 17900.0, 18000.0],
+    ));
+    let mut rust = common::repetitions(
+        RUN,
+        "profile-b/rust",
+        "saturation",
+        &[25000.0, 25100.0, 24900.0, 90000.0],
+    );
+    rust[3] = loadgen_bound(
+        rust[3].clone(),
+        BoundReason::LoadgenCpuSaturated {
+            busy_s: 80,
+            measured_s: 99,
+            ceiling_percent: 200.0,
+        },
+    );
+    results.extend(rust);
+    let report = Report::from_results(&results);
+    let summary = table(&report, "Summary");
+    let throughput = summary
+        .rows
+        .iter()
+        .find(|r| r.cells[0].text.starts_with("Saturation throughput"))
+        .unwrap();
+    assert_eq!(throughput.cells[2].text, "profile-b/rust");
+    let note = &throughput.cells[4].text;
+    // The mean of the three free rounds (25,000 × 99), not one lifted by the bound round.
+    assert!(note.contains("best 2,475,000"), "{note}");
+    assert!(note.contains("decided in 3 rounds"), "{note}");
+    assert!(
+        note.contains("1 load-generator bound round left out"),
+        "{note}"
+    );
+    assert!(!note.contains("1 load-generator bound left out"), "{note}");
+}
