@@ -209,6 +209,9 @@ pub async fn build(server: &Server) -> Result<Built, LocalError> {
         .arg("-c")
         .arg(&server.build)
         .current_dir(&server.dir)
+        // The manifest's `binary` is relative to the server's directory: a target
+        // directory set for the workspace would build it elsewhere.
+        .env_remove("CARGO_TARGET_DIR")
         .stdin(Stdio::null())
         .output()
         .await

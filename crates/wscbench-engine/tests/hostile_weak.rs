@@ -32,6 +32,8 @@ enum Weakness {
     SequentialUpgrades,
     /// Counts a connection as gone only after a close handshake (a reset leaks it).
     LeaksResetConnections,
+    /// Drops the canaries' third round of chats, counted as `dropped_slow`.
+    DropsACanaryRound,
 }
 
 #[derive(Default)]
@@ -39,6 +41,7 @@ struct Counters {
     current: AtomicU64,
     total: AtomicU64,
     malformed: AtomicU64,
+    dropped_slow: AtomicU64,
 }
 
 async fn start(weakness: Weakness) -> Target {
@@ -114,7 +117,7 @@ async fn serve(
                 "connections_current": counters.current.load(Ordering::SeqCst),
                 "connections_total": counters.total.load(Ordering::SeqCst),
                 "joins": 0, "frames_in": 0, "chat_in": 0, "chat_accepted": 0, "deliveries": 0,
-                "dropped_ratelimit": 0, "dropped_slow": 0,
+                "dropped_ratelimit": 0, "dropped_slow": counters.dropped_slow.load(Ordering::SeqCst),
                 "malformed": counters.malformed.load(Ordering::SeqCst)})
             .to_string()
         };
@@ -174,6 +177,10 @@ async fn serve(
                             let ack = json!({"type": "join", "room": "public", "user": m["user"],
                                 "online": counters.current.load(Ordering::SeqCst)});
                             let _ = chats.send(ack.to_string());
+                        }
+                        Some("chat") if weakness == Weakness::DropsACanaryRound
+                            && m["text"].as_str().is_some_and(|t| t.starts_with("canary 3 ")) => {
+                            counters.dropped_slow.fetch_add(1, Ordering::SeqCst);
                         }
                         Some("chat") if joined => {
                             let _ = chats.send(json!({"type": "chat", "room": "public", "user": "x",
@@ -303,4 +310,20 @@ async fn a_server_that_leaks_reset_connections_fails_the_reset_and_flood_checks(
         ],
         "{results:#?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_canary_chat_lost_during_an_attack_is_reported_with_the_servers_counters() {
+    let results = attack(Weakness::DropsACanaryRound, &["slowloris_upgrade"]).await;
+    let [(name, passed, detail)] = &results[..] else {
+        panic!("{results:#?}")
+    };
+    assert_eq!((name.as_str(), *passed), ("slowloris_upgrade", false));
+    assert!(detail.contains("the canaries stopped hearing each other"), "{detail}");
+    // The timeout says what did arrive (here the newcomer's join, or nothing).
+    assert!(
+        detail.contains("canary 3 from") && detail.contains("within 3s ("),
+        "{detail}"
+    );
+    assert!(detail.contains("dropped_slow +1,"), "{detail}");
 }

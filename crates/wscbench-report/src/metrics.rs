@@ -192,6 +192,20 @@ pub const SLOW_DROPS: Metric = Metric {
     },
     format: units::ratio_percent,
 };
+/// Deliveries ÷ what the accepted chats asked for: each chat asks for one delivery to every
+/// other member of the room (see [`asked_deliveries`]). Shown beside deliveries per
+/// CPU-second, which alone rewards a server for dropping: a dropped message costs nothing.
+pub const DELIVERED_SHARE: Metric = Metric {
+    key: "delivered-share",
+    name: "Delivered of asked",
+    better: Better::Higher,
+    loadgen_sensitive: true,
+    value: |r| {
+        let asked = asked_deliveries(r)?;
+        (asked > 0.0).then(|| r.server_stats.as_ref().map(|s| s.deliveries as f64 / asked))?
+    },
+    format: units::ratio_percent,
+};
 /// Deliveries per CPU-second the server used.
 pub const CPU_EFFICIENCY: Metric = Metric {
     key: "deliveries-per-cpu-s",
@@ -250,7 +264,7 @@ pub const IDLE_CLIENTS: Metric = Metric {
 };
 
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 18] = [
+pub const ALL: [&Metric; 19] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,
@@ -264,6 +278,7 @@ pub const ALL: [&Metric; 18] = [
     &LATENCY_P99,
     &DROP_RATE,
     &SLOW_DROPS,
+    &DELIVERED_SHARE,
     &CPU_EFFICIENCY,
     &MEMORY_PER_CONNECTION,
     &ERRORS_PER_CONNECTION,
@@ -330,6 +345,36 @@ fn deliveries_per_cpu_s(r: &RunResult) -> Option<f64> {
     let cpu_s = r.derived.server.as_ref()?.cpu_seconds;
     let deliveries = r.server_stats.as_ref()?.deliveries;
     (cpu_s > 0.0).then(|| deliveries as f64 / cpu_s)
+}
+
+/// The deliveries the accepted chats asked for: `chat_accepted` × (members − 1), the one
+/// room's members being the server's open connections. Where clients come and go (the
+/// saturation steps), the members are those of each second of the series, weighted by the
+/// chats accepted in that second; a result without such a series (older files) takes the
+/// connections open at the end.
+pub fn asked_deliveries(r: &RunResult) -> Option<f64> {
+    let stats = r.server_stats.as_ref()?;
+    let others = |members: u64| members.saturating_sub(1) as f64;
+    let mut weighted = (0.0, 0.0);
+    for pair in r.series.windows(2) {
+        let accepted = |s: &wscbench_results::Sample| {
+            Some(s.chat_in?.saturating_sub(s.dropped_ratelimit.unwrap_or(0)))
+        };
+        let (Some(before), Some(after), Some(members)) =
+            (accepted(&pair[0]), accepted(&pair[1]), pair[1].connections)
+        else {
+            continue;
+        };
+        let chats = after.saturating_sub(before) as f64;
+        weighted.0 += chats * others(members);
+        weighted.1 += chats;
+    }
+    let mean_others = if weighted.1 > 0.0 {
+        weighted.0 / weighted.1
+    } else {
+        others(stats.connections_current)
+    };
+    Some(stats.chat_accepted as f64 * mean_others)
 }
 
 /// Server memory ÷ open connections at the sample with the most connections.

@@ -25,7 +25,7 @@ const BINARY_SIZE: Metric = Metric {
     format: |v| crate::units::size(v.round() as u64),
 };
 
-const DIMENSIONS: [Dimension; 5] = [
+const DIMENSIONS: [Dimension; 6] = [
     Dimension {
         name: "Saturation throughput (deliveries/s)",
         scenario: Some(Scenario::Saturation),
@@ -45,6 +45,13 @@ const DIMENSIONS: [Dimension; 5] = [
         name: "Stability under churn (errors / connections)",
         scenario: Some(Scenario::Churn),
         metric: &metrics::ERRORS_PER_CONNECTION,
+    },
+    // Never alone: a server that drops is cheap per delivery, so the share it delivered
+    // stands right above its efficiency.
+    Dimension {
+        name: "Delivered of asked (saturation)",
+        scenario: Some(Scenario::Saturation),
+        metric: &metrics::DELIVERED_SHARE,
     },
     Dimension {
         name: "CPU efficiency (deliveries per CPU-second, saturation)",

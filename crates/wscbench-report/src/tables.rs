@@ -580,7 +580,7 @@ struct ScenarioTable {
     lead: Option<&'static Metric>,
 }
 
-const STEADY_METRICS: [&Metric; 10] = [
+const STEADY_METRICS: [&Metric; 11] = [
     &metrics::THROUGHPUT,
     &metrics::PEAK_MEMORY,
     &metrics::PEAK_CPU,
@@ -589,7 +589,9 @@ const STEADY_METRICS: [&Metric; 10] = [
     &metrics::SERVICE_P95,
     &metrics::SENT_PER_INTENDED,
     &metrics::DELIVERIES,
-    // Efficiency: what each delivery and each connection cost the server.
+    // Efficiency: what each delivery and each connection cost the server, beside the
+    // share it delivered (a dropped message costs nothing).
+    &metrics::DELIVERED_SHARE,
     &metrics::CPU_EFFICIENCY,
     &metrics::MEMORY_PER_CONNECTION,
 ];
@@ -632,6 +634,7 @@ const SCENARIO_TABLES: [ScenarioTable; 4] = [
             &metrics::SERVER_LATE,
             &metrics::PEAK_MEMORY,
             &metrics::PEAK_CPU,
+            &metrics::DELIVERED_SHARE,
             &metrics::CPU_EFFICIENCY,
             &metrics::MEMORY_PER_CONNECTION,
             &metrics::K6_ERRORS,

@@ -157,6 +157,7 @@ fn a_loadgen_bound_run_marks_its_load_dependent_figures_and_explains_why() {
             "2.5 ms †",
             "5.7 MiB",
             "85.4%",
+            "100.00% †",
             "— †",
             "—",
             "0"
@@ -525,6 +526,83 @@ fn memory_per_connection_is_taken_at_the_second_with_the_most_connections() {
 fn memory_per_connection_is_absent_without_connection_counts() {
     let r = with_connections(&[(None, 90), (Some(0), 10)]);
     assert_eq!((metrics::MEMORY_PER_CONNECTION.value)(&r), None);
+}
+
+/// A saturation result whose series has, per second, the open connections and the
+/// cumulative `chat_in` and `dropped_ratelimit`; its counters say `accepted` chats and
+/// `deliveries`.
+fn with_chats(series: &[(u64, u64, u64)], accepted: u64, deliveries: u64) -> RunResult {
+    let mut r = common::result("20261123-000000", "profile-b/rust", "saturation");
+    r.series = series
+        .iter()
+        .map(|&(connections, chat_in, dropped_ratelimit)| Sample {
+            connections: Some(connections),
+            chat_in: Some(chat_in),
+            dropped_ratelimit: Some(dropped_ratelimit),
+            ..Sample::default()
+        })
+        .collect();
+    let stats = r.server_stats.as_mut().unwrap();
+    stats.chat_accepted = accepted;
+    stats.deliveries = deliveries;
+    r
+}
+
+#[test]
+fn each_accepted_chat_asks_for_a_delivery_to_every_other_member_of_its_second() {
+    // 100 chats among 11 members (10 others each), then 300 among 101 (100 others each),
+    // 20 of the 320 sent in that second refused by the rate limit.
+    let r = with_chats(&[(11, 0, 0), (11, 100, 0), (101, 420, 20)], 400, 15_500);
+    assert_eq!(metrics::asked_deliveries(&r), Some(100.0 * 10.0 + 300.0 * 100.0));
+    let share = (metrics::DELIVERED_SHARE.value)(&r).unwrap();
+    assert_eq!((metrics::DELIVERED_SHARE.format)(share), "50.00%");
+}
+
+#[test]
+fn without_a_series_the_members_are_the_connections_open_at_the_end() {
+    let mut r = with_chats(&[], 1_000, 400_000);
+    r.server_stats.as_mut().unwrap().connections_current = 501;
+    assert_eq!(metrics::asked_deliveries(&r), Some(500_000.0));
+    assert_eq!((metrics::DELIVERED_SHARE.value)(&r), Some(0.8));
+}
+
+#[test]
+fn deliveries_per_cpu_second_never_stand_without_the_delivered_share_beside_them() {
+    let report = Report::from_results(&full_run());
+    for t in report.tables.iter().filter(|t| {
+        t.columns
+            .iter()
+            .any(|c| c.name == metrics::CPU_EFFICIENCY.name)
+    }) {
+        let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+        let at = names
+            .iter()
+            .position(|&n| n == metrics::CPU_EFFICIENCY.name)
+            .unwrap();
+        assert_eq!(names[at - 1], metrics::DELIVERED_SHARE.name, "in {}", t.title);
+    }
+}
+
+#[test]
+fn a_saturation_table_shows_what_each_server_delivered_of_what_was_asked() {
+    let halved = |id: &str| {
+        let mut r = common::result(RUN, id, "saturation");
+        let stats = r.server_stats.as_mut().unwrap();
+        stats.dropped_slow = stats.deliveries / 2;
+        stats.deliveries -= stats.dropped_slow;
+        let deliveries = stats.deliveries;
+        r.derived.deliveries_per_s /= 2.0;
+        r.k6.as_mut().unwrap().chat_received = deliveries;
+        r
+    };
+    let runs = [
+        result(RUN, "profile-b/go", "saturation"),
+        halved("profile-b/rust"),
+    ];
+    let report = Report::from_results(&runs);
+    let t = table(&report, "Profile B (minimal / stdlib) — Saturation");
+    assert_eq!(column(t, metrics::DELIVERED_SHARE.name), ["100.00%", "50.00%"]);
+    insta::assert_snapshot!(Format::Markdown.render(&report));
 }
 
 #[test]

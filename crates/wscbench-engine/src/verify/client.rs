@@ -152,11 +152,26 @@ impl Member {
         pred: impl Fn(&Value) -> bool,
     ) -> Result<Value, String> {
         let deadline = Instant::now() + timeout;
+        // What else came meanwhile, so that a timeout says whether the connection was quiet.
+        let (mut others, mut last_other) = (0, None);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.next_event(left).await {
-                None => return Err(format!("{}: no {what} within {timeout:?}", self.user)),
+                None => {
+                    let meanwhile = match last_other {
+                        None => "nothing else arrived".to_string(),
+                        Some(last) => format!("{others} other messages arrived, the last {last}"),
+                    };
+                    return Err(format!(
+                        "{}: no {what} within {timeout:?} ({meanwhile})",
+                        self.user
+                    ));
+                }
                 Some(Event::Json(m)) if pred(&m) => return Ok(m),
+                Some(Event::Json(m)) => {
+                    others += 1;
+                    last_other = Some(m.to_string());
+                }
                 Some(Event::Closed(code)) => {
                     return Err(format!(
                         "{}: connection closed ({}) while waiting for {what}",

@@ -22,6 +22,7 @@ use tokio_tungstenite::tungstenite::Message;
 use super::client::{self, Member, is};
 use super::{CheckFuture, CheckResult, Target, VerifyReport, checks::read_stats};
 use crate::http;
+use wscbench_results::ServerStats;
 
 /// How much the server's resident memory may stay above its level before the first attack,
 /// once an attack is over (allocators and Go's runtime keep some of what they grew).
@@ -263,6 +264,7 @@ async fn attack_and_aftermath(
     canaries: &mut Canaries,
     baseline_connections: Option<u64>,
 ) -> Result<String, String> {
+    let before = read_stats(&ctx.target).await.ok();
     let done = AtomicBool::new(false);
     let (evidence, (rounds, slowest, chatter_error)) = tokio::join!(
         async {
@@ -275,7 +277,8 @@ async fn attack_and_aftermath(
     let evidence = evidence?;
     if let Some(e) = chatter_error {
         return Err(format!(
-            "during the attack ({evidence}), the canaries stopped hearing each other: {e}"
+            "during the attack ({evidence}), the canaries stopped hearing each other: {e}; {}",
+            counters_since(ctx, before.as_ref()).await
         ));
     }
     let after = aftermath(ctx, canaries, baseline_connections).await?;
@@ -283,6 +286,23 @@ async fn attack_and_aftermath(
         "{evidence}; canaries: {rounds} rounds during (slowest {} ms); {after}",
         slowest.as_millis()
     ))
+}
+
+/// What the server's counters say happened since `before`: whether a lost chat reached it,
+/// and whether it dropped it (full queue or rate limit).
+async fn counters_since(ctx: &Ctx, before: Option<&ServerStats>) -> String {
+    let (Some(before), Ok(now)) = (before, read_stats(&ctx.target).await) else {
+        return "the server's /stats could not be read before and after".into();
+    };
+    let delta = |now: u64, then: u64| now.saturating_sub(then);
+    format!(
+        "server counters meanwhile: chat_accepted +{}, deliveries +{}, dropped_slow +{}, dropped_ratelimit +{}, connections {}",
+        delta(now.chat_accepted, before.chat_accepted),
+        delta(now.deliveries, before.deliveries),
+        delta(now.dropped_slow, before.dropped_slow),
+        delta(now.dropped_ratelimit, before.dropped_ratelimit),
+        now.connections_current
+    )
 }
 
 /// What must hold after every attack.
