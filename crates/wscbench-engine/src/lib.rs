@@ -16,6 +16,7 @@ pub mod local;
 pub mod memory;
 pub mod native;
 pub mod runner;
+pub mod runtime;
 pub mod scenarios;
 pub mod series;
 pub mod soak;
