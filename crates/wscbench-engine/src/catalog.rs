@@ -570,6 +570,39 @@ mod tests {
     }
 
     #[test]
+    fn the_extra_group_is_left_out_unless_named_by_group_or_id() {
+        let root = tempfile::tempdir().unwrap();
+        write_manifest(root.path(), "profile-b/go", "wsc-go");
+        let dir = root.path().join("extra/node-ws");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("server.toml"),
+            "id = \"extra/node-ws\"\ntag = \"wscx-node-ws\"\nlanguage = \"javascript\"\n\
+             profile = \"extra\"\nframework = \"x\"\nbuild = \"true\"\nbinary = \"server\"\n\
+             test = \"true\"\n[runtime]\nname = \"Node.js\"\nprobe = [\"node\"]\n\
+             files = [\"server.js\"]\nargs = [\"/app/server.js\"]\n",
+        )
+        .unwrap();
+        let all = discover(root.path()).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].runtime.as_ref().unwrap().args, ["/app/server.js"]);
+        let ids = |selection: Selection| -> Vec<String> {
+            selection.apply(&all).unwrap().into_iter().map(|s| s.id).collect()
+        };
+        assert_eq!(ids(Selection::default()), ["profile-b/go"]);
+        let group = Selection {
+            groups: vec!["extra".into()],
+            ..Default::default()
+        };
+        assert_eq!(ids(group), ["extra/node-ws"]);
+        let named = Selection {
+            ids: vec!["extra/node-ws".into(), "profile-b/go".into()],
+            ..Default::default()
+        };
+        assert_eq!(ids(named), ["extra/node-ws", "profile-b/go"]);
+    }
+
+    #[test]
     fn the_source_hash_ignores_build_outputs_and_changes_with_sources() {
         let root = tempfile::tempdir().unwrap();
         write_manifest(root.path(), "profile-b/go", "wsc-go");

@@ -418,6 +418,7 @@ mod tests {
             exclude: vec![],
             shared: vec![],
             variants: Default::default(),
+            runtime: None,
             dir: dir.path().to_owned(),
         };
         (dir, server)

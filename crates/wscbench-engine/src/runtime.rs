@@ -323,3 +323,90 @@ pub fn fingerprint(probe: &Probe, files: &Files) -> String {
     }
     hex::encode(&hasher.finalize()[..6])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(probe: &[&str]) -> RuntimeSpec {
+        RuntimeSpec {
+            name: "sh".into(),
+            probe: probe.iter().map(|s| s.to_string()).collect(),
+            skip: vec!["skipped".into(), "cache-*".into()],
+            files: vec!["server.sh".into(), "lib".into()],
+            args: vec!["/app/server.sh".into()],
+            env: vec!["A=b c".into()],
+        }
+    }
+
+    #[test]
+    fn ldd_lines_give_the_library_paths_and_the_loader_but_not_the_vdso() {
+        let lines = [
+            "\tlinux-vdso.so.1 (0x00007ffd)",
+            "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f81)",
+            "\t/lib64/ld-linux-x86-64.so.2 (0x00007f81)",
+        ];
+        let found: Vec<Option<PathBuf>> = lines.iter().map(|l| library_of(l)).collect();
+        assert_eq!(
+            found,
+            [
+                None,
+                Some(PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6")),
+                Some(PathBuf::from("/lib64/ld-linux-x86-64.so.2"))
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_runtime_the_host_lacks_is_a_set_up_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = probe("extra/x", dir.path(), &spec(&["wscbench-no-such-runtime", "-v"]))
+            .await
+            .unwrap_err();
+        assert_eq!(err.class(), crate::ErrorClass::Setup);
+        let text = err.to_string();
+        assert!(text.contains("extra/x runs on sh, which is not installed here"), "{text}");
+        assert!(text.contains("wscbench-no-such-runtime -v"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn the_image_holds_the_runtime_its_libraries_the_tree_less_skips_and_the_app() {
+        let dir = tempfile::tempdir().unwrap();
+        let stdlib = dir.path().join("stdlib");
+        fs::create_dir_all(stdlib.join("skipped")).unwrap();
+        fs::create_dir_all(stdlib.join("cache-1")).unwrap();
+        fs::write(stdlib.join("os.txt"), "kept").unwrap();
+        fs::write(stdlib.join("skipped/x"), "left out").unwrap();
+        fs::write(stdlib.join("cache-1/x"), "left out").unwrap();
+        fs::create_dir_all(dir.path().join("lib")).unwrap();
+        fs::write(dir.path().join("lib/chat.sh"), "echo").unwrap();
+        fs::write(dir.path().join("server.sh"), "exec true").unwrap();
+        let script = format!("command -v sh; echo {}", stdlib.display());
+        let spec = spec(&["sh", "-c", &script]);
+        let found = probe("extra/sh", dir.path(), &spec).await.unwrap();
+        let files = collect(dir.path(), &spec, &found).unwrap();
+        let paths: Vec<String> = files.keys().map(|p| p.display().to_string()).collect();
+        assert!(paths.contains(&found.executable.display().to_string()), "{paths:?}");
+        assert!(paths.iter().any(|p| p.contains("libc.so")), "{paths:?}");
+        assert!(paths.iter().any(|p| p.contains("ld-linux")), "{paths:?}");
+        assert!(paths.contains(&format!("{}/os.txt", stdlib.display())), "{paths:?}");
+        assert!(!paths.iter().any(|p| p.contains("skipped") || p.contains("cache-1")), "{paths:?}");
+        assert!(paths.contains(&"/app/server.sh".to_string()), "{paths:?}");
+        assert!(paths.contains(&"/app/lib/chat.sh".to_string()), "{paths:?}");
+
+        let built = context(&spec, &found, &files).unwrap();
+        let mut archive = tar::Archive::new(built.tar.as_slice());
+        let mut dockerfile = String::new();
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            if entry.path().unwrap() == Path::new("Dockerfile") {
+                entry.read_to_string(&mut dockerfile).unwrap();
+            }
+        }
+        assert!(dockerfile.starts_with("FROM scratch\n"), "{dockerfile}");
+        assert!(dockerfile.contains("ENV A=\"b c\"\n"), "{dockerfile}");
+        let entry = format!("ENTRYPOINT [\"{}\",\"/app/server.sh\"]", found.executable.display());
+        assert!(dockerfile.contains(&entry), "{dockerfile}");
+        assert!(built.payload_bytes > 0);
+    }
+}

@@ -977,6 +977,8 @@ pub(crate) fn profile_title(profile: &str) -> String {
     match profile {
         "a" => "Profile A (frameworks)".into(),
         "b" => "Profile B (minimal / stdlib)".into(),
+        // servers/extra: its own group, never compared inside profile A's or B's tables.
+        "extra" => "Extra (runtime servers, beside the profiles)".into(),
         other => format!("Profile {}", other.to_uppercase()),
     }
 }
