@@ -297,15 +297,25 @@ pub fn context(spec: &RuntimeSpec, probe: &Probe, files: &Files) -> Result<Conte
     let mut payload_bytes = 0;
     for (at, host) in files {
         let data = fs::read(host).map_err(io(host))?;
-        let mode = fs::metadata(host).map_err(io(host))?.permissions();
-        let executable = std::os::unix::fs::PermissionsExt::mode(&mode) & 0o111 != 0;
+        let meta = fs::metadata(host).map_err(io(host))?;
+        let executable = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0;
         payload_bytes += data.len() as u64;
         let name = format!("root{}", at.display());
-        let mode = if executable { 0o755 } else { 0o644 };
-        append(&mut header(data.len() as u64, mode, tar::EntryType::Regular), &name, &data).map_err(io(host))?;
+        let mut h = header(data.len() as u64, if executable { 0o755 } else { 0o644 }, tar::EntryType::Regular);
+        // The host's modification time: Python checks its cached bytecode against the
+        // source's, and a read-only root could not hold a recompiled copy.
+        h.set_mtime(modified_secs(&meta));
+        append(&mut h, &name, &data).map_err(io(host))?;
     }
     let tar = tar.into_inner().map_err(io(here))?;
     Ok(Context { tar, payload_bytes })
+}
+
+fn modified_secs(meta: &fs::Metadata) -> u64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs())
 }
 
 /// What decides whether an image is still current besides the server's sources: the probe's

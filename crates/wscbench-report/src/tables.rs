@@ -890,7 +890,10 @@ fn binary_sizes(results: &[&RunResult]) -> Table {
         numeric: false,
     }];
     columns.extend(profiles.iter().map(|profile| Column {
-        name: format!("Profile {}", profile.to_uppercase()),
+        name: match *profile {
+            "extra" => "Extra".to_string(),
+            other => format!("Profile {}", other.to_uppercase()),
+        },
         better: Some(Better::Lower),
         numeric: true,
     }));

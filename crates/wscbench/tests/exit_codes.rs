@@ -236,3 +236,29 @@ fn help_lists_the_exit_codes() {
         assert!(text.contains(line), "{line:?} missing from:\n{text}");
     }
 }
+
+#[test]
+fn a_runtime_the_host_lacks_exits_3_naming_it_before_any_engine_is_asked() {
+    let results = tempfile::tempdir().unwrap();
+    let results = results.path().to_str().unwrap();
+    for args in [
+        &["build", "--server", "extra/node-ws"][..],
+        &["run", "--server", "extra/node-ws", "--results", results][..],
+        &["verify", "--server", "extra/node-ws"][..],
+    ] {
+        let bin = path_without_toolchains();
+        let out = wscbench()
+            .args(args)
+            .env("PATH", bin.path())
+            .env("DOCKER_HOST", "unix:///nonexistent.sock")
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("extra/node-ws runs on Node.js, which is not installed here"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
