@@ -46,7 +46,9 @@ pub struct RuntimeSpec {
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     /// The runtime is not installed on the host (its probe could not run).
-    #[error("{id} runs on {runtime}, which is not installed here (`{command}`: {said}); install it or run scripts/setup")]
+    #[error(
+        "{id} runs on {runtime}, which is not installed here (`{command}`: {said}); install it or run scripts/setup"
+    )]
     Missing {
         id: String,
         runtime: String,
@@ -121,7 +123,10 @@ pub async fn probe(id: &str, dir: &Path, spec: &RuntimeSpec) -> Result<Probe, Ru
     }
     let text = String::from_utf8_lossy(&output.stdout);
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let executable = lines.next().map(PathBuf::from).filter(|p| p.is_absolute() && p.is_file());
+    let executable = lines
+        .next()
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.is_file());
     let Some(executable) = executable else {
         return Err(RuntimeError::BadProbe {
             id: id.into(),
@@ -292,8 +297,18 @@ pub fn context(spec: &RuntimeSpec, probe: &Probe, files: &Files) -> Result<Conte
         tar.append_data(h, path, data)
     };
     let here = Path::new("Dockerfile");
-    append(&mut header(dockerfile.len() as u64, 0o644, tar::EntryType::Regular), "Dockerfile", dockerfile.as_bytes()).map_err(io(here))?;
-    append(&mut header(0, 0o1777, tar::EntryType::Directory), "tmp/", &[]).map_err(io(here))?;
+    append(
+        &mut header(dockerfile.len() as u64, 0o644, tar::EntryType::Regular),
+        "Dockerfile",
+        dockerfile.as_bytes(),
+    )
+    .map_err(io(here))?;
+    append(
+        &mut header(0, 0o1777, tar::EntryType::Directory),
+        "tmp/",
+        &[],
+    )
+    .map_err(io(here))?;
     let mut payload_bytes = 0;
     for (at, host) in files {
         let data = fs::read(host).map_err(io(host))?;
@@ -301,7 +316,11 @@ pub fn context(spec: &RuntimeSpec, probe: &Probe, files: &Files) -> Result<Conte
         let executable = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 != 0;
         payload_bytes += data.len() as u64;
         let name = format!("root{}", at.display());
-        let mut h = header(data.len() as u64, if executable { 0o755 } else { 0o644 }, tar::EntryType::Regular);
+        let mut h = header(
+            data.len() as u64,
+            if executable { 0o755 } else { 0o644 },
+            tar::EntryType::Regular,
+        );
         // The host's modification time: Python checks its cached bytecode against the
         // source's, and a read-only root could not hold a recompiled copy.
         h.set_mtime(modified_secs(&meta));
@@ -327,7 +346,10 @@ pub fn fingerprint(probe: &Probe, files: &Files) -> String {
         hasher.update(at.to_string_lossy().as_bytes());
         if let Ok(meta) = fs::metadata(host) {
             hasher.update(meta.len().to_le_bytes());
-            let mtime = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
             hasher.update(mtime.map_or(0, |d| d.as_nanos()).to_le_bytes());
         }
     }
@@ -370,12 +392,19 @@ mod tests {
     #[tokio::test]
     async fn a_runtime_the_host_lacks_is_a_set_up_error_naming_it() {
         let dir = tempfile::tempdir().unwrap();
-        let err = probe("extra/x", dir.path(), &spec(&["wscbench-no-such-runtime", "-v"]))
-            .await
-            .unwrap_err();
+        let err = probe(
+            "extra/x",
+            dir.path(),
+            &spec(&["wscbench-no-such-runtime", "-v"]),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(err.class(), crate::ErrorClass::Setup);
         let text = err.to_string();
-        assert!(text.contains("extra/x runs on sh, which is not installed here"), "{text}");
+        assert!(
+            text.contains("extra/x runs on sh, which is not installed here"),
+            "{text}"
+        );
         assert!(text.contains("wscbench-no-such-runtime -v"), "{text}");
     }
 
@@ -396,11 +425,22 @@ mod tests {
         let found = probe("extra/sh", dir.path(), &spec).await.unwrap();
         let files = collect(dir.path(), &spec, &found).unwrap();
         let paths: Vec<String> = files.keys().map(|p| p.display().to_string()).collect();
-        assert!(paths.contains(&found.executable.display().to_string()), "{paths:?}");
+        assert!(
+            paths.contains(&found.executable.display().to_string()),
+            "{paths:?}"
+        );
         assert!(paths.iter().any(|p| p.contains("libc.so")), "{paths:?}");
         assert!(paths.iter().any(|p| p.contains("ld-linux")), "{paths:?}");
-        assert!(paths.contains(&format!("{}/os.txt", stdlib.display())), "{paths:?}");
-        assert!(!paths.iter().any(|p| p.contains("skipped") || p.contains("cache-1")), "{paths:?}");
+        assert!(
+            paths.contains(&format!("{}/os.txt", stdlib.display())),
+            "{paths:?}"
+        );
+        assert!(
+            !paths
+                .iter()
+                .any(|p| p.contains("skipped") || p.contains("cache-1")),
+            "{paths:?}"
+        );
         assert!(paths.contains(&"/app/server.sh".to_string()), "{paths:?}");
         assert!(paths.contains(&"/app/lib/chat.sh".to_string()), "{paths:?}");
 
@@ -415,7 +455,10 @@ mod tests {
         }
         assert!(dockerfile.starts_with("FROM scratch\n"), "{dockerfile}");
         assert!(dockerfile.contains("ENV A=\"b c\"\n"), "{dockerfile}");
-        let entry = format!("ENTRYPOINT [\"{}\",\"/app/server.sh\"]", found.executable.display());
+        let entry = format!(
+            "ENTRYPOINT [\"{}\",\"/app/server.sh\"]",
+            found.executable.display()
+        );
         assert!(dockerfile.contains(&entry), "{dockerfile}");
         assert!(built.payload_bytes > 0);
     }

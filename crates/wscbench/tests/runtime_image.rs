@@ -35,17 +35,30 @@ fn the_node_image_assembled_from_the_host_runtime_starts_hardened_and_answers_he
         .port();
     let name = format!("wscbench-test-runtime-{}", std::process::id());
     let container = Container(name.clone());
-    let mut args: Vec<String> = ["run", "-d", "--name", &name, "--label", "wscbench=1", "--network", "host"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut args: Vec<String> = [
+        "run",
+        "-d",
+        "--name",
+        &name,
+        "--label",
+        "wscbench=1",
+        "--network",
+        "host",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     for flag in Hardening::default().describe() {
         args.extend(flag.split(' ').map(str::to_string));
     }
     args.extend(["wscx-node-ws", "--host", "127.0.0.1", "--port"].map(str::to_string));
     args.push(port.to_string());
     let started = Command::new("docker").args(&args).output().unwrap();
-    assert!(started.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&started.stderr));
+    assert!(
+        started.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&started.stderr)
+    );
 
     let deadline = Instant::now() + Duration::from_secs(15);
     let mut body = String::new();
@@ -61,11 +74,27 @@ fn the_node_image_assembled_from_the_host_runtime_starts_hardened_and_answers_he
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    let logs = Command::new("docker").args(["logs", &container.0]).output().unwrap();
-    assert_eq!(body, "ok", "logs: {}", String::from_utf8_lossy(&logs.stderr));
-    let user = Command::new("docker")
-        .args(["inspect", "-f", "{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}", &container.0])
+    let logs = Command::new("docker")
+        .args(["logs", &container.0])
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&user.stdout).trim(), "65534:65534 true");
+    assert_eq!(
+        body,
+        "ok",
+        "logs: {}",
+        String::from_utf8_lossy(&logs.stderr)
+    );
+    let user = Command::new("docker")
+        .args([
+            "inspect",
+            "-f",
+            "{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}",
+            &container.0,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&user.stdout).trim(),
+        "65534:65534 true"
+    );
 }
