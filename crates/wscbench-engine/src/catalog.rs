@@ -7,6 +7,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use crate::runtime::RuntimeSpec;
+
+/// The group of the servers beside the two profiles (`servers/extra/`): never in a run
+/// unless named by `--server` or `--group extra`, and reported in a group of their own.
+pub const EXTRA_GROUP: &str = "extra";
+
 /// Why the catalog could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
@@ -69,9 +75,9 @@ pub struct Server {
     pub id: String,
     /// Image tag, e.g. `wsc-go`.
     pub tag: String,
-    /// `go`, `rust` or `zig`.
+    /// `go`, `rust` or `zig`; `javascript` or `python` for the runtime servers.
     pub language: String,
-    /// `a` or `b`.
+    /// `a` or `b`, or [`EXTRA_GROUP`] for a server beside the profiles (run only when named).
     pub profile: String,
     /// The stack, for reports.
     pub framework: String,
@@ -94,6 +100,11 @@ pub struct Server {
     /// `[variants.gomaxprocs-1]` with `env = ["GOMAXPROCS=1"]`. Sorted by name.
     #[serde(default)]
     pub variants: BTreeMap<String, VariantSpec>,
+    /// For a server that runs on a runtime: how its image is assembled from the host's
+    /// runtime instead of from one static binary ([`crate::runtime`]). Its `binary` is then a
+    /// launcher that runs it as a local process (for `verify`).
+    #[serde(default)]
+    pub runtime: Option<RuntimeSpec>,
     /// The server's directory (not part of the manifest).
     #[serde(skip)]
     pub dir: PathBuf,
@@ -422,6 +433,9 @@ pub struct Selection {
     pub profiles: Vec<String>,
     /// Languages (`go`, `rust`, `zig`); empty means any.
     pub languages: Vec<String>,
+    /// Groups (`extra`): the servers of a group beside the profiles are picked only when
+    /// their group or their id is named.
+    pub groups: Vec<String>,
 }
 
 impl Selection {
@@ -430,6 +444,14 @@ impl Selection {
         let picked: Vec<Server> = servers
             .iter()
             .filter(|s| self.ids.is_empty() || self.ids.contains(&s.id))
+            .filter(|s| {
+                self.ids.contains(&s.id)
+                    || if self.groups.is_empty() {
+                        s.profile != EXTRA_GROUP
+                    } else {
+                        self.groups.iter().any(|g| g.eq_ignore_ascii_case(&s.profile))
+                    }
+            })
             .filter(|s| {
                 self.profiles.is_empty()
                     || self
@@ -484,6 +506,9 @@ impl Selection {
         }
         for l in &self.languages {
             parts.push(format!("--lang {l}"));
+        }
+        for g in &self.groups {
+            parts.push(format!("--group {g}"));
         }
         if parts.is_empty() {
             "(all)".into()
@@ -575,6 +600,39 @@ mod tests {
         };
         let err = typo.apply(&all).unwrap_err().to_string();
         assert!(err.contains("profile-b/goo"), "{err}");
+    }
+
+    #[test]
+    fn the_extra_group_is_left_out_unless_named_by_group_or_id() {
+        let root = tempfile::tempdir().unwrap();
+        write_manifest(root.path(), "profile-b/go", "wsc-go");
+        let dir = root.path().join("extra/node-ws");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("server.toml"),
+            "id = \"extra/node-ws\"\ntag = \"wscx-node-ws\"\nlanguage = \"javascript\"\n\
+             profile = \"extra\"\nframework = \"x\"\nbuild = \"true\"\nbinary = \"server\"\n\
+             test = \"true\"\n[runtime]\nname = \"Node.js\"\nprobe = [\"node\"]\n\
+             files = [\"server.js\"]\nargs = [\"/app/server.js\"]\n",
+        )
+        .unwrap();
+        let all = discover(root.path()).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].runtime.as_ref().unwrap().args, ["/app/server.js"]);
+        let ids = |selection: Selection| -> Vec<String> {
+            selection.apply(&all).unwrap().into_iter().map(|s| s.id).collect()
+        };
+        assert_eq!(ids(Selection::default()), ["profile-b/go"]);
+        let group = Selection {
+            groups: vec!["extra".into()],
+            ..Default::default()
+        };
+        assert_eq!(ids(group), ["extra/node-ws"]);
+        let named = Selection {
+            ids: vec!["extra/node-ws".into(), "profile-b/go".into()],
+            ..Default::default()
+        };
+        assert_eq!(ids(named), ["extra/node-ws", "profile-b/go"]);
     }
 
     #[test]

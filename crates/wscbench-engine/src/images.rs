@@ -12,6 +12,7 @@ use crate::catalog::Server;
 use crate::docker::LABEL;
 use crate::engine::{Engine, EngineError};
 use crate::local;
+use crate::runtime;
 
 /// The label carrying the hash of what an image was built from.
 pub const HASH_LABEL: &str = "wscbench.source-hash";
@@ -21,6 +22,8 @@ pub const K6_TAG: &str = "wscbench-k6";
 pub const BLASTER_TAG: &str = "wscbench-blaster";
 const K6_VERSION_LABEL: &str = "wscbench.k6-version";
 const BINARY_SIZE_LABEL: &str = "wscbench.binary-size";
+/// The label naming the host runtime a runtime server's image was assembled from.
+const RUNTIME_LABEL: &str = "wscbench.runtime";
 
 /// Why an image could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +34,8 @@ pub enum ImageError {
     Local(#[from] local::LocalError),
     #[error(transparent)]
     Catalog(#[from] crate::catalog::CatalogError),
+    #[error(transparent)]
+    Runtime(#[from] crate::runtime::RuntimeError),
     #[error("reading {}: {source}", path.display())]
     Io {
         path: std::path::PathBuf,
@@ -51,6 +56,7 @@ impl ImageError {
             Self::Engine(e) => e.class(),
             Self::Local(e) => e.class(),
             Self::Catalog(e) => e.class(),
+            Self::Runtime(e) => e.class(),
             Self::Io { .. } => Failure,
             Self::NoK6 { .. } | Self::NoBlaster { .. } => Setup,
         }
@@ -80,6 +86,9 @@ pub async fn build_server_image(
     server: &Server,
     force: bool,
 ) -> Result<Image, ImageError> {
+    if let Some(spec) = &server.runtime {
+        return build_runtime_image(engine, server, spec, force).await;
+    }
     let hash = server.source_hash()?;
     if !force && let Some(image) = existing(engine, &server.tag, &hash).await? {
         return Ok(image);
@@ -96,6 +105,47 @@ pub async fn build_server_image(
         (BINARY_SIZE_LABEL.to_string(), binary.len().to_string()),
     ]);
     build_scratch_image(engine, &server.tag, "server", &binary, &labels).await?;
+    let mut image =
+        existing(engine, &server.tag, &hash)
+            .await?
+            .ok_or_else(|| EngineError::Build {
+                tag: server.tag.clone(),
+                message: "the build finished but the image is not there".into(),
+            })?;
+    image.rebuilt = true;
+    Ok(image)
+}
+
+/// A runtime server's image, assembled from the host's runtime and the server's files
+/// ([`runtime`]) unless one built from the same sources and the same runtime exists. Its
+/// "binary" size is every byte the image holds: runtime, libraries, standard library, server.
+async fn build_runtime_image(
+    engine: &dyn Engine,
+    server: &Server,
+    spec: &runtime::RuntimeSpec,
+    force: bool,
+) -> Result<Image, ImageError> {
+    // The build installs the server's packages (npm ci, pip install --target) if missing.
+    local::build(server).await?;
+    let probe = runtime::probe(&server.id, &server.dir, spec).await?;
+    let files = runtime::collect(&server.dir, spec, &probe)?;
+    let hash = format!(
+        "{}-{}",
+        server.source_hash()?,
+        runtime::fingerprint(&probe, &files)
+    );
+    if !force && let Some(image) = existing(engine, &server.tag, &hash).await? {
+        return Ok(image);
+    }
+    let context = runtime::context(spec, &probe, &files)?;
+    let labels = HashMap::from([
+        (LABEL.to_string(), "1".to_string()),
+        (HASH_LABEL.to_string(), hash.clone()),
+        ("wscbench.server".to_string(), server.id.clone()),
+        (BINARY_SIZE_LABEL.to_string(), context.payload_bytes.to_string()),
+        (RUNTIME_LABEL.to_string(), probe.executable.display().to_string()),
+    ]);
+    build_context_image(engine, &server.tag, context.tar, &labels).await?;
     let mut image =
         existing(engine, &server.tag, &hash)
             .await?
@@ -209,8 +259,6 @@ async fn build_scratch_image(
     binary: &[u8],
     labels: &HashMap<String, String>,
 ) -> Result<(), EngineError> {
-    // Unknown is fine: the old image is only removed to save space.
-    let previous = engine.inspect_image(tag).await.ok().flatten().map(|i| i.id);
     let dockerfile = format!(
         "FROM scratch\nCOPY {name} /{name}\nCOPY tmp /tmp\nENV HOME=/tmp\nENTRYPOINT [\"/{name}\"]\n"
     );
@@ -218,6 +266,19 @@ async fn build_scratch_image(
         tag: tag.into(),
         message: format!("packing the build context: {e}"),
     })?;
+    build_context_image(engine, tag, context, labels).await
+}
+
+/// Builds `tag` from a tar context; the image the tag named before is removed, so rebuilds
+/// leave no dangling images behind.
+async fn build_context_image(
+    engine: &dyn Engine,
+    tag: &str,
+    context: Vec<u8>,
+    labels: &HashMap<String, String>,
+) -> Result<(), EngineError> {
+    // Unknown is fine: the old image is only removed to save space.
+    let previous = engine.inspect_image(tag).await.ok().flatten().map(|i| i.id);
     engine.build_image(tag, context, labels).await?;
     let current = engine.inspect_image(tag).await.ok().flatten().map(|i| i.id);
     if let Some(old) = previous.filter(|old| Some(old) != current.as_ref()) {

@@ -17,6 +17,7 @@ pub mod memory;
 pub mod native;
 pub mod process;
 pub mod runner;
+pub mod runtime;
 pub mod scenarios;
 pub mod series;
 pub mod soak;

@@ -68,6 +68,9 @@ pub enum LocalError {
     /// No free port could be found.
     #[error("no free loopback port: {0}")]
     NoPort(#[source] std::io::Error),
+    /// A runtime server's runtime does not answer.
+    #[error(transparent)]
+    Runtime(#[from] crate::runtime::RuntimeError),
 }
 
 impl LocalError {
@@ -76,6 +79,7 @@ impl LocalError {
         use crate::ErrorClass::*;
         match self {
             Self::ToolMissing { .. } | Self::ToolchainMissing { .. } => Setup,
+            Self::Runtime(e) => e.class(),
             Self::BuildSpawn { .. }
             | Self::BuildFailed { .. }
             | Self::NoBinary { .. }
@@ -174,11 +178,15 @@ impl Toolchain {
     }
 }
 
-/// Checks that the toolchain of every server answers, each toolchain once, before anything
-/// is built or any engine is asked: a missing one is named with its remedy at once.
+/// Checks that the toolchain of every server answers, each toolchain once, and the runtime of
+/// every runtime server, before anything is built or any engine is asked: a missing one is
+/// named with its remedy at once.
 pub async fn check_toolchains(servers: &[Server]) -> Result<(), LocalError> {
     let mut checked = Vec::new();
     for server in servers {
+        if let Some(spec) = &server.runtime {
+            crate::runtime::probe(&server.id, &server.dir, spec).await?;
+        }
         if let Some(toolchain) = Toolchain::of(&server.language)
             && !checked.contains(&toolchain.name)
         {
@@ -413,6 +421,7 @@ mod tests {
             exclude: vec![],
             shared: vec![],
             variants: Default::default(),
+            runtime: None,
             dir: dir.path().to_owned(),
         };
         (dir, server)
@@ -450,10 +459,14 @@ mod tests {
     }
 
     #[test]
-    fn every_server_has_a_toolchain_to_check() {
+    fn every_server_has_a_toolchain_or_a_runtime_to_check() {
         let servers_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../servers");
         for server in crate::catalog::discover(&servers_dir).unwrap() {
-            assert!(Toolchain::of(&server.language).is_some(), "{}", server.id);
+            assert!(
+                Toolchain::of(&server.language).is_some() || server.runtime.is_some(),
+                "{}",
+                server.id
+            );
         }
     }
 

@@ -908,7 +908,10 @@ fn binary_sizes(results: &[&RunResult]) -> Table {
         numeric: false,
     }];
     columns.extend(profiles.iter().map(|profile| Column {
-        name: format!("Profile {}", profile.to_uppercase()),
+        name: match *profile {
+            "extra" => "Extra".to_string(),
+            other => format!("Profile {}", other.to_uppercase()),
+        },
         better: Some(Better::Lower),
         numeric: true,
     }));
@@ -996,6 +999,8 @@ pub(crate) fn profile_title(profile: &str) -> String {
         "a" => "Profile A (frameworks)".into(),
         "b" => "Profile B (minimal / stdlib)".into(),
         "external" => "External servers (by URL)".into(),
+        // servers/extra: its own group, never compared inside profile A's or B's tables.
+        "extra" => "Extra (runtime servers, beside the profiles)".into(),
         other => format!("Profile {}", other.to_uppercase()),
     }
 }

@@ -145,7 +145,7 @@ pub struct RunArgs {
         value_name = "URL",
         requires = "name",
         conflicts_with_all = [
-            "servers", "profiles", "langs", "variants", "cpus", "memory", "cpuset_server",
+            "servers", "profiles", "langs", "groups", "variants", "cpus", "memory", "cpuset_server",
             "pause_server", "server_address", "rebuild",
         ]
     )]
@@ -517,14 +517,22 @@ pub struct SelectArgs {
     /// Only servers of this profile: a (frameworks) or b (minimal / stdlib) (repeatable)
     #[arg(long = "profile", value_name = "a|b", value_parser = ["a", "b", "A", "B"])]
     pub profiles: Vec<String>,
-    /// Only servers in this language: go, rust or zig (repeatable)
-    #[arg(long = "lang", value_name = "LANG", value_parser = ["go", "rust", "zig"])]
+    /// Only servers in this language: go, rust or zig; javascript or python for the extra
+    /// group (repeatable)
+    #[arg(long = "lang", value_name = "LANG", value_parser = ["go", "rust", "zig", "javascript", "python"])]
     pub langs: Vec<String>,
+    /// Only servers of this group: extra (servers/extra: never run unless named here or by
+    /// --server), a or b (repeatable)
+    #[arg(long = "group", value_name = "extra|a|b", value_parser = ["extra", "a", "b"])]
+    pub groups: Vec<String>,
 }
 
 impl SelectArgs {
     pub fn is_empty(&self) -> bool {
-        self.servers.is_empty() && self.profiles.is_empty() && self.langs.is_empty()
+        self.servers.is_empty()
+            && self.profiles.is_empty()
+            && self.langs.is_empty()
+            && self.groups.is_empty()
     }
 
     pub fn selection(&self) -> wscbench_engine::catalog::Selection {
@@ -536,6 +544,7 @@ impl SelectArgs {
                 .map(|p| p.to_ascii_lowercase())
                 .collect(),
             languages: self.langs.clone(),
+            groups: self.groups.clone(),
         }
     }
 }
@@ -543,7 +552,7 @@ impl SelectArgs {
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// Verify a running server at this URL, e.g. ws://127.0.0.1:8080/ws
-    #[arg(long, value_name = "URL", conflicts_with_all = ["servers", "profiles", "langs", "all"])]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["servers", "profiles", "langs", "groups", "all"])]
     pub url: Option<String>,
     #[command(flatten)]
     pub select: SelectArgs,

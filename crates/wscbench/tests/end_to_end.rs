@@ -28,12 +28,15 @@ fn docker_containers(filter: &str) -> Vec<String> {
         .collect()
 }
 
+/// The servers a run without a selection takes: every one `wscbench list` shows but the
+/// extra group's, which runs only when named.
 fn server_ids() -> Vec<String> {
     let out = wscbench().arg("list").output().unwrap();
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .skip(1)
         .filter_map(|l| l.split_whitespace().next())
+        .filter(|id| !id.starts_with("extra/"))
         .map(String::from)
         .collect()
 }

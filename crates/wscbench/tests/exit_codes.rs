@@ -318,3 +318,29 @@ fn run_refuses_url_beside_a_server_selection_and_a_name_that_is_not_safe_with_2(
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
     }
 }
+
+#[test]
+fn a_runtime_the_host_lacks_exits_3_naming_it_before_any_engine_is_asked() {
+    let results = tempfile::tempdir().unwrap();
+    let results = results.path().to_str().unwrap();
+    for args in [
+        &["build", "--server", "extra/node-ws"][..],
+        &["run", "--server", "extra/node-ws", "--results", results][..],
+        &["verify", "--server", "extra/node-ws"][..],
+    ] {
+        let bin = path_without_toolchains();
+        let out = wscbench()
+            .args(args)
+            .env("PATH", bin.path())
+            .env("DOCKER_HOST", "unix:///nonexistent.sock")
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("extra/node-ws runs on Node.js, which is not installed here"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

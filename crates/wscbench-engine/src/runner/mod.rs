@@ -142,6 +142,7 @@ impl PlannedServer {
             exclude: Vec::new(),
             shared: Vec::new(),
             variants: BTreeMap::new(),
+            runtime: None,
             dir: PathBuf::new(),
         };
         PlannedServer {

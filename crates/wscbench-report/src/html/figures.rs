@@ -55,11 +55,7 @@ impl Point<'_> {
 
     /// `Profile A · Go`.
     pub fn full_label(&self) -> String {
-        format!(
-            "Profile {} · {}",
-            self.profile().to_uppercase(),
-            self.label()
-        )
+        format!("{} · {}", group_name(self.profile()), self.label())
     }
 
     /// The point's colour: its language's.
@@ -70,6 +66,14 @@ impl Point<'_> {
     /// True when any repetition measured the load generator rather than the server.
     pub fn bound(&self) -> bool {
         self.results.iter().any(|r| r.loadgen_bound)
+    }
+}
+
+/// `Profile A`, or `Extra` for the servers beside the profiles (servers/extra).
+fn group_name(profile: &str) -> String {
+    match profile {
+        "extra" => "Extra".into(),
+        other => format!("Profile {}", other.to_uppercase()),
     }
 }
 
@@ -192,7 +196,7 @@ pub(crate) fn bar_figures(points: &[Point]) -> Vec<Figure> {
                 let Some((mean, interval)) = mean_and_interval(&values) else {
                     continue;
                 };
-                let name = format!("Profile {}", point.profile().to_uppercase());
+                let name = group_name(point.profile());
                 let bar = Bar {
                     color: point.color(index),
                     mean,

@@ -15,13 +15,14 @@ pub fn run(root: &Path, args: ListArgs) -> Result<ExitCode, ExpectedError> {
     }
     let width = servers.iter().map(|s| s.id.len()).max().unwrap_or(0);
     let tag_width = servers.iter().map(|s| s.tag.len()).max().unwrap_or(0);
+    let lang_width = servers.iter().map(|s| s.language.len()).max().unwrap_or(0).max(4);
     println!(
-        "{:width$}  {:tag_width$}  {:4}  {:7}  FRAMEWORK",
+        "{:width$}  {:tag_width$}  {:lang_width$}  {:7}  FRAMEWORK",
         "ID", "TAG", "LANG", "PROFILE"
     );
     for s in &servers {
         println!(
-            "{:width$}  {:tag_width$}  {:4}  {:7}  {}",
+            "{:width$}  {:tag_width$}  {:lang_width$}  {:7}  {}",
             s.id, s.tag, s.language, s.profile, s.framework
         );
         if args.variants {
