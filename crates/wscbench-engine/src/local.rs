@@ -410,6 +410,8 @@ mod tests {
             exclude: vec![],
             shared: vec![],
             variants: Default::default(),
+            transports: vec![wscbench_results::Transport::Ws],
+            not_offered: Default::default(),
             dir: dir.path().to_owned(),
         };
         (dir, server)

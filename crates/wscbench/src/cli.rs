@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use wscbench_engine::runner::VerifyLevel;
-use wscbench_results::{LoadPath, Mode, Scenario};
+use wscbench_results::{LoadPath, Mode, Scenario, Transport};
 
 use crate::commands;
 use crate::errors::{Doing, ExpectedError, UsageError};
@@ -142,6 +142,13 @@ pub struct RunArgs {
     /// until the server's memory nears its limit or connects fail]
     #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
     pub scenarios: Vec<Scenario>,
+    /// Reach the servers over these transports, each a point of its own (comma list or
+    /// repeated): ws, wss (TLS with a certificate made for the run), ws+deflate, wss+deflate
+    /// (permessage-deflate). A server named with --server must offer every one; a server
+    /// selected otherwise that does not gets a "not offered" cell with its manifest's reason
+    /// (see list and docs/transports.md). Native load path only [default: ws]
+    #[arg(long = "transport", value_name = "LIST", value_delimiter = ',', value_parser = one_of(Transport::ALL, Transport::as_str))]
+    pub transports: Vec<Transport>,
     /// Run this variant of each selected server that declares it (server.toml
     /// [variants.NAME]: extra args and env, same image) as a row of its own, ID@NAME
     /// (repeatable); `default` is the plain server, `all` the plain server and every

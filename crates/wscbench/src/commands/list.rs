@@ -24,6 +24,11 @@ pub fn run(root: &Path, args: ListArgs) -> Result<ExitCode, ExpectedError> {
             "{:width$}  {:tag_width$}  {:4}  {:7}  {}",
             s.id, s.tag, s.language, s.profile, s.framework
         );
+        let (offered, not_offered) = s.describe_transports();
+        println!("  transports: {offered}");
+        for line in not_offered {
+            println!("  not offered: {line}");
+        }
         if args.variants {
             let variants = s.describe_variants();
             if variants.is_empty() {

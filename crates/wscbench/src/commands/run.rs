@@ -176,7 +176,9 @@ impl RunLog {
                 servers: request.labels(),
                 scenarios: request.scenarios.clone(),
                 sweep: request.sweep.as_map(),
-                planned_points: (request.rows.len()
+                transports: request.transports.clone(),
+                not_offered: request.not_offered.clone(),
+                planned_points: (request.row_transports()
                     * request.scenarios.len()
                     * request.load_points.len().max(1)) as u32
                     * request.min_rounds,
@@ -387,6 +389,8 @@ async fn prepare(
         loadgens,
         server_address: args.server_address.clone(),
         pause_server: args.pause_server,
+        tls: run_cert(&request.transports)?,
+        transports: request.transports,
     };
     Ok((
         Engines {
@@ -395,6 +399,23 @@ async fn prepare(
         },
         plan,
     ))
+}
+
+/// The run's certificate when a transport is wss: made now, checked, removed when the run
+/// ends (docs/transports.md).
+fn run_cert(
+    transports: &[wscbench_results::Transport],
+) -> Result<Option<std::sync::Arc<wscbench_engine::tls::RunCert>>, ExpectedError> {
+    use wscbench_results::Transport;
+    if !transports
+        .iter()
+        .any(|t| matches!(t, Transport::Wss | Transport::WssDeflate))
+    {
+        return Ok(None);
+    }
+    let cert = wscbench_engine::tls::RunCert::make()
+        .doing(|| "making the run's TLS certificate for wss")?;
+    Ok(Some(std::sync::Arc::new(cert)))
 }
 
 /// The tables, the summary line and the exit code.
