@@ -229,7 +229,7 @@ impl RunLog {
         }
         let page = html::render_page(
             results,
-            &Report::from_results(results),
+            &Report::from_results_offering(results, &self.manifest.not_offered),
             &html::PageContext {
                 command: Some(self.manifest.command.clone()),
                 manifest: Some(self.manifest.clone()),
@@ -427,7 +427,13 @@ fn finish(
     signal: Option<ExitCode>,
 ) -> ExitCode {
     if !results.is_empty() {
-        print!("{}", args.format.render(&Report::from_results(results)));
+        // The not-offered transports, as this run's run.json recorded them.
+        let not_offered = results_dir
+            .parent()
+            .map(|all| wscbench_report::load::not_offered(all, &[run_id]))
+            .unwrap_or_default();
+        let report = Report::from_results_offering(results, &not_offered);
+        print!("{}", args.format.render(&report));
     }
     let failed = results
         .iter()
