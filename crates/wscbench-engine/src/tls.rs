@@ -17,6 +17,9 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::sign::CertifiedKey;
 
+/// The client side of TLS, for callers that do not depend on rustls themselves.
+pub type ClientConfig = rustls::ClientConfig;
+
 /// Where the certificate folder is mounted in a container.
 pub const CONTAINER_DIR: &str = "/tls";
 /// The certificate's file name, in the folder and in the container.
@@ -128,6 +131,16 @@ impl RunCert {
             format!("{CONTAINER_DIR}/{CERT_FILE}"),
             "--tls-key".into(),
             format!("{CONTAINER_DIR}/{KEY_FILE}"),
+        ]
+    }
+
+    /// The server's arguments for a process on this host: the files where they are.
+    pub fn host_args(&self) -> Vec<String> {
+        vec![
+            "--tls-cert".into(),
+            self.dir.join(CERT_FILE).display().to_string(),
+            "--tls-key".into(),
+            self.dir.join(KEY_FILE).display().to_string(),
         ]
     }
 

@@ -137,6 +137,16 @@ impl Transport {
     pub fn is_ws(&self) -> bool {
         *self == Transport::Ws
     }
+
+    /// True for the transports over TLS (`wss`, `wss+deflate`).
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Transport::Wss | Transport::WssDeflate)
+    }
+
+    /// True for the transports that negotiate permessage-deflate.
+    pub fn is_deflate(&self) -> bool {
+        matches!(self, Transport::WsDeflate | Transport::WssDeflate)
+    }
 }
 
 named_enum!(

@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
     Distributed, ErrorCounts, InstanceSample, LoadPath, LoadgenInstance, Outcome, RunResult,
-    SCHEMA_VERSION, Sample, Scenario, ServerIdentity, Transport,
+    SCHEMA_VERSION, Sample, Scenario, ServerIdentity,
 };
 
 use super::collect::{Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines};
@@ -273,7 +273,7 @@ impl<E: Engine> Session<'_, E> {
             })?;
         self.server = Some(id);
         let target = Target::loopback(port);
-        Ok(match (&self.plan.tls, is_tls(self.point.transport)) {
+        Ok(match (&self.plan.tls, self.point.transport.is_tls()) {
             (Some(cert), true) => target.with_tls(cert.client_config()),
             _ => target,
         })
@@ -285,7 +285,7 @@ impl<E: Engine> Session<'_, E> {
         let transport = self.point.transport;
         let mut args = Vec::new();
         let mut binds = Vec::new();
-        if is_tls(transport) {
+        if transport.is_tls() {
             let cert = self.plan.tls.as_ref().ok_or_else(|| {
                 Failure::new(
                     Outcome::ServerCrashed,
@@ -295,7 +295,7 @@ impl<E: Engine> Session<'_, E> {
             args.extend(cert.server_args());
             binds.push(cert.bind());
         }
-        if is_deflate(transport) {
+        if transport.is_deflate() {
             args.push("--deflate".into());
         }
         Ok((args, binds))
@@ -510,7 +510,7 @@ impl<E: Engine> Session<'_, E> {
                 crate::tls::CERT_FILE
             ));
         }
-        if is_deflate(self.point.transport) {
+        if self.point.transport.is_deflate() {
             env.push("DEFLATE=1".into());
         }
         env
@@ -519,7 +519,7 @@ impl<E: Engine> Session<'_, E> {
     /// The run's certificate folder for k6, on a wss point.
     fn tls_bind(&self) -> Option<String> {
         let cert = self.plan.tls.as_ref()?;
-        is_tls(self.point.transport).then(|| cert.bind())
+        self.point.transport.is_tls().then(|| cert.bind())
     }
 
     /// Waits until every k6 of a split run is paused and ready, then resumes them at once.
@@ -911,16 +911,6 @@ fn read_shape(out_dir: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(out_dir.join(SUMMARY_FILE)).ok()?;
     let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
     summary.get("setup_data")?.get("shape").cloned()
-}
-
-/// Whether a transport runs over TLS.
-fn is_tls(transport: Transport) -> bool {
-    matches!(transport, Transport::Wss | Transport::WssDeflate)
-}
-
-/// Whether a transport negotiates permessage-deflate.
-fn is_deflate(transport: Transport) -> bool {
-    matches!(transport, Transport::WsDeflate | Transport::WssDeflate)
 }
 
 /// The port of a `host:port`.

@@ -406,11 +406,7 @@ async fn prepare(
 fn run_cert(
     transports: &[wscbench_results::Transport],
 ) -> Result<Option<std::sync::Arc<wscbench_engine::tls::RunCert>>, ExpectedError> {
-    use wscbench_results::Transport;
-    if !transports
-        .iter()
-        .any(|t| matches!(t, Transport::Wss | Transport::WssDeflate))
-    {
+    if !transports.iter().any(|t| t.is_tls()) {
         return Ok(None);
     }
     let cert = wscbench_engine::tls::RunCert::make()
