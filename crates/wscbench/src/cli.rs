@@ -288,6 +288,11 @@ pub struct LoadgenCapacityArgs {
     /// Seconds k6 receives on each path
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=600))]
     pub seconds: u32,
+    /// How k6 reaches the blaster: wss (TLS with a certificate made for the measurement),
+    /// ws+deflate or wss+deflate (compressed frames) measure the native path only, which
+    /// alone speaks them; the figure is what a point of that transport is judged against
+    #[arg(long, default_value = "ws", value_name = "TRANSPORT", value_parser = one_of(Transport::ALL, Transport::as_str))]
+    pub transport: Transport,
     /// The blaster's total frames/s against the native path (0 = as fast as it can)
     #[arg(long, default_value_t = 0.0)]
     pub native_rate: f64,
