@@ -339,6 +339,11 @@ impl LocalServer {
         })
     }
 
+    /// The TLS client configuration of a server that serves wss.
+    pub fn tls(&self) -> Option<&std::sync::Arc<rustls::ClientConfig>> {
+        self.tls.as_ref()
+    }
+
     /// Says the server serves wss, trusting `tls`: its /health is asked over https.
     pub fn with_tls(mut self, tls: std::sync::Arc<rustls::ClientConfig>) -> Self {
         self.tls = Some(tls);

@@ -254,7 +254,10 @@ pub const SHUTDOWN_CHECK: &str = "graceful_shutdown";
 /// shutdown rule: clients closed with 1001, final stats as the last stdout line, exit 0 within 2 s.
 pub async fn verify_shutdown(server: crate::local::LocalServer) -> CheckResult {
     let started = Instant::now();
-    let target = Target::loopback(server.port);
+    let mut target = Target::loopback(server.port);
+    if let Some(tls) = server.tls() {
+        target = target.with_tls(tls.clone());
+    }
     let outcome = async {
         let mut member = client::Member::join(&target, "v-shutdown").await?;
         let (stopped, closed) = tokio::join!(
