@@ -142,8 +142,12 @@ const COST_NOTE: &str = "(+x %) is the figure relative to the same server over w
 /// The cell with its figure relative to `ws_mean` appended: `(+12 %)`, `(−38 %)`.
 fn relative_to_ws(mut cell: Cell, ws_mean: Option<f64>) -> Cell {
     if let (Some(value), Some(ws)) = (cell.value, ws_mean.filter(|w| *w != 0.0)) {
-        let pct = (value / ws - 1.0) * 100.0;
-        let sign = if pct < 0.0 { "−" } else { "+" };
+        let pct = ((value / ws - 1.0) * 100.0).round();
+        let sign = match pct {
+            p if p < 0.0 => "−",
+            p if p > 0.0 => "+",
+            _ => "±",
+        };
         cell.text = format!("{} ({sign}{:.0} %)", cell.text, pct.abs());
     }
     cell
