@@ -58,6 +58,7 @@ export function room() {
   ]);
   chat.session({
     ...config.sampling,
+    ...config.transport,
     url: config.wsUrl,
     user: `k6-${__VU}`,
     clients: shape.roomSize,

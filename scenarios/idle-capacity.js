@@ -31,6 +31,7 @@ export function room() {
   if (joinStep() < 0) return;
   chat.session({
     ...config.sampling,
+    ...config.transport,
     url: config.wsUrl,
     user: `k6-${__VU}`,
     clients: shape.roomSize,

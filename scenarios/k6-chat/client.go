@@ -117,6 +117,8 @@ type clientOptions struct {
 	// countOnly: this client counts the chats it receives without timing
 	// them; the zero value is a latency probe (see "Latency probes").
 	countOnly bool
+	// transport: TLS settings and permessage-deflate (transport.go).
+	transport transportOptions
 
 	// Test hooks, zero in k6. timerDelay is added to every wait of the chat
 	// timer (a load generator short of CPU); sendBufferBytes sets the
@@ -229,9 +231,11 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 			rc = &readConn{Conn: c}
 			return rc, nil
 		},
-		HandshakeTimeout: handshakeTimeout,
-		ReadBufferSize:   readBufferBytes,
-		WriteBufferSize:  4 << 10,
+		HandshakeTimeout:  handshakeTimeout,
+		ReadBufferSize:    readBufferBytes,
+		WriteBufferSize:   4 << 10,
+		TLSClientConfig:   o.transport.tls,
+		EnableCompression: o.transport.deflate,
 	}
 	// start is also when the scenario meant this client to start chatting:
 	// its schedule runs from here, whatever connecting and joining take.
@@ -245,9 +249,14 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 		if ctx.Err() != nil {
 			return // cut off while connecting: not the server's failure
 		}
-		t.add(cConnectErrors, 1)
-		t.add(cWsErrors, 1)
-		pause(ctx, retryPause)
+		connectFailed(ctx, t, connectReason(err, resp))
+		return
+	}
+	if n, ok := negotiated(conn, resp, o.transport); ok {
+		t.totals.handshakes.succeeded(n)
+	} else {
+		_ = conn.Close()
+		connectFailed(ctx, t, reasonDeflateRefused)
 		return
 	}
 	userJSON, _ := json.Marshal(o.user)
@@ -284,6 +293,14 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 		// Like a session k6/websockets cuts off: neither closed nor abnormal,
 		// so ws_sessions - sessions_closed counts it.
 	}
+}
+
+// connectFailed counts a failed connect with its reason and lingers.
+func connectFailed(ctx context.Context, t *tally, reason string) {
+	t.add(cConnectErrors, 1)
+	t.add(cWsErrors, 1)
+	t.totals.handshakes.failed(reason)
+	pause(ctx, retryPause)
 }
 
 type outcome int

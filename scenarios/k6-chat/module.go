@@ -332,7 +332,7 @@ func parseSchedule(rt *sobek.Runtime, v sobek.Value) (time.Duration, []step, err
 // The options session() takes.
 var optionNames = []string{
 	"url", "user", "room", "chats", "chatsPerSecond", "rateChanges", "stopChatAt", "leaveAt", "stayMs", "clients", "instance",
-	"latencyProbeEvery",
+	"latencyProbeEvery", "caFile", "insecureSkipVerify", "deflate",
 }
 
 // maxProbeEvery bounds latencyProbeEvery.
@@ -364,7 +364,13 @@ const maxRateChanges = 1000
 //     latency of another instance's chats apart (default 0: not split);
 //   - latencyProbeEvery: one client in this many (counted over the process)
 //     times every chat it receives; the others count without timing
-//     (default 10; 1: every client).
+//     (default 10; 1: every client);
+//   - caFile: for wss://, a PEM file of the certificate(s) to trust (the
+//     run's self-signed certificate); default: the system's roots;
+//   - insecureSkipVerify: for wss://, accept any certificate (explicit only;
+//     not with caFile);
+//   - deflate: offer permessage-deflate, and count a handshake whose answer
+//     lacks it as a failed connect (default false).
 //
 // It returns the options, the number of clients and which of them time chats.
 func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, sampling, error) {
@@ -374,6 +380,27 @@ func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, samplin
 	}
 	sm, err := parseSampling(v.ToObject(rt))
 	return o, clients, sm, err
+}
+
+// parseTransport reads caFile, insecureSkipVerify and deflate.
+func parseTransport(obj *sobek.Object, o *clientOptions) error {
+	caFile := ""
+	if v := obj.Get("caFile"); !common.IsNullish(v) {
+		caFile = v.String()
+	}
+	insecure := false
+	if v := obj.Get("insecureSkipVerify"); !common.IsNullish(v) {
+		insecure = v.ToBoolean()
+	}
+	if v := obj.Get("deflate"); !common.IsNullish(v) {
+		o.transport.deflate = v.ToBoolean()
+	}
+	if (caFile != "" || insecure) && !strings.HasPrefix(o.url, "wss://") {
+		return fmt.Errorf("chat.session: caFile and insecureSkipVerify are for wss:// URLs, got %q", o.url)
+	}
+	cfg, err := newTLSConfig(caFile, insecure)
+	o.transport.tls = cfg
+	return err
 }
 
 // parseSampling reads latencyProbeEvery.
@@ -441,6 +468,9 @@ func parseSessionOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, 
 	o.url = u.String()
 	if parsed, err := url.Parse(o.url); err != nil || (parsed.Scheme != "ws" && parsed.Scheme != "wss") {
 		return o, 0, fmt.Errorf("chat.session: url must be a ws:// or wss:// URL, got %q", o.url)
+	}
+	if err := parseTransport(obj, &o); err != nil {
+		return o, 0, err
 	}
 
 	clients := 1

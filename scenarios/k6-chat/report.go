@@ -59,6 +59,14 @@ type Report struct {
 	// Steps are the windows of the step schedule the script set (see
 	// chat.schedule), every step, counted or not; empty without one.
 	Steps []WindowReport `json:"steps"`
+	// Negotiated is every distinct outcome of the sessions' handshakes (TLS
+	// version and cipher suite, the server's permessage-deflate answer) with
+	// how many sessions had it, most first (added to format 1 without a bump,
+	// like periods).
+	Negotiated []negotiation `json:"negotiated"`
+	// ConnectErrorReasons counts the failed connects by reason (see
+	// transport.go); they add up to counters.connect_errors.
+	ConnectErrorReasons map[string]int64 `json:"connect_error_reasons"`
 }
 
 // LatencyHistogram is an HDR histogram of chat latencies in microseconds.
@@ -87,6 +95,7 @@ func (t *totals) report() Report {
 		LatencyProbeEvery: t.sampling.probeEvery,
 	}
 	r.Instance, _ = os.Hostname()
+	r.Negotiated, r.ConnectErrorReasons = t.handshakes.report()
 	for i, n := range t.counts {
 		r.Counters[counterNames[i]] = n
 	}

@@ -132,6 +132,8 @@ type totals struct {
 	scheduled bool
 	// now is the clock, replaceable in tests.
 	now func() time.Time
+	// handshakes: what each session negotiated, and why connects failed.
+	handshakes handshakes
 }
 
 // setSampling records how the clients time chats, for the report (the last

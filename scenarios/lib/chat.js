@@ -77,7 +77,7 @@ export function runSession(setupData, opts) {
  * so setupData's clockBaseMs is not needed.
  */
 function runNativeSession({ chats, chatsPerSecond, stopChatAt, leaveAt, stayMs }) {
-  const opts = { url: config.wsUrl, user: userName(), ...config.sampling };
+  const opts = { url: config.wsUrl, user: userName(), ...config.sampling, ...config.transport };
   if (instance() > 0) opts.instance = instance();
   if (chats !== undefined) opts.chats = chats;
   if (chatsPerSecond !== undefined) opts.chatsPerSecond = chatsPerSecond;

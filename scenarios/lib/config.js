@@ -1,5 +1,5 @@
 // Owns the environment interface every scenario shares: WS_URL, MODE, LOADGEN,
-// SUMMARY_PATH, NATIVE_PATH, INSTANCE, LATENCY_PROBE_EVERY, and the load parameters a sweep sets
+// SUMMARY_PATH, NATIVE_PATH, INSTANCE, LATENCY_PROBE_EVERY, TLS_CA_FILE, DEFLATE, and the load parameters a sweep sets
 // (CLIENTS, RATE; see SWEEP_KEYS in modes.js for which shape takes which).
 //
 // Read once in the init context, so a missing or malformed setting stops k6
@@ -91,6 +91,24 @@ function readSampling() {
   return { latencyProbeEvery: n };
 }
 
+/**
+ * The transport options of the native client (k6/x/chat, docs/transports.md):
+ * TLS_CA_FILE, the PEM certificate a wss:// server's must chain to (the run's
+ * own, self-signed); DEFLATE=1 offers permessage-deflate and counts a
+ * handshake without it as a failed connect. Only the native load path has them.
+ */
+function readTransport() {
+  const opts = {};
+  const ca = __ENV.TLS_CA_FILE;
+  if (ca) opts.caFile = ca;
+  const deflate = __ENV.DEFLATE || '0';
+  if (deflate !== '0' && deflate !== '1') {
+    throw new Error(`DEFLATE must be 0 or 1, got "${deflate}"`);
+  }
+  if (deflate === '1') opts.deflate = true;
+  return opts;
+}
+
 export const config = {
   wsUrl: readWsUrl(),
   mode: readMode(),
@@ -101,4 +119,6 @@ export const config = {
   instance: readInstance(),
   /** Options for chat.session(): which native clients time chats. */
   sampling: readSampling(),
+  /** Options for chat.session(): TLS and permessage-deflate. */
+  transport: readTransport(),
 };

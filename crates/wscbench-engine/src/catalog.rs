@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use wscbench_results::Transport;
 
 use crate::runtime::RuntimeSpec;
 
@@ -43,6 +44,16 @@ pub enum CatalogError {
     /// `--variant` names a variant that none of the selected servers declares.
     #[error("unknown variant {name:?}: {known}")]
     UnknownVariant { name: String, known: String },
+    /// A manifest's transports and `[not_offered]` disagree or name an unknown transport.
+    #[error("{}: {reason}", path.display())]
+    BadTransports { path: PathBuf, reason: String },
+    /// `--transport` asks a server for a transport its manifest says it does not offer.
+    #[error("{server} does not offer {transport}: {reason}")]
+    NotOffered {
+        server: String,
+        transport: Transport,
+        reason: String,
+    },
     /// Reading the sources for the hash failed.
     #[error("reading {}: {source}", path.display())]
     Io {
@@ -58,8 +69,9 @@ impl CatalogError {
     pub fn class(&self) -> crate::ErrorClass {
         use crate::ErrorClass::*;
         match self {
-            Self::NoMatch { .. } | Self::UnknownVariant { .. } => Usage,
+            Self::NoMatch { .. } | Self::UnknownVariant { .. } | Self::NotOffered { .. } => Usage,
             Self::Manifest { .. }
+            | Self::BadTransports { .. }
             | Self::IdMismatch { .. }
             | Self::BadVariant { .. }
             | Self::Io { .. } => Failure,
@@ -105,6 +117,15 @@ pub struct Server {
     /// launcher that runs it as a local process (for `verify`).
     #[serde(default)]
     pub runtime: Option<RuntimeSpec>,
+    /// The transports the server offers (`ws`, `wss`, `ws+deflate`, `wss+deflate`; absent:
+    /// `ws` only). It serves wss given `--tls-cert FILE --tls-key FILE` and accepts
+    /// permessage-deflate given `--deflate`.
+    #[serde(default = "only_ws")]
+    pub transports: Vec<Transport>,
+    /// One entry per transport the server does not offer: why, with the source of that
+    /// reason (`wss = "std.crypto.tls holds a client only (lib/std/crypto/tls/Client.zig)"`).
+    #[serde(default)]
+    pub not_offered: BTreeMap<String, String>,
     /// The server's directory (not part of the manifest).
     #[serde(skip)]
     pub dir: PathBuf,
@@ -135,6 +156,10 @@ pub const DEFAULT_VARIANT: &str = "default";
 /// `--variant all`: the plain server and every variant it declares.
 pub const ALL_VARIANTS: &str = "all";
 
+fn only_ws() -> Vec<Transport> {
+    vec![Transport::Ws]
+}
+
 impl Server {
     /// The server a row of variant `name` runs: itself, or for a variant with its own
     /// binary, the same server with that binary and its own image tag (`TAG-NAME`).
@@ -147,6 +172,43 @@ impl Server {
             },
             None => self.clone(),
         }
+    }
+
+    /// Whether the server offers `transport`; if not, the manifest's reason (or, for a
+    /// manifest that declares no transports, that it offers `ws` only).
+    pub fn offers(&self, transport: Transport) -> Result<(), String> {
+        if self.transports.contains(&transport) {
+            return Ok(());
+        }
+        Err(self
+            .not_offered
+            .get(transport.as_str())
+            .cloned()
+            .unwrap_or_else(|| "its server.toml declares no transports, so ws only".into()))
+    }
+
+    /// Checks every transport of `asked`: the first one not offered is a usage error that
+    /// names the server and the manifest's reason.
+    pub fn check_transports(&self, asked: &[Transport]) -> Result<(), CatalogError> {
+        for &transport in asked {
+            self.offers(transport)
+                .map_err(|reason| CatalogError::NotOffered {
+                    server: self.id.clone(),
+                    transport,
+                    reason,
+                })?;
+        }
+        Ok(())
+    }
+
+    /// `ws, wss` and `not offered: ws+deflate (reason)`, for `list`.
+    pub fn describe_transports(&self) -> (String, Vec<String>) {
+        let offered: Vec<&str> = self.transports.iter().map(|t| t.as_str()).collect();
+        let not: Vec<String> = Transport::ALL
+            .iter()
+            .filter_map(|&t| self.offers(t).err().map(|reason| format!("{t}: {reason}")))
+            .collect();
+        (offered.join(", "), not)
     }
 
     /// The runnable variant `name`, if the manifest declares it.
@@ -173,7 +235,11 @@ impl Server {
                     .chain(&spec.args)
                     .map(String::as_str)
                     .collect();
-                let bench = if spec.bench { ", in the default run" } else { "" };
+                let bench = if spec.bench {
+                    ", in the default run"
+                } else {
+                    ""
+                };
                 format!("{name} ({}{bench})", what.join(" "))
             })
             .collect()
@@ -319,8 +385,42 @@ pub fn load_manifest(path: &Path, servers_dir: &Path) -> Result<Server, CatalogE
             });
         }
     }
+    check_transports(&server).map_err(|reason| CatalogError::BadTransports {
+        path: path.to_owned(),
+        reason,
+    })?;
     server.dir = dir;
     Ok(server)
+}
+
+/// Every transport named is known, none is both offered and not, `ws` is offered, and a
+/// manifest that lists its transports gives a reason for each one it leaves out.
+fn check_transports(server: &Server) -> Result<(), String> {
+    if !server.transports.contains(&Transport::Ws) {
+        return Err(
+            "transports must include ws, the baseline every other one is compared with".into(),
+        );
+    }
+    for (name, reason) in &server.not_offered {
+        let transport: Transport = name.parse().map_err(|e| format!("[not_offered]: {e}"))?;
+        if server.transports.contains(&transport) {
+            return Err(format!(
+                "{transport} is both in transports and in [not_offered]"
+            ));
+        }
+        if reason.trim().is_empty() {
+            return Err(format!("[not_offered] {transport}: the reason is empty"));
+        }
+    }
+    let declared = server.transports.len() > 1 || !server.not_offered.is_empty();
+    if let Some(missing) = Transport::ALL.iter().find(|t| {
+        declared && !server.transports.contains(t) && !server.not_offered.contains_key(t.as_str())
+    }) {
+        return Err(format!(
+            "{missing} is neither in transports nor in [not_offered]: give the reason it is not offered, with its source"
+        ));
+    }
+    Ok(())
 }
 
 /// A variant's name goes into ids, file names and container names; its environment must be
@@ -449,7 +549,9 @@ impl Selection {
                     || if self.groups.is_empty() {
                         s.profile != EXTRA_GROUP
                     } else {
-                        self.groups.iter().any(|g| g.eq_ignore_ascii_case(&s.profile))
+                        self.groups
+                            .iter()
+                            .any(|g| g.eq_ignore_ascii_case(&s.profile))
                     }
             })
             .filter(|s| {
@@ -537,6 +639,75 @@ mod tests {
         .unwrap();
     }
 
+    fn append(root: &Path, id: &str, text: &str) {
+        let path = root.join(id).join("server.toml");
+        let mut manifest = fs::read_to_string(&path).unwrap();
+        manifest.push_str(text);
+        fs::write(path, manifest).unwrap();
+    }
+
+    #[test]
+    fn a_manifest_without_transports_offers_ws_only() {
+        let root = tempfile::tempdir().unwrap();
+        write_manifest(root.path(), "profile-b/go", "wsc-go");
+        let server = &discover(root.path()).unwrap()[0];
+        assert_eq!(server.transports, [Transport::Ws]);
+        assert!(server.check_transports(&[Transport::Ws]).is_ok());
+        let err = server.check_transports(&[Transport::Wss]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "profile-b/go does not offer wss: its server.toml declares no transports, so ws only"
+        );
+        assert_eq!(err.class(), crate::ErrorClass::Usage);
+    }
+
+    #[test]
+    fn a_transport_not_offered_is_refused_with_the_manifests_reason() {
+        let root = tempfile::tempdir().unwrap();
+        write_manifest(root.path(), "profile-b/zig", "wsc-zig");
+        append(
+            root.path(),
+            "profile-b/zig",
+            "transports = [\"ws\", \"ws+deflate\"]\n[not_offered]\n\
+             wss = \"std.crypto.tls holds a client only (lib/std/crypto/tls/Client.zig)\"\n\
+             \"wss+deflate\" = \"no wss (see wss)\"\n",
+        );
+        let server = &discover(root.path()).unwrap()[0];
+        assert!(
+            server
+                .check_transports(&[Transport::Ws, Transport::WsDeflate])
+                .is_ok()
+        );
+        let err = server
+            .check_transports(&[Transport::Ws, Transport::Wss])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "profile-b/zig does not offer wss: std.crypto.tls holds a client only (lib/std/crypto/tls/Client.zig)"
+        );
+        let (offered, not) = server.describe_transports();
+        assert_eq!(offered, "ws, ws+deflate");
+        assert_eq!(not.len(), 2);
+    }
+
+    #[test]
+    fn a_manifest_that_leaves_a_transport_out_without_a_reason_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        write_manifest(root.path(), "profile-b/go", "wsc-go");
+        append(
+            root.path(),
+            "profile-b/go",
+            "transports = [\"ws\", \"wss\"]\n",
+        );
+        let err = discover(root.path()).unwrap_err();
+        assert!(matches!(err, CatalogError::BadTransports { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("ws+deflate is neither in transports nor in [not_offered]"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn discovery_finds_manifests_sorted_by_id() {
         let root = tempfile::tempdir().unwrap();
@@ -620,7 +791,12 @@ mod tests {
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].runtime.as_ref().unwrap().args, ["/app/server.js"]);
         let ids = |selection: Selection| -> Vec<String> {
-            selection.apply(&all).unwrap().into_iter().map(|s| s.id).collect()
+            selection
+                .apply(&all)
+                .unwrap()
+                .into_iter()
+                .map(|s| s.id)
+                .collect()
         };
         assert_eq!(ids(Selection::default()), ["profile-b/go"]);
         let group = Selection {

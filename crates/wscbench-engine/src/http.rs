@@ -51,11 +51,35 @@ pub async fn get(addr: &str, path: &str, timeout: Duration) -> Result<Response, 
     request(hyper::Method::GET, addr, path, Vec::new(), timeout).await
 }
 
+/// The TLS client configuration of an `https` server (a wss run's), `None` for `http`.
+pub type Tls<'a> = Option<&'a std::sync::Arc<rustls::ClientConfig>>;
+
+/// [`get`], over TLS when `tls` is given (`https://{addr}{path}`).
+pub async fn get_over(
+    addr: &str,
+    tls: Tls<'_>,
+    path: &str,
+    timeout: Duration,
+) -> Result<Response, HttpError> {
+    exchange(hyper::Method::GET, addr, tls, path, Vec::new(), timeout).await
+}
+
 /// `{method} http://{addr}{path}` with a JSON `body` (empty: none) and `Connection: close`,
 /// within `timeout`.
 pub async fn request(
     method: hyper::Method,
     addr: &str,
+    path: &str,
+    body: Vec<u8>,
+    timeout: Duration,
+) -> Result<Response, HttpError> {
+    exchange(method, addr, None, path, body, timeout).await
+}
+
+async fn exchange(
+    method: hyper::Method,
+    addr: &str,
+    tls: Tls<'_>,
     path: &str,
     body: Vec<u8>,
     timeout: Duration,
@@ -66,13 +90,13 @@ pub async fn request(
         source,
     };
     let exchange = async {
-        let stream = TcpStream::connect(addr)
-            .await
-            .map_err(|source| HttpError::Io {
-                addr: addr.into(),
-                path: path.into(),
-                source,
-            })?;
+        let io = |source| HttpError::Io {
+            addr: addr.into(),
+            path: path.into(),
+            source,
+        };
+        let tcp = TcpStream::connect(addr).await.map_err(io)?;
+        let stream = crate::tls::Stream::over(tcp, tls).await.map_err(io)?;
         let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
             .map_err(http)?;
@@ -127,11 +151,21 @@ pub enum NotHealthy<T> {
 pub async fn wait_healthy<T>(
     addr: &str,
     timeout: Duration,
+    gone: impl AsyncFnMut() -> Option<T>,
+) -> Result<(), NotHealthy<T>> {
+    wait_healthy_over(addr, None, timeout, gone).await
+}
+
+/// [`wait_healthy`], over TLS when `tls` is given.
+pub async fn wait_healthy_over<T>(
+    addr: &str,
+    tls: Tls<'_>,
+    timeout: Duration,
     mut gone: impl AsyncFnMut() -> Option<T>,
 ) -> Result<(), NotHealthy<T>> {
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
-        if let Ok(r) = get(addr, "/health", Duration::from_millis(500)).await
+        if let Ok(r) = get_over(addr, tls, "/health", Duration::from_millis(500)).await
             && r.status == 200
         {
             return Ok(());

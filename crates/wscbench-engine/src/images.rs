@@ -142,8 +142,14 @@ async fn build_runtime_image(
         (LABEL.to_string(), "1".to_string()),
         (HASH_LABEL.to_string(), hash.clone()),
         ("wscbench.server".to_string(), server.id.clone()),
-        (BINARY_SIZE_LABEL.to_string(), context.payload_bytes.to_string()),
-        (RUNTIME_LABEL.to_string(), probe.executable.display().to_string()),
+        (
+            BINARY_SIZE_LABEL.to_string(),
+            context.payload_bytes.to_string(),
+        ),
+        (
+            RUNTIME_LABEL.to_string(),
+            probe.executable.display().to_string(),
+        ),
     ]);
     build_context_image(engine, &server.tag, context.tar, &labels).await?;
     let mut image =

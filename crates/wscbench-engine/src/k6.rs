@@ -69,6 +69,7 @@ pub fn parse_summary(text: &str) -> Result<Summary, SummaryError> {
             failed_connects: count("connect_errors"),
             abnormal_closes: count("abnormal_closes"),
             script_errors: count("ws_errors"),
+            ..ErrorCounts::default()
         },
         test_run_duration_ms: data
             .pointer("/state/testRunDurationMs")

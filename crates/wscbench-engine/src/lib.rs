@@ -24,6 +24,7 @@ pub mod soak;
 pub mod split;
 pub mod stats;
 pub mod sweep;
+pub mod tls;
 pub mod verdict;
 pub mod verify;
 

@@ -1,14 +1,17 @@
 //! The load generator's own limit: k6 on one pinned core receiving from the blaster (a
 //! server that only sends prepared chat frames) on another, for one load path at a time.
 //! The figure is chats received per CPU-second of the k6 process, so the sender need not
-//! saturate k6 for the number to mean something.
+//! saturate k6 for the number to mean something. Over `wss` the blaster serves TLS with
+//! the run's certificate and over the deflate transports it sends compressed frames, so the
+//! figure is what k6 receives per CPU-second on that transport: the load-generator verdict
+//! of a wss or deflate point compares against its own transport's figure.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use wscbench_results::LoadPath;
+use wscbench_results::{LoadPath, Transport};
 
 use crate::docker::{RUN_LABEL, nano_cpus};
 use crate::engine::{ContainerSpec, Engine, EngineError};
@@ -43,6 +46,26 @@ pub struct CapacitySpec {
     pub cpuset_loadgen: String,
     /// Memory limit of k6.
     pub loadgen_memory_bytes: u64,
+    /// How k6 reaches the blaster.
+    pub transport: Transport,
+    /// The certificate the blaster serves wss with (needed for the TLS transports).
+    pub tls: Option<std::sync::Arc<crate::tls::RunCert>>,
+}
+
+impl CapacitySpec {
+    /// The certificate of a TLS transport, or `None` in cleartext.
+    fn cert(&self) -> Option<&crate::tls::RunCert> {
+        self.tls.as_deref().filter(|_| self.transport.is_tls())
+    }
+
+    /// `native` or `native-wss+deflate`: a folder and container-name part per path and
+    /// transport (`+` becomes `-` in container names).
+    fn label(&self, path: LoadPath) -> String {
+        match self.transport {
+            t if t.is_ws() => path.to_string(),
+            t => format!("{path}-{t}"),
+        }
+    }
 }
 
 /// What one load path received, and what it cost.
@@ -50,6 +73,8 @@ pub struct CapacitySpec {
 pub struct PathCapacity {
     /// The load path.
     pub load_path: LoadPath,
+    /// How k6 reached the blaster.
+    pub transport: Transport,
     /// Connections held.
     pub clients: u32,
     /// The blaster's rate limit (0 = none).
@@ -130,7 +155,7 @@ async fn measure_inner<E: Engine>(
     };
     let (blaster, addr) = start_blaster(engine, spec, path, rate).await?;
     started.push(blaster.clone());
-    let out_dir = spec.out_dir.join(path.as_str());
+    let out_dir = spec.out_dir.join(spec.label(path));
     let k6 = start_k6(engine, spec, path, &addr, &out_dir).await?;
     started.push(k6.clone());
     let followed = follow(engine, &k6, spec.seconds).await?;
@@ -140,6 +165,7 @@ async fn measure_inner<E: Engine>(
     let (received, loadgen_cpu_s) = read_output(&out_dir, path)?;
     Ok(PathCapacity {
         load_path: path,
+        transport: spec.transport,
         clients: spec.clients,
         sender_rate_limit_per_s: rate,
         sender_frames_per_s: blaster_frames(&blaster_logs)
@@ -175,18 +201,32 @@ async fn start_blaster<E: Engine>(
         endpoint: "127.0.0.1".into(),
         reason: e.to_string(),
     })?;
+    let mut cmd: Vec<String> = vec![
+        "--host".into(),
+        "127.0.0.1".into(),
+        "--port".into(),
+        port.to_string(),
+        "--rate".into(),
+        rate.to_string(),
+    ];
+    let mut binds = Vec::new();
+    if let Some(cert) = spec.cert() {
+        cmd.extend(cert.server_args());
+        binds.push(cert.bind());
+    }
+    if spec.transport.is_deflate() {
+        cmd.push("--deflate".into());
+    }
     let id = engine
         .start(&ContainerSpec {
-            name: format!("wscbench-{}-blaster-{path}", spec.run_id),
+            name: format!(
+                "wscbench-{}-blaster-{}",
+                spec.run_id,
+                spec.label(path).replace('+', "-")
+            ),
             image: spec.blaster_image.clone(),
-            cmd: vec![
-                "--host".into(),
-                "127.0.0.1".into(),
-                "--port".into(),
-                port.to_string(),
-                "--rate".into(),
-                rate.to_string(),
-            ],
+            cmd,
+            binds,
             labels: labels(spec, "blaster"),
             nano_cpus: Some(nano_cpus(1.0)),
             cpuset: Some(spec.cpuset_blaster.clone()),
@@ -194,9 +234,12 @@ async fn start_blaster<E: Engine>(
         })
         .await?;
     let addr = format!("127.0.0.1:{port}");
-    if crate::http::wait_healthy(&addr, Duration::from_secs(10), async || None::<()>)
-        .await
-        .is_err()
+    let tls = spec.cert().map(|c| c.client_config());
+    if crate::http::wait_healthy_over(&addr, tls.as_ref(), Duration::from_secs(10), async || {
+        None::<()>
+    })
+    .await
+    .is_err()
     {
         let _ = engine.remove(&id).await;
         return Err(CapacityError::BlasterNotHealthy);
@@ -222,9 +265,39 @@ async fn start_k6<E: Engine>(
         let _ = std::fs::set_permissions(out_dir, std::fs::Permissions::from_mode(0o777));
     }
     let out = std::path::absolute(out_dir).unwrap_or(out_dir.to_owned());
+    let scheme = if spec.cert().is_some() { "wss" } else { "ws" };
+    let mut env: Vec<String> = vec![
+        "K6_NO_USAGE_REPORT=true".into(),
+        "K6_AUTO_EXTENSION_RESOLUTION=false".into(),
+        format!("WS_URL={scheme}://{addr}/ws"),
+        format!("LOADGEN={path}"),
+        format!("CLIENTS={}", spec.clients),
+        format!("SECONDS={}", spec.seconds),
+        "SUMMARY_PATH=/out/summary.json".into(),
+        "NATIVE_PATH=/out/native.json".into(),
+    ];
+    let mut binds = vec![
+        format!("{}:/scenarios:ro", spec.scenarios_dir.display()),
+        format!("{}:/out", out.display()),
+    ];
+    if let Some(cert) = spec.cert() {
+        env.push(format!(
+            "TLS_CA_FILE={}/{}",
+            crate::tls::CONTAINER_DIR,
+            crate::tls::CERT_FILE
+        ));
+        binds.push(cert.bind());
+    }
+    if spec.transport.is_deflate() {
+        env.push("DEFLATE=1".into());
+    }
     Ok(engine
         .start(&ContainerSpec {
-            name: format!("wscbench-{}-k6-{path}", spec.run_id),
+            name: format!(
+                "wscbench-{}-k6-{}",
+                spec.run_id,
+                spec.label(path).replace('+', "-")
+            ),
             image: spec.k6_image.clone(),
             cmd: [
                 "run",
@@ -235,20 +308,8 @@ async fn start_k6<E: Engine>(
             ]
             .map(String::from)
             .to_vec(),
-            env: vec![
-                "K6_NO_USAGE_REPORT=true".into(),
-                "K6_AUTO_EXTENSION_RESOLUTION=false".into(),
-                format!("WS_URL=ws://{addr}/ws"),
-                format!("LOADGEN={path}"),
-                format!("CLIENTS={}", spec.clients),
-                format!("SECONDS={}", spec.seconds),
-                "SUMMARY_PATH=/out/summary.json".into(),
-                "NATIVE_PATH=/out/native.json".into(),
-            ],
-            binds: vec![
-                format!("{}:/scenarios:ro", spec.scenarios_dir.display()),
-                format!("{}:/out", out.display()),
-            ],
+            env,
+            binds,
             labels: labels(spec, "loadgen"),
             memory_bytes: Some(spec.loadgen_memory_bytes as i64),
             cpuset: Some(spec.cpuset_loadgen.clone()),

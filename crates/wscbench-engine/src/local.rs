@@ -278,6 +278,8 @@ pub struct LocalServer {
     /// The port it listens on.
     pub port: u16,
     stdout: JoinHandle<Vec<String>>,
+    /// The client TLS configuration when it serves wss (its /health is https then).
+    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 /// How a local server ended when asked to stop.
@@ -301,8 +303,20 @@ impl Stopped {
 impl LocalServer {
     /// Starts `binary --host 127.0.0.1 --port PORT`; its stderr is passed through to ours when `show_logs`.
     pub fn spawn(binary: &Path, port: u16, show_logs: bool) -> Result<Self, LocalError> {
+        Self::spawn_with(binary, port, &[], show_logs)
+    }
+
+    /// [`LocalServer::spawn`] with `extra` arguments after `--port` (a transport's:
+    /// `--tls-cert F --tls-key F`, `--deflate`).
+    pub fn spawn_with(
+        binary: &Path,
+        port: u16,
+        extra: &[String],
+        show_logs: bool,
+    ) -> Result<Self, LocalError> {
         let mut child = Command::new(binary)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(if show_logs {
@@ -332,7 +346,19 @@ impl LocalServer {
             child,
             port,
             stdout,
+            tls: None,
         })
+    }
+
+    /// The TLS client configuration of a server that serves wss.
+    pub fn tls(&self) -> Option<&std::sync::Arc<rustls::ClientConfig>> {
+        self.tls.as_ref()
+    }
+
+    /// Says the server serves wss, trusting `tls`: its /health is asked over https.
+    pub fn with_tls(mut self, tls: std::sync::Arc<rustls::ClientConfig>) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// Waits until `/health` answers 200.
@@ -346,7 +372,8 @@ impl LocalServer {
                 .flatten()
                 .map(|status| status.to_string())
         };
-        http::wait_healthy(&format!("127.0.0.1:{port}"), timeout, exited)
+        let addr = format!("127.0.0.1:{port}");
+        http::wait_healthy_over(&addr, self.tls.as_ref(), timeout, exited)
             .await
             .map_err(|not| LocalError::NotHealthy {
                 port,
@@ -422,6 +449,8 @@ mod tests {
             shared: vec![],
             variants: Default::default(),
             runtime: None,
+            transports: vec![wscbench_results::Transport::Ws],
+            not_offered: Default::default(),
             dir: dir.path().to_owned(),
         };
         (dir, server)

@@ -11,7 +11,9 @@
 
 use hdrhistogram::Histogram;
 use serde::Deserialize;
-use wscbench_results::{ErrorCounts, K6Metrics, LatencyMs, LatencySource};
+use wscbench_results::{
+    DeflateParams, ErrorCounts, K6Metrics, LatencyMs, LatencySource, Negotiated,
+};
 
 /// The `format` this reader understands.
 pub const FORMAT: &str = "wscbench-native/1";
@@ -94,6 +96,39 @@ pub struct NativeReport {
     /// (absent in reports written before probes existed, when every client was one).
     #[serde(default = "every_client")]
     pub latency_probe_every: u32,
+    /// Each distinct outcome of the sessions' handshakes (TLS version and cipher suite, the
+    /// server's permessage-deflate answer) with its sessions; absent in older reports.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub negotiated: Vec<NativeNegotiation>,
+    /// Failed connects by reason; absent in older reports.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub connect_error_reasons: std::collections::BTreeMap<String, u64>,
+}
+
+/// One outcome of the handshakes, as the extension reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+pub struct NativeNegotiation {
+    /// `TLS 1.3`; empty in cleartext.
+    #[serde(default)]
+    pub tls_version: String,
+    /// `TLS_AES_128_GCM_SHA256`; empty in cleartext.
+    #[serde(default)]
+    pub tls_cipher_suite: String,
+    /// The server's `Sec-WebSocket-Extensions` permessage-deflate answer; empty without one.
+    #[serde(default)]
+    pub deflate: String,
+    /// Sessions that ended their handshake this way.
+    #[serde(default)]
+    pub sessions: u64,
+}
+
+/// A JSON `null` (Go's nil map or slice) reads as the type's default.
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 fn every_client() -> u32 {
@@ -267,6 +302,10 @@ pub struct Merged {
     pub periods: Vec<MergedWindow>,
     /// One client in this many was a latency probe (the largest over instances).
     pub latency_probe_every: u32,
+    /// The handshakes' outcomes, sessions added over instances, most sessions first.
+    pub negotiated: Vec<Negotiated>,
+    /// Failed connects by reason, added over instances.
+    pub connect_error_reasons: std::collections::BTreeMap<String, u64>,
 }
 
 /// One window, merged over instances.
@@ -402,6 +441,8 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
     let mut periods: std::collections::BTreeMap<u64, MergedWindow> = Default::default();
     let mut period_ms = 0;
     let mut latency_probe_every = 1;
+    let mut negotiated: std::collections::BTreeMap<NativeNegotiation, u64> = Default::default();
+    let mut connect_error_reasons = std::collections::BTreeMap::new();
     let new_window = |w: &NativeWindow| -> Result<MergedWindow, NativeError> {
         Ok(MergedWindow {
             clients: w.clients,
@@ -426,6 +467,16 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
         process_cpu_ns += report.process_cpu_ns;
         period_ms = period_ms.max(report.period_ms);
         latency_probe_every = latency_probe_every.max(report.latency_probe_every);
+        for n in &report.negotiated {
+            let key = NativeNegotiation {
+                sessions: 0,
+                ..n.clone()
+            };
+            *negotiated.entry(key).or_default() += n.sessions;
+        }
+        for (reason, count) in &report.connect_error_reasons {
+            *connect_error_reasons.entry(reason.clone()).or_default() += count;
+        }
         for (i, w) in report.steps.iter().enumerate() {
             if steps.len() <= i {
                 steps.push(new_window(w)?);
@@ -462,7 +513,25 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
         period_ms,
         periods: periods.into_values().collect(),
         latency_probe_every,
+        negotiated: negotiated_of(negotiated),
+        connect_error_reasons,
     })
+}
+
+/// The schema's form of the handshakes' outcomes, most sessions first.
+fn negotiated_of(merged: std::collections::BTreeMap<NativeNegotiation, u64>) -> Vec<Negotiated> {
+    let some = |s: String| (!s.is_empty()).then_some(s);
+    let mut out: Vec<Negotiated> = merged
+        .into_iter()
+        .map(|(n, sessions)| Negotiated {
+            deflate: DeflateParams::parse(&n.deflate),
+            tls_version: some(n.tls_version),
+            tls_cipher_suite: some(n.tls_cipher_suite),
+            sessions,
+        })
+        .collect();
+    out.sort_by_key(|n| std::cmp::Reverse(n.sessions));
+    out
 }
 
 /// Records a response-time histogram, or the service time of a report written before response
@@ -565,6 +634,7 @@ impl Merged {
                 failed_connects: c.connect_errors,
                 abnormal_closes: c.abnormal_closes,
                 script_errors: c.ws_errors,
+                failed_connect_reasons: self.connect_error_reasons.clone(),
             },
         )
     }
@@ -610,6 +680,8 @@ mod tests {
             period_ms: 0,
             periods: Vec::new(),
             steps: Vec::new(),
+            negotiated: Vec::new(),
+            connect_error_reasons: Default::default(),
             latency_probe_every: 10,
         }
     }
@@ -749,5 +821,38 @@ mod tests {
         assert_eq!((c.chats_intended, c.chats_sent_on_time), (3, 1));
         assert_eq!((c.chats_sent_late_write, c.chats_missed_write), (1, 1));
         assert_eq!(c.chats_sent_late() + c.chats_missed(), 2);
+    }
+
+    #[test]
+    fn negotiations_and_connect_reasons_add_up_over_instances_and_null_reads_as_none() {
+        let with = |sessions: u64| {
+            let mut r = report(&[1_000], 1);
+            r.negotiated = vec![NativeNegotiation {
+                tls_version: "TLS 1.3".into(),
+                tls_cipher_suite: "TLS_AES_128_GCM_SHA256".into(),
+                deflate:
+                    "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
+                        .into(),
+                sessions,
+            }];
+            r.connect_error_reasons = [("tls".to_string(), 2)].into();
+            r
+        };
+        let merged = merge(&[with(3), with(4)]).unwrap();
+        assert_eq!(merged.negotiated.len(), 1);
+        let n = &merged.negotiated[0];
+        assert_eq!(n.sessions, 7);
+        assert_eq!(n.tls_version.as_deref(), Some("TLS 1.3"));
+        let deflate = n.deflate.as_ref().expect("deflate parsed");
+        assert!(deflate.server_no_context_takeover && deflate.client_no_context_takeover);
+        assert_eq!(merged.connect_error_reasons["tls"], 4);
+        let (_, errors) = merged.k6_metrics(1.0);
+        assert_eq!(errors.failed_connect_reasons["tls"], 4);
+
+        let go_nil = format!(
+            r#"{{"format":"{FORMAT}","counters":{{}},"latency_us":{{"lowest_trackable_us":1,"highest_trackable_us":60000000,"significant_figures":3,"buckets":[]}},"negotiated":null,"connect_error_reasons":null}}"#
+        );
+        let read = NativeReport::from_json(&go_nil).unwrap();
+        assert!(read.negotiated.is_empty() && read.connect_error_reasons.is_empty());
     }
 }

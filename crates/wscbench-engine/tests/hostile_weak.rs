@@ -319,7 +319,10 @@ async fn a_canary_chat_lost_during_an_attack_is_reported_with_the_servers_counte
         panic!("{results:#?}")
     };
     assert_eq!((name.as_str(), *passed), ("slowloris_upgrade", false));
-    assert!(detail.contains("the canaries stopped hearing each other"), "{detail}");
+    assert!(
+        detail.contains("the canaries stopped hearing each other"),
+        "{detail}"
+    );
     // The timeout says what did arrive (here the newcomer's join, or nothing).
     assert!(
         detail.contains("canary 3 from") && detail.contains("within 3s ("),

@@ -17,7 +17,9 @@ use wscbench_engine::images::Image;
 use wscbench_engine::runner::{
     self, External, Limits, Plan, PlannedServer, Progress, ServerSource, VerifyLevel,
 };
-use wscbench_results::{Conditions, LoadPath, Mode, Outcome, RunResult, Scenario, UsageSource};
+use wscbench_results::{
+    Conditions, LoadPath, Mode, Outcome, RunResult, Scenario, Transport, UsageSource,
+};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -420,6 +422,8 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         loadgens: Vec::new(),
         server_address: None,
         pause_server: None,
+        transports: Vec::new(),
+        tls: None,
         conditions: Conditions {
             server_cpus: 2.0,
             server_memory_bytes: 512 << 20,
@@ -1338,4 +1342,34 @@ async fn an_external_pid_that_exits_mid_run_is_recorded_as_a_crash() {
         result.outcome_detail
     );
     assert_eq!(engine.live(), 0, "k6 removed");
+}
+
+#[test]
+fn a_transport_the_server_does_not_offer_gets_no_point_and_the_others_one_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = plan(dir.path(), &[Scenario::Steady]);
+    let mut server = plan.servers[0].server.clone();
+    server.transports = vec![Transport::Ws, Transport::WsDeflate];
+    server.not_offered = [
+        ("wss".to_string(), "no TLS here (test)".to_string()),
+        ("wss+deflate".to_string(), "no TLS here (test)".to_string()),
+    ]
+    .into();
+    plan.servers[0].server = server;
+    plan.transports = vec![Transport::Ws, Transport::Wss, Transport::WsDeflate];
+    let transports: Vec<Transport> = plan.points().iter().map(|p| p.transport).collect();
+    assert_eq!(transports, [Transport::Ws, Transport::WsDeflate]);
+    assert_eq!(plan.len(), 2);
+    let paths: Vec<PathBuf> = plan
+        .points()
+        .iter()
+        .map(|p| p.result_path(Path::new("")))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            PathBuf::from("profile-b/go/steady.json"),
+            PathBuf::from("profile-b/go/steady.ws+deflate.json")
+        ]
+    );
 }

@@ -39,6 +39,7 @@ pub mod rounds;
 pub mod stats;
 mod summary;
 pub mod tables;
+pub mod transports;
 mod units;
 pub mod wording;
 

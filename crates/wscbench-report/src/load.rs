@@ -149,6 +149,20 @@ fn load(dir: &Path, run: Option<&str>, latest_only: bool) -> Result<Loaded, Load
     })
 }
 
+/// The transports each of `run_ids` recorded as not offered, from its `run.json` under
+/// `dir` (runs without one, or of older wscbench, recorded none).
+pub fn not_offered(dir: &Path, run_ids: &[&str]) -> Vec<wscbench_results::NotOffered> {
+    run_ids
+        .iter()
+        .filter_map(|id| {
+            let path = dir.join(id).join(wscbench_results::RUN_MANIFEST_FILE);
+            let text = std::fs::read_to_string(path).ok()?;
+            wscbench_results::RunManifest::from_json(&text).ok()
+        })
+        .flat_map(|m| m.not_offered)
+        .collect()
+}
+
 impl Loaded {
     /// The distinct run ids the results come from, sorted.
     pub fn run_ids(&self) -> Vec<&str> {

@@ -226,6 +226,16 @@ pub const MEMORY_PER_CONNECTION: Metric = Metric {
     value: memory_per_connection,
     format: |v| units::size(v.round() as u64),
 };
+/// Bytes the server wrote per delivery (frames after compression, TLS records' payload
+/// included as handed to the TLS layer): compression's gain, beside its CPU cost.
+pub const BYTES_PER_DELIVERY: Metric = Metric {
+    key: "bytes-per-delivery",
+    name: "Bytes per delivery",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| r.derived.bytes_written_per_delivery,
+    format: |v| format!("{v:.1} B"),
+};
 /// Errors per connection: churn stability.
 pub const ERRORS_PER_CONNECTION: Metric = Metric {
     key: "errors-per-connection",
@@ -284,6 +294,7 @@ pub const ALL: [&Metric; 19] = [
     &ERRORS_PER_CONNECTION,
     &MAX_CLIENTS,
     &IDLE_CLIENTS,
+    &BYTES_PER_DELIVERY,
 ];
 
 /// The metric of this key, if any.

@@ -18,6 +18,8 @@ use crate::units;
 
 pub use crate::metrics::Better;
 
+/// Said when results of other transports than ws are set apart in the transport matrix.
+const TRANSPORT_NOTE: &str = "Tables show ws; wss and permessage-deflate are in each profile's Transports matrix, beside ws.";
 /// Marks a number that measures the load generator rather than the server.
 pub(crate) const LOADGEN_BOUND_MARK: &str = "†";
 /// Marks a row whose run did not end `ok`.
@@ -258,14 +260,53 @@ impl Report {
     /// Builds every table from results: those of the most recent run's mode and conditions
     /// (see [`select`]), repetitions of a point grouped, the latest run of each point.
     pub fn from_results(results: &[RunResult]) -> Report {
+        Report::from_results_offering(results, &[])
+    }
+
+    /// [`Report::from_results`], with the transports the run recorded as not offered.
+    pub fn from_results_offering(
+        results: &[RunResult],
+        not_offered: &[wscbench_results::NotOffered],
+    ) -> Report {
         let selection = select(results, &Choice::default());
-        let mut report = Report::from_selected(&selection.results);
+        let mut report = Report::from_selected_offering(&selection.results, not_offered);
         report.notes.extend(selection.left_out);
         report
     }
 
     /// Builds every table from results already selected as like with like.
     pub fn from_selected(results: &[RunResult]) -> Report {
+        Report::from_selected_offering(results, &[])
+    }
+
+    /// [`Report::from_selected`], with the transports the runs recorded as not offered (their
+    /// `run.json`), for the transport matrix's "not offered" cells. Every table but the
+    /// matrix shows `ws` only: transports are never mixed in one table.
+    pub fn from_selected_offering(
+        results: &[RunResult],
+        not_offered: &[wscbench_results::NotOffered],
+    ) -> Report {
+        let every: Vec<&RunResult> = results.iter().collect();
+        let matrix = crate::transports::transport_tables(&groups(&every), not_offered);
+        let ws: Vec<RunResult> = results
+            .iter()
+            .filter(|r| r.transport.is_ws())
+            .cloned()
+            .collect();
+        let mut report = Report::from_ws(&ws);
+        if ws.len() < results.len() {
+            report.notes.push(TRANSPORT_NOTE.to_string());
+        }
+        let at = report
+            .tables
+            .iter()
+            .rposition(|t| t.title.ends_with("Load generator"))
+            .map_or(report.tables.len(), |i| i + 1);
+        report.tables.splice(at..at, matrix);
+        report
+    }
+
+    fn from_ws(results: &[RunResult]) -> Report {
         let refs: Vec<&RunResult> = results.iter().collect();
         let all = groups(&refs);
         let mut tables = vec![
@@ -973,6 +1014,12 @@ where
         key(a).cmp(&key(b))
     });
     groups.into_iter()
+}
+
+/// A language's place in the order rows appear.
+pub(crate) fn language_rank(language: &str) -> (usize, String) {
+    let (i, l) = rank(language, &LANGUAGES);
+    (i, l.to_string())
 }
 
 /// A value's place in a known order; unknown values come after, alphabetically.

@@ -553,7 +553,10 @@ fn each_accepted_chat_asks_for_a_delivery_to_every_other_member_of_its_second() 
     // 100 chats among 11 members (10 others each), then 300 among 101 (100 others each),
     // 20 of the 320 sent in that second refused by the rate limit.
     let r = with_chats(&[(11, 0, 0), (11, 100, 0), (101, 420, 20)], 400, 15_500);
-    assert_eq!(metrics::asked_deliveries(&r), Some(100.0 * 10.0 + 300.0 * 100.0));
+    assert_eq!(
+        metrics::asked_deliveries(&r),
+        Some(100.0 * 10.0 + 300.0 * 100.0)
+    );
     let share = (metrics::DELIVERED_SHARE.value)(&r).unwrap();
     assert_eq!((metrics::DELIVERED_SHARE.format)(share), "50.00%");
 }
@@ -579,7 +582,12 @@ fn deliveries_per_cpu_second_never_stand_without_the_delivered_share_beside_them
             .iter()
             .position(|&n| n == metrics::CPU_EFFICIENCY.name)
             .unwrap();
-        assert_eq!(names[at - 1], metrics::DELIVERED_SHARE.name, "in {}", t.title);
+        assert_eq!(
+            names[at - 1],
+            metrics::DELIVERED_SHARE.name,
+            "in {}",
+            t.title
+        );
     }
 }
 
@@ -601,7 +609,10 @@ fn a_saturation_table_shows_what_each_server_delivered_of_what_was_asked() {
     ];
     let report = Report::from_results(&runs);
     let t = table(&report, "Profile B (minimal / stdlib) — Saturation");
-    assert_eq!(column(t, metrics::DELIVERED_SHARE.name), ["100.00%", "50.00%"]);
+    assert_eq!(
+        column(t, metrics::DELIVERED_SHARE.name),
+        ["100.00%", "50.00%"]
+    );
     insta::assert_snapshot!(Format::Markdown.render(&report));
 }
 

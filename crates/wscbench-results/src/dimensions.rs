@@ -137,6 +137,16 @@ impl Transport {
     pub fn is_ws(&self) -> bool {
         *self == Transport::Ws
     }
+
+    /// True for the transports over TLS (`wss`, `wss+deflate`).
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Transport::Wss | Transport::WssDeflate)
+    }
+
+    /// True for the transports that negotiate permessage-deflate.
+    pub fn is_deflate(&self) -> bool {
+        matches!(self, Transport::WsDeflate | Transport::WssDeflate)
+    }
 }
 
 named_enum!(
@@ -183,6 +193,9 @@ pub struct PointKey {
     pub scenario: Scenario,
     /// Load parameters that override the shape's defaults, as `key=value` text.
     pub load_params: Vec<(String, String)>,
+    /// How the clients reached the server: results of two transports are never like with
+    /// like.
+    pub transport: Transport,
 }
 
 impl PointKey {
@@ -225,16 +238,18 @@ pub const RAW_DIR: &str = "raw";
 pub const HTML_REPORT_FILE: &str = "report.html";
 
 /// Where a result lives inside its run directory:
-/// `<profile>/<lang>[@variant]/<scenario>[+key=value...][.rep-N].json`.
-/// The repetition suffix appears only when a run has more than one.
+/// `<profile>/<lang>[@variant]/<scenario>[+key=value...][.transport][.rep-N].json`.
+/// The transport appears only when it is not `ws`, the repetition suffix only when a run
+/// has more than one.
 pub fn result_relative_path(
     server: &str,
     variant: Option<&str>,
     scenario: Scenario,
     load_params: &BTreeMap<String, f64>,
+    transport: Transport,
     repetition: Repetition,
 ) -> PathBuf {
-    let stem = point_stem(scenario, load_params, repetition);
+    let stem = point_stem(scenario, load_params, transport, repetition);
     PathBuf::from(server_label(server, variant)).join(format!("{stem}.json"))
 }
 
@@ -244,21 +259,33 @@ pub fn raw_relative_dir(
     variant: Option<&str>,
     scenario: Scenario,
     load_params: &BTreeMap<String, f64>,
+    transport: Transport,
     repetition: Repetition,
 ) -> PathBuf {
     // The result's own path without its `.json`: one layout for both.
-    let result = result_relative_path(server, variant, scenario, load_params, repetition);
+    let result = result_relative_path(
+        server,
+        variant,
+        scenario,
+        load_params,
+        transport,
+        repetition,
+    );
     PathBuf::from(RAW_DIR).join(result.with_extension(""))
 }
 
 fn point_stem(
     scenario: Scenario,
     load_params: &BTreeMap<String, f64>,
+    transport: Transport,
     repetition: Repetition,
 ) -> String {
     let mut stem = scenario.as_str().to_string();
     for (k, v) in params_text(load_params) {
         stem.push_str(&format!("+{k}={v}"));
+    }
+    if !transport.is_ws() {
+        stem.push_str(&format!(".{transport}"));
     }
     if repetition.of > 1 {
         stem.push_str(&format!(".rep-{}", repetition.index));
@@ -292,6 +319,7 @@ mod tests {
                 None,
                 Scenario::Steady,
                 &none,
+                Transport::Ws,
                 Repetition::default()
             ),
             PathBuf::from("profile-b/go/steady.json")
@@ -303,9 +331,12 @@ mod tests {
                 Some("gomaxprocs-1"),
                 Scenario::Saturation,
                 &params,
+                Transport::WssDeflate,
                 Repetition { index: 2, of: 5 }
             ),
-            PathBuf::from("profile-b/go@gomaxprocs-1/saturation+clients=500+rate=2.5.rep-2.json")
+            PathBuf::from(
+                "profile-b/go@gomaxprocs-1/saturation+clients=500+rate=2.5.wss+deflate.rep-2.json"
+            )
         );
     }
 }

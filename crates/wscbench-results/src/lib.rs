@@ -15,6 +15,7 @@ pub mod capacity;
 pub mod dimensions;
 pub mod manifest;
 pub mod rounds;
+pub mod transport;
 pub mod verdict;
 
 pub use capacity::{
@@ -26,6 +27,7 @@ pub use dimensions::{
 };
 pub use manifest::{RunManifest, RunStatus};
 pub use rounds::{MachineSpeed, PointStop, Round, RoundRecord, StopReason};
+pub use transport::{DeflateParams, Negotiated, NotOffered};
 pub use verdict::BoundReason;
 
 /// Bumped whenever a field changes meaning or is removed. Readers reject newer versions and
@@ -74,6 +76,11 @@ pub struct RunResult {
     /// How the clients reached the server.
     #[serde(default, skip_serializing_if = "Transport::is_ws")]
     pub transport: Transport,
+    /// What the clients' handshakes negotiated (TLS version and cipher suite, the
+    /// permessage-deflate parameters), one entry per distinct outcome with how many sessions
+    /// had it, from the native load path's report; empty on the js path and in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub negotiated: Vec<Negotiated>,
     /// The URL of a server wscbench did not start (`wscbench run --url`); its results are
     /// never compared with the started servers' as like with like.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -350,6 +357,11 @@ pub struct ServerStats {
     pub dropped_slow: u64,
     /// Invalid input ignored.
     pub malformed: u64,
+    /// Frame bytes handed to the socket (or the TLS layer), after compression, headers
+    /// included. Absent when the server does not count them (servers older than the
+    /// transports): bytes per delivery is then absent too, never zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_written: Option<u64>,
 }
 
 /// What k6 measured. Latencies are in milliseconds.
@@ -493,6 +505,11 @@ pub struct ErrorCounts {
     pub abnormal_closes: u64,
     /// Script errors: WebSocket error events and k6's own failure to finish.
     pub script_errors: u64,
+    /// Failed connects by reason (`tls`, `deflate-refused`, `refused`, `timeout`,
+    /// `handshake`, `other`), from the native load path; empty on the js path and in older
+    /// files. The reasons add up to [`ErrorCounts::failed_connects`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failed_connect_reasons: BTreeMap<String, u64>,
 }
 
 impl ErrorCounts {
@@ -553,6 +570,11 @@ pub struct Derived {
     /// Deliveries per CPU-second the server used (absent when no CPU time was measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deliveries_per_server_cpu_s: Option<f64>,
+    /// Bytes the server wrote per delivery: `bytes_written` / `deliveries` over the load
+    /// window, in bytes (absent when the server does not count bytes or delivered nothing).
+    /// Compression's gain, beside its CPU cost in deliveries per CPU-second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_written_per_delivery: Option<f64>,
     /// Resource use of the server (its container, or an external server's container or
     /// process); absent when nothing measured it ([`UsageSource::Absent`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -682,6 +704,7 @@ impl RunResult {
             variant: self.variant.clone(),
             scenario: self.scenario,
             load_params: dimensions::params_text(&self.load_params),
+            transport: self.transport,
         }
     }
 
@@ -697,6 +720,7 @@ impl RunResult {
             self.variant.as_deref(),
             self.scenario,
             &self.load_params,
+            self.transport,
             self.repetition,
         )
     }
@@ -763,6 +787,14 @@ mod tests {
             "version 1's quick was the seed's lengths"
         );
         assert_eq!(result.transport, Transport::Ws);
+        assert!(result.negotiated.is_empty());
+        assert_eq!(
+            result.server_stats.as_ref().unwrap().bytes_written,
+            None,
+            "a server that did not count bytes reads as not counting them, not as zero"
+        );
+        assert_eq!(result.derived.bytes_written_per_delivery, None);
+        assert!(result.errors.failed_connect_reasons.is_empty());
         assert_eq!(result.round, None);
         assert_eq!(result.load_path, LoadPath::Js);
         assert!(result.loadgen_bound);
@@ -836,6 +868,31 @@ mod tests {
         assert_eq!(Transport::WssDeflate.as_str(), "wss+deflate");
         let back: Transport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, Transport::WssDeflate);
+    }
+
+    #[test]
+    fn a_wss_result_with_its_negotiation_and_bytes_round_trips_under_its_own_path() {
+        let v1 = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../results/20261122-005656/profile-a/go/burst.json"
+        );
+        let mut result = RunResult::from_json(&std::fs::read_to_string(v1).unwrap()).unwrap();
+        result.transport = Transport::WssDeflate;
+        result.negotiated = vec![Negotiated {
+            tls_version: Some("TLS 1.3".into()),
+            tls_cipher_suite: Some("TLS_AES_128_GCM_SHA256".into()),
+            deflate: DeflateParams::parse("permessage-deflate; server_no_context_takeover"),
+            sessions: 10,
+        }];
+        result.server_stats.as_mut().unwrap().bytes_written = Some(12_345);
+        result.derived.bytes_written_per_delivery = Some(41.5);
+        let text = result.to_json();
+        assert!(text.contains("\"transport\": \"wss+deflate\""), "{text}");
+        assert_eq!(RunResult::from_json(&text).unwrap(), result);
+        assert_eq!(
+            result.relative_path(),
+            std::path::PathBuf::from("profile-a/go/burst.wss+deflate.json")
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{LoadPath, Mode, PointStop, RoundRecord, Scenario};
+use crate::{LoadPath, Mode, NotOffered, PointStop, RoundRecord, Scenario, Transport};
 
 /// How a run as a whole ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +67,13 @@ pub struct RunManifest {
     pub servers: Vec<String>,
     /// Scenarios, in order.
     pub scenarios: Vec<Scenario>,
+    /// Transports asked (`--transport`), in order; absent in older runs, which were `ws`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transports: Vec<Transport>,
+    /// The asked transports a server's manifest says it does not offer, with the reason:
+    /// the report's "not offered" cells, without the catalog.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_offered: Vec<NotOffered>,
     /// The load sweep, key to values, if any.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sweep: BTreeMap<String, Vec<f64>>,

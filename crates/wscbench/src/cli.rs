@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use wscbench_engine::runner::VerifyLevel;
-use wscbench_results::{LoadPath, Mode, Scenario};
+use wscbench_results::{LoadPath, Mode, Scenario, Transport};
 
 use crate::commands;
 use crate::errors::{Doing, ExpectedError, UsageError};
@@ -174,6 +174,13 @@ pub struct RunArgs {
     /// until the server's memory nears its limit or connects fail]
     #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
     pub scenarios: Vec<Scenario>,
+    /// Reach the servers over these transports, each a point of its own (comma list or
+    /// repeated): ws, wss (TLS with a certificate made for the run), ws+deflate, wss+deflate
+    /// (permessage-deflate). A server named with --server must offer every one; a server
+    /// selected otherwise that does not gets a "not offered" cell with its manifest's reason
+    /// (see list and docs/transports.md). Native load path only [default: ws]
+    #[arg(long = "transport", value_name = "LIST", value_delimiter = ',', value_parser = one_of(Transport::ALL, Transport::as_str))]
+    pub transports: Vec<Transport>,
     /// Run this variant of each selected server that declares it (server.toml
     /// [variants.NAME]: extra args and env, same image) as a row of its own, ID@NAME
     /// (repeatable); `default` is the plain server, `all` the plain server and every
@@ -313,6 +320,11 @@ pub struct LoadgenCapacityArgs {
     /// Seconds k6 receives on each path
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=600))]
     pub seconds: u32,
+    /// How k6 reaches the blaster: wss (TLS with a certificate made for the measurement),
+    /// ws+deflate or wss+deflate (compressed frames) measure the native path only, which
+    /// alone speaks them; the figure is what a point of that transport is judged against
+    #[arg(long, default_value = "ws", value_name = "TRANSPORT", value_parser = one_of(Transport::ALL, Transport::as_str))]
+    pub transport: Transport,
     /// The blaster's total frames/s against the native path (0 = as fast as it can)
     #[arg(long, default_value_t = 0.0)]
     pub native_rate: f64,
@@ -571,6 +583,14 @@ pub struct VerifyArgs {
     /// Use this binary instead of building the server (with exactly one --server)
     #[arg(long, value_name = "PATH", requires = "servers")]
     pub binary: Option<PathBuf>,
+    /// Run the checks over each of these transports a server offers (comma list or
+    /// repeated): ws, wss (a certificate made for the run, trusted by the checks' client),
+    /// ws+deflate, wss+deflate (the server given --deflate; the checks' client does not
+    /// offer the extension: tungstenite has none, the k6 extension negotiates it). A
+    /// transport a server does not offer is reported with its manifest's reason and
+    /// skipped. --hostile runs over ws only [default: ws]
+    #[arg(long = "transport", value_name = "LIST", value_delimiter = ',', value_parser = one_of(Transport::ALL, Transport::as_str), conflicts_with = "url")]
+    pub transports: Vec<Transport>,
     /// Print machine-readable JSON instead of the check list
     #[arg(long)]
     pub json: bool,

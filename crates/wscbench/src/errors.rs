@@ -13,6 +13,7 @@ use wscbench_engine::local::LocalError;
 use wscbench_engine::memory::MemoryError;
 use wscbench_engine::native::NativeError;
 use wscbench_engine::runner::WriteError;
+use wscbench_engine::tls::TlsError;
 use wscbench_report::LoadError;
 
 use crate::exit::ExitCode;
@@ -111,6 +112,14 @@ pub enum ExpectedError {
         #[source]
         source: Box<LoadError>,
     },
+    /// The run's TLS certificate: made badly, or given files that cannot serve (expired,
+    /// not for 127.0.0.1, or a key of another certificate).
+    #[error("{doing}")]
+    Tls {
+        doing: String,
+        #[source]
+        source: Box<TlsError>,
+    },
     /// Any other file, directory or system call.
     #[error("{doing}")]
     Io {
@@ -146,6 +155,7 @@ impl ExpectedError {
             Self::LoadgenCapacity { source, .. } => source.class().into(),
             Self::Native { source, .. } => source.class().into(),
             Self::Write { source, .. } => source.class().into(),
+            Self::Tls { source, .. } => source.class().into(),
             // Results that cannot be read and a file that cannot be written fail the command.
             Self::Results { .. } | Self::Io { .. } | Self::Failed { .. } => ExitCode::Failure,
             // A server that does not answer is missing set-up, like an engine that does not;
@@ -209,6 +219,7 @@ expected! {
     CapacityError => LoadgenCapacity,
     NativeError => Native,
     WriteError => Write,
+    TlsError => Tls,
     LoadError => Results,
     std::io::Error => Io,
 }

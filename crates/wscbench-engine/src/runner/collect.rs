@@ -86,6 +86,7 @@ pub(super) fn collect(
         let (metrics, errors) = merged.k6_metrics(summary.metrics.connect_p95_ms);
         result.k6 = Some(metrics);
         result.errors = errors;
+        result.negotiated = merged.negotiated.clone();
         if let Some(distributed) = &mut result.distributed {
             distributed.cross_instance_latency = merged.cross_latency_ms();
             for (instance, report) in distributed.instances.iter_mut().zip(reports) {

@@ -142,6 +142,9 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
             .as_ref()
             .filter(|s| s.cpu_seconds > 0.0 && stats.deliveries > 0)
             .map(|s| stats.deliveries as f64 / s.cpu_seconds),
+        bytes_written_per_delivery: stats
+            .bytes_written
+            .and_then(|bytes| ratio(bytes, stats.deliveries)),
         server,
         loadgen,
     };
@@ -246,6 +249,11 @@ pub fn window(start: &ServerStats, end: &ServerStats) -> ServerStats {
             .saturating_sub(start.dropped_ratelimit),
         dropped_slow: end.dropped_slow.saturating_sub(start.dropped_slow),
         malformed: end.malformed.saturating_sub(start.malformed),
+        // Absent at either end (a server that does not count bytes): absent, never zero.
+        bytes_written: end
+            .bytes_written
+            .zip(start.bytes_written)
+            .map(|(end, start)| end.saturating_sub(start)),
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use wscbench_results::{
     Conditions, LoadPath, MachineSpeed, Mode, Outcome, PointKey, PointStop, Repetition, Round,
-    RoundRecord, RunResult, Sample, Scenario, StopReason, UsageSource,
+    RoundRecord, RunResult, Sample, Scenario, StopReason, Transport, UsageSource,
 };
 
 use crate::catalog::{Server, Variant};
@@ -277,6 +277,11 @@ pub struct Plan {
     /// How the load generators reach the server (`--server-address`); `None`: loopback.
     /// With an address the server listens on every interface.
     pub server_address: Option<String>,
+    /// The transports, each a point of its own for every server that offers it (empty:
+    /// `ws` only).
+    pub transports: Vec<Transport>,
+    /// The run's certificate, for the wss transports (made once per run; see [`crate::tls`]).
+    pub tls: Option<std::sync::Arc<crate::tls::RunCert>>,
 }
 
 /// One measured point of a plan.
@@ -290,6 +295,8 @@ pub struct Point<'p> {
     pub params: &'p BTreeMap<String, f64>,
     /// Which repetition.
     pub repetition: Repetition,
+    /// How the clients reach the server.
+    pub transport: Transport,
 }
 
 /// What a point without a sweep takes: the shape's own defaults.
@@ -307,6 +314,7 @@ impl Point<'_> {
             variant: self.server.variant.as_ref().map(|v| v.name.clone()),
             scenario: self.scenario,
             load_params: wscbench_results::dimensions::params_text(self.params),
+            transport: self.transport,
         }
     }
 
@@ -322,6 +330,7 @@ impl Point<'_> {
             self.server.variant.as_ref().map(|v| v.name.as_str()),
             self.scenario,
             &self.load_params(),
+            self.transport,
             self.repetition,
         ))
     }
@@ -333,6 +342,7 @@ impl Point<'_> {
             self.server.variant.as_ref().map(|v| v.name.as_str()),
             self.scenario,
             &self.load_params(),
+            self.transport,
             self.repetition,
         ))
     }
@@ -348,9 +358,19 @@ impl Plan {
             .collect()
     }
 
+    /// The transports, `ws` when none was given.
+    pub fn transports(&self) -> &[Transport] {
+        if self.transports.is_empty() {
+            &[Transport::Ws]
+        } else {
+            &self.transports
+        }
+    }
+
     /// Every point in run order: repetitions outermost, so that the servers and scenarios
     /// take turns (A B C A B C) and drift on a shared machine spreads evenly over them; then
-    /// a sweep's load parameters, so every server meets one value close in time.
+    /// a sweep's load parameters, so every server meets one value close in time. A server
+    /// gets a point only for the transports it offers.
     pub fn points(&self) -> Vec<Point<'_>> {
         let of = self.repetitions.max(1);
         let loads: Vec<&BTreeMap<String, f64>> = if self.load_points.is_empty() {
@@ -362,13 +382,19 @@ impl Plan {
         for index in 1..=of {
             for params in &loads {
                 for server in &self.servers {
-                    for &scenario in &self.scenarios {
-                        points.push(Point {
-                            server,
-                            scenario,
-                            params,
-                            repetition: Repetition { index, of },
-                        });
+                    for &transport in self.transports() {
+                        if server.server.offers(transport).is_err() {
+                            continue;
+                        }
+                        for &scenario in &self.scenarios {
+                            points.push(Point {
+                                server,
+                                scenario,
+                                params,
+                                repetition: Repetition { index, of },
+                                transport,
+                            });
+                        }
                     }
                 }
             }
@@ -378,7 +404,17 @@ impl Plan {
 
     /// Number of points.
     pub fn len(&self) -> usize {
-        self.servers.len()
+        let server_transports: usize = self
+            .servers
+            .iter()
+            .map(|s| {
+                self.transports()
+                    .iter()
+                    .filter(|&&t| s.server.offers(t).is_ok())
+                    .count()
+            })
+            .sum();
+        server_transports
             * self.scenarios.len()
             * self.load_points.len().max(1)
             * self.repetitions.max(1) as usize
@@ -386,8 +422,18 @@ impl Plan {
 
     /// How long the plan should take: every point's scenario and [`POINT_OVERHEAD`].
     pub fn estimate(&self) -> Duration {
+        let server_transports: usize = self
+            .servers
+            .iter()
+            .map(|s| {
+                self.transports()
+                    .iter()
+                    .filter(|&&t| s.server.offers(t).is_ok())
+                    .count()
+            })
+            .sum();
         estimate(
-            self.servers.len(),
+            server_transports,
             &self.scenarios,
             self.load_points.len(),
             self.repetitions,

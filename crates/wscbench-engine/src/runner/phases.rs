@@ -288,8 +288,13 @@ impl<E: Engine> Session<'_, E> {
             .into_iter()
             .map(|(k, v)| format!("-{k}{v}"))
             .collect();
+        // `-wss`, `-ws+deflate` → `-ws-deflate` (container names take no `+`); nothing for ws.
+        let transport = match self.point.transport {
+            t if t.is_ws() => String::new(),
+            t => format!("-{}", t.as_str().replace('+', "-")),
+        };
         format!(
-            "wscbench-{}-{}{variant}-{}{params}-r{}{suffix}",
+            "wscbench-{}-{}{variant}-{}{params}{transport}-r{}{suffix}",
             self.plan.run_id, server.server.tag, self.point.scenario, self.point.repetition.index
         )
     }
@@ -324,15 +329,18 @@ impl<E: Engine> Session<'_, E> {
             Some(_) => "0.0.0.0",
             None => "127.0.0.1",
         };
+        let (transport_args, binds) = self.transport_args()?;
         let spec = ContainerSpec {
             name: self.container_name(""),
             image,
             cmd: ["--host", host, "--port", &port.to_string()]
                 .map(String::from)
                 .into_iter()
+                .chain(transport_args)
                 .chain(variant.args)
                 .collect(),
             env: variant.env,
+            binds,
             labels: self.labels("server"),
             nano_cpus: Some(nano_cpus(self.plan.limits.cpus)),
             memory_bytes: Some(self.plan.limits.memory_bytes as i64),
@@ -344,7 +352,33 @@ impl<E: Engine> Session<'_, E> {
                 Failure::new(Outcome::ServerCrashed, format!("could not start: {e}"))
             })?;
         self.server = Some(RunningServer::Container(id));
-        Ok(Target::loopback(port))
+        let target = Target::loopback(port);
+        Ok(match (&self.plan.tls, self.point.transport.is_tls()) {
+            (Some(cert), true) => target.with_tls(cert.client_config()),
+            _ => target,
+        })
+    }
+
+    /// The server's arguments and bind mounts for the point's transport: the run's
+    /// certificate (mounted read-only) for wss, `--deflate` for the deflate transports.
+    fn transport_args(&self) -> Result<(Vec<String>, Vec<String>), Failure> {
+        let transport = self.point.transport;
+        let mut args = Vec::new();
+        let mut binds = Vec::new();
+        if transport.is_tls() {
+            let cert = self.plan.tls.as_ref().ok_or_else(|| {
+                Failure::new(
+                    Outcome::ServerCrashed,
+                    "a wss point without the run's certificate (the plan has none)",
+                )
+            })?;
+            args.extend(cert.server_args());
+            binds.push(cert.bind());
+        }
+        if transport.is_deflate() {
+            args.push("--deflate".into());
+        }
+        Ok((args, binds))
     }
 
     /// Phase 2: `/health`, then the protocol checks of the plan's verify level.
@@ -372,15 +406,20 @@ impl<E: Engine> Session<'_, E> {
                 ),
             ))
         };
-        crate::http::wait_healthy(&target.addr, Duration::from_secs(10), gone)
-            .await
-            .map_err(|not| match not {
-                crate::http::NotHealthy::Gone(failure) => failure,
-                crate::http::NotHealthy::TimedOut => Failure::new(
-                    Outcome::VerifyFailed,
-                    "health: /health did not answer 200 within 10 s",
-                ),
-            })?;
+        crate::http::wait_healthy_over(
+            &target.addr,
+            target.tls.as_ref(),
+            Duration::from_secs(10),
+            gone,
+        )
+        .await
+        .map_err(|not| match not {
+            crate::http::NotHealthy::Gone(failure) => failure,
+            crate::http::NotHealthy::TimedOut => Failure::new(
+                Outcome::VerifyFailed,
+                "health: /health did not answer 200 within 10 s",
+            ),
+        })?;
         if self.plan.verify == VerifyLevel::Off {
             return Ok(());
         }
@@ -433,8 +472,9 @@ impl<E: Engine> Session<'_, E> {
             })
         };
         prepare(&self.point.raw_dir(&self.plan.results_dir))?;
+        let scheme = if target.tls.is_some() { "wss" } else { "ws" };
         let ws_url = match &self.plan.server_address {
-            Some(address) => format!("ws://{address}:{}/ws", port_of(&target.addr)),
+            Some(address) => format!("{scheme}://{address}:{}/ws", port_of(&target.addr)),
             None => target.ws_url.clone(),
         };
         let (sequence, segments) = split::segments(self.loadgen_engines.len());
@@ -484,10 +524,13 @@ impl<E: Engine> Session<'_, E> {
                 image: self.plan.k6_image.clone(),
                 cmd,
                 env,
-                binds: vec![
+                binds: [
                     format!("{}:/scenarios:ro", self.plan.scenarios_dir.display()),
                     format!("{}:/out", absolute(out_dir).display()),
-                ],
+                ]
+                .into_iter()
+                .chain(self.tls_bind())
+                .collect(),
                 labels: self.labels("loadgen"),
                 memory_bytes: self.plan.limits.loadgen_memory_bytes.map(|b| b as i64),
                 cpuset: self.plan.limits.cpuset_loadgen.clone(),
@@ -538,7 +581,24 @@ impl<E: Engine> Session<'_, E> {
                 .map(|(k, v)| format!("{}={v}", scenarios::env_name(&k))),
         );
         env.extend(self.plan.soak_seconds.map(|s| format!("DURATION={s}")));
+        // The transport (scenarios/lib/config.js): the run's certificate to trust, deflate.
+        if self.tls_bind().is_some() {
+            env.push(format!(
+                "TLS_CA_FILE={}/{}",
+                crate::tls::CONTAINER_DIR,
+                crate::tls::CERT_FILE
+            ));
+        }
+        if self.point.transport.is_deflate() {
+            env.push("DEFLATE=1".into());
+        }
         env
+    }
+
+    /// The run's certificate folder for k6, on a wss point.
+    fn tls_bind(&self) -> Option<String> {
+        let cert = self.plan.tls.as_ref()?;
+        self.point.transport.is_tls().then(|| cert.bind())
     }
 
     /// Waits until every k6 of a split run is paused and ready, then resumes them at once.
@@ -908,7 +968,8 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
         load_params: point.load_params(),
         repetition: point.repetition,
         round: None,
-        transport: Default::default(),
+        transport: point.transport,
+        negotiated: Vec::new(),
         external_url: external.map(|e| e.url.clone()),
         server_usage_source: external.map(|e| e.usage.clone()).unwrap_or_default(),
         mode: plan.mode,

@@ -128,6 +128,7 @@ mod tests {
             variant: None,
             scenario: Scenario::Steady,
             load_params: Vec::new(),
+            transport: Default::default(),
         }
     }
 

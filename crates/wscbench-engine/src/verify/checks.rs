@@ -103,9 +103,14 @@ async fn close_all(members: Vec<Member>) {
 
 /// Reads `/stats` into the schema's type: a missing or mistyped counter fails here.
 pub async fn read_stats(target: &Target) -> Result<ServerStats, String> {
-    let response = http::get(&target.addr, "/stats", Duration::from_secs(2))
-        .await
-        .map_err(|e| e.to_string())?;
+    let response = http::get_over(
+        &target.addr,
+        target.tls.as_ref(),
+        "/stats",
+        Duration::from_secs(2),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     if response.status != 200 {
         return Err(format!("/stats answered {}", response.status));
     }
@@ -120,15 +125,25 @@ pub async fn read_stats(target: &Target) -> Result<ServerStats, String> {
 fn health(ctx: &Context) -> CheckFuture<'_> {
     Box::pin(async move {
         let timeout = Duration::from_secs(2);
-        let ok = http::get(&ctx.target.addr, "/health", timeout)
-            .await
-            .map_err(|e| e.to_string())?;
+        let ok = http::get_over(
+            &ctx.target.addr,
+            ctx.target.tls.as_ref(),
+            "/health",
+            timeout,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         if ok.status != 200 {
             return Err(format!("/health answered {}", ok.status));
         }
-        let missing = http::get(&ctx.target.addr, "/no-such-path", timeout)
-            .await
-            .map_err(|e| e.to_string())?;
+        let missing = http::get_over(
+            &ctx.target.addr,
+            ctx.target.tls.as_ref(),
+            "/no-such-path",
+            timeout,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         if missing.status != 404 {
             return Err(format!(
                 "/no-such-path answered {} instead of 404",
@@ -726,10 +741,11 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
 
         let health_probe = {
             let addr = t.addr.clone();
+            let tls = t.tls.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_secs(3)).await;
                 let started = Instant::now();
-                let ok = http::get(&addr, "/health", Duration::from_secs(1))
+                let ok = http::get_over(&addr, tls.as_ref(), "/health", Duration::from_secs(1))
                     .await
                     .map(|r| r.status == 200)
                     .unwrap_or(false);

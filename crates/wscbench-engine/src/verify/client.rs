@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpSocket;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
@@ -16,7 +16,7 @@ use super::Target;
 /// How long any single expected message may take before a check fails.
 pub const EXPECT_TIMEOUT: Duration = Duration::from_secs(3);
 
-pub type Ws = WebSocketStream<TcpStream>;
+pub type Ws = WebSocketStream<crate::tls::Stream>;
 
 /// What arrived on a connection, control frames aside.
 #[derive(Debug)]
@@ -53,6 +53,13 @@ pub async fn connect(target: &Target, recv_buffer: Option<u32>) -> Result<Ws, St
         .map_err(|_| format!("connect to {addr} timed out"))?
         .map_err(|e| format!("connect to {addr}: {e}"))?;
     stream.set_nodelay(true).ok();
+    let stream = tokio::time::timeout(
+        EXPECT_TIMEOUT,
+        crate::tls::Stream::over(stream, target.tls.as_ref()),
+    )
+    .await
+    .map_err(|_| "TLS handshake timed out".to_string())?
+    .map_err(|e| format!("TLS handshake: {e}"))?;
     let (ws, _) = tokio::time::timeout(
         EXPECT_TIMEOUT,
         tokio_tungstenite::client_async(target.ws_url.as_str(), stream),

@@ -311,9 +311,14 @@ async fn aftermath(
     canaries: &mut Canaries,
     baseline_connections: Option<u64>,
 ) -> Result<String, String> {
-    let health = http::get(&ctx.target.addr, "/health", Duration::from_secs(2))
-        .await
-        .map_err(|e| format!("after the attack /health did not answer: {e}"))?;
+    let health = http::get_over(
+        &ctx.target.addr,
+        ctx.target.tls.as_ref(),
+        "/health",
+        Duration::from_secs(2),
+    )
+    .await
+    .map_err(|e| format!("after the attack /health did not answer: {e}"))?;
     if health.status != 200 {
         return Err(format!(
             "after the attack /health answered {}",

@@ -26,8 +26,11 @@ pub async fn read_stats_quiet(target: &Target) -> Option<wscbench_results::Serve
 pub struct Target {
     /// `host:port`, for plain HTTP (`/health`, `/stats`).
     pub addr: String,
-    /// `ws://host:port/ws`.
+    /// `ws://host:port/ws`, or `wss://` with [`Target::tls`].
     pub ws_url: String,
+    /// The TLS client configuration (trusting the run's certificate) of a wss server, whose
+    /// `/health` and `/stats` are https too; `None` in cleartext.
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 /// A URL that is not `ws://host:port[/path]`.
@@ -60,6 +63,7 @@ impl Target {
         Ok(Self {
             addr: format!("{host}:{port}"),
             ws_url: format!("ws://{host}:{port}{path}"),
+            tls: None,
         })
     }
 
@@ -68,6 +72,17 @@ impl Target {
         Self {
             addr: format!("127.0.0.1:{port}"),
             ws_url: format!("ws://127.0.0.1:{port}/ws"),
+            tls: None,
+        }
+    }
+
+    /// The same server over TLS (`wss://`, `/health` and `/stats` over https), trusting the
+    /// run's certificate.
+    pub fn with_tls(self, tls: std::sync::Arc<rustls::ClientConfig>) -> Self {
+        Self {
+            ws_url: self.ws_url.replacen("ws://", "wss://", 1),
+            tls: Some(tls),
+            ..self
         }
     }
 }
@@ -239,7 +254,10 @@ pub const SHUTDOWN_CHECK: &str = "graceful_shutdown";
 /// shutdown rule: clients closed with 1001, final stats as the last stdout line, exit 0 within 2 s.
 pub async fn verify_shutdown(server: crate::local::LocalServer) -> CheckResult {
     let started = Instant::now();
-    let target = Target::loopback(server.port);
+    let mut target = Target::loopback(server.port);
+    if let Some(tls) = server.tls() {
+        target = target.with_tls(tls.clone());
+    }
     let outcome = async {
         let mut member = client::Member::join(&target, "v-shutdown").await?;
         let (stopped, closed) = tokio::join!(

@@ -50,6 +50,10 @@ impl Point<'_> {
         for (k, v) in &self.key.load_params {
             label.push_str(&format!(" {k}={v}"));
         }
+        // A transport's point is its own bar or curve, never mistaken for the ws one.
+        if !self.key.transport.is_ws() {
+            label.push_str(&format!(" {}", self.key.transport));
+        }
         label
     }
 

@@ -156,6 +156,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
         repetition: Default::default(),
         round: None,
         transport: Default::default(),
+        negotiated: Vec::new(),
         external_url: None,
         server_usage_source: Default::default(),
         mode: Mode::Quick,
@@ -198,6 +199,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             dropped_ratelimit: chat_in - chat_accepted,
             dropped_slow: 0,
             malformed: 0,
+            bytes_written: None,
         }),
         k6: Some(K6Metrics {
             sessions: connections_total,
@@ -229,6 +231,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
                 0
             },
             script_errors: 0,
+            failed_connect_reasons: Default::default(),
         },
         derived: Derived {
             throughput_msgs_per_s: chat_accepted as f64 / seconds as f64,
@@ -236,6 +239,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             drop_rate_ratio: (chat_in - chat_accepted) as f64 / chat_in as f64,
             received_ratio: None,
             deliveries_per_server_cpu_s: None,
+            bytes_written_per_delivery: None,
             server: Some(Usage {
                 peak_cpu_percent: (server.cpu_percent * load).min(200.0),
                 mean_cpu_percent: server.cpu_percent * load * 0.8,

@@ -15,7 +15,12 @@ pub fn run(root: &Path, args: ListArgs) -> Result<ExitCode, ExpectedError> {
     }
     let width = servers.iter().map(|s| s.id.len()).max().unwrap_or(0);
     let tag_width = servers.iter().map(|s| s.tag.len()).max().unwrap_or(0);
-    let lang_width = servers.iter().map(|s| s.language.len()).max().unwrap_or(0).max(4);
+    let lang_width = servers
+        .iter()
+        .map(|s| s.language.len())
+        .max()
+        .unwrap_or(0)
+        .max(4);
     println!(
         "{:width$}  {:tag_width$}  {:lang_width$}  {:7}  FRAMEWORK",
         "ID", "TAG", "LANG", "PROFILE"
@@ -25,6 +30,11 @@ pub fn run(root: &Path, args: ListArgs) -> Result<ExitCode, ExpectedError> {
             "{:width$}  {:tag_width$}  {:lang_width$}  {:7}  {}",
             s.id, s.tag, s.language, s.profile, s.framework
         );
+        let (offered, not_offered) = s.describe_transports();
+        println!("  transports: {offered}");
+        for line in not_offered {
+            println!("  not offered: {line}");
+        }
         if args.variants {
             let variants = s.describe_variants();
             if variants.is_empty() {

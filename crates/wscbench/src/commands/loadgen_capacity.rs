@@ -36,11 +36,26 @@ pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<ExitCode, Exp
         cpuset_blaster: args.cpuset_blaster.clone(),
         cpuset_loadgen: args.cpuset_loadgen.clone(),
         loadgen_memory_bytes: args.loadgen_memory,
+        transport: args.transport,
+        tls: match args.transport.is_tls() {
+            true => Some(std::sync::Arc::new(
+                wscbench_engine::tls::RunCert::make()
+                    .doing(|| "making the TLS certificate for wss")?,
+            )),
+            false => None,
+        },
+    };
+    // k6/websockets speaks neither the run's TLS nor permessage-deflate: native only then.
+    let paths: &[LoadPath] = if args.transport.is_ws() {
+        &[LoadPath::Native, LoadPath::Js]
+    } else {
+        &[LoadPath::Native]
     };
     let mut measured: Vec<PathCapacity> = Vec::new();
-    for path in [LoadPath::Native, LoadPath::Js] {
+    for &path in paths {
         eprintln!(
-            "{path}: {} clients for {} s, k6 on core {}, blaster on core {}{} ...",
+            "{path} over {}: {} clients for {} s, k6 on core {}, blaster on core {}{} ...",
+            args.transport,
             args.clients,
             args.seconds,
             args.cpuset_loadgen,
@@ -72,13 +87,14 @@ pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<ExitCode, Exp
 
 fn render(measured: &[PathCapacity]) -> String {
     let mut out = String::from(
-        "| Load path | Clients | Sender frames/s | Received | Received/s | k6 CPU-s (getrusage) | k6 CPU-s (docker) | Received per k6 CPU-second | k6 peak memory |\n\
-         | :-- | --: | --: | --: | --: | --: | --: | --: | --: |\n",
+        "| Load path | Transport | Clients | Sender frames/s | Received | Received/s | k6 CPU-s (getrusage) | k6 CPU-s (docker) | Received per k6 CPU-second | k6 peak memory |\n\
+         | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: |\n",
     );
     for m in measured {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.2} | {:.2} | **{:.0}** | {:.1} MiB |\n",
+            "| {} | {} | {} | {} | {} | {:.0} | {:.2} | {:.2} | **{:.0}** | {:.1} MiB |\n",
             m.load_path,
+            m.transport,
             m.clients,
             m.sender_frames_per_s
                 .map_or("?".into(), |r| format!("{r:.0}")),

@@ -46,9 +46,24 @@ pub async fn start_local(
     binary: &Path,
     show_logs: bool,
 ) -> Result<LocalServer, ExpectedError> {
+    start_local_with(server, binary, &[], None, show_logs).await
+}
+
+/// [`start_local`] with `extra` arguments (a transport's), its /health over TLS trusting
+/// `tls` when given.
+pub async fn start_local_with(
+    server: &Server,
+    binary: &Path,
+    extra: &[String],
+    tls: Option<std::sync::Arc<wscbench_engine::tls::ClientConfig>>,
+    show_logs: bool,
+) -> Result<LocalServer, ExpectedError> {
     let starting = || format!("starting {}", server.id);
     let port = local::free_port().doing(starting)?;
-    let mut process = LocalServer::spawn(binary, port, show_logs).doing(starting)?;
+    let mut process = LocalServer::spawn_with(binary, port, extra, show_logs).doing(starting)?;
+    if let Some(tls) = tls {
+        process = process.with_tls(tls);
+    }
     process
         .wait_healthy(Duration::from_secs(10))
         .await

@@ -54,7 +54,14 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<ExitCode, ExpectedError> {
                 run: args.run.clone(),
             },
         );
-        let mut report = Report::from_selected(&selection.results);
+        let runs: std::collections::BTreeSet<&str> = selection
+            .results
+            .iter()
+            .map(|r| r.run_id.as_str())
+            .collect();
+        let not_offered =
+            wscbench_report::load::not_offered(&dir, &runs.into_iter().collect::<Vec<_>>());
+        let mut report = Report::from_selected_offering(&selection.results, &not_offered);
         report.notes.extend(selection.left_out);
         shown = selection.results;
         report

@@ -182,7 +182,9 @@ impl RunLog {
                 servers: request.labels(),
                 scenarios: request.scenarios.clone(),
                 sweep: request.sweep.as_map(),
-                planned_points: (request.row_count()
+                transports: request.transports.clone(),
+                not_offered: request.not_offered.clone(),
+                planned_points: (request.row_transports()
                     * request.scenarios.len()
                     * request.load_points.len().max(1)) as u32
                     * request.min_rounds,
@@ -233,7 +235,7 @@ impl RunLog {
         }
         let page = html::render_page(
             results,
-            &Report::from_results(results),
+            &Report::from_results_offering(results, &self.manifest.not_offered),
             &html::PageContext {
                 command: Some(self.manifest.command.clone()),
                 manifest: Some(self.manifest.clone()),
@@ -378,6 +380,8 @@ async fn prepare(
         loadgens,
         server_address: args.server_address.clone(),
         pause_server: args.pause_server,
+        tls: run_cert(&request.transports)?,
+        transports: request.transports,
     };
     Ok((
         Engines {
@@ -433,6 +437,19 @@ fn server_limits(args: &RunArgs, external: bool, machine_cores: u32) -> Limits {
     }
 }
 
+/// The run's certificate when a transport is wss: made now, checked, removed when the run
+/// ends (docs/transports.md).
+fn run_cert(
+    transports: &[wscbench_results::Transport],
+) -> Result<Option<std::sync::Arc<wscbench_engine::tls::RunCert>>, ExpectedError> {
+    if !transports.iter().any(|t| t.is_tls()) {
+        return Ok(None);
+    }
+    let cert = wscbench_engine::tls::RunCert::make()
+        .doing(|| "making the run's TLS certificate for wss")?;
+    Ok(Some(std::sync::Arc::new(cert)))
+}
+
 /// The tables, the summary line and the exit code.
 fn finish(
     args: &RunArgs,
@@ -442,7 +459,13 @@ fn finish(
     signal: Option<ExitCode>,
 ) -> ExitCode {
     if !results.is_empty() {
-        print!("{}", args.format.render(&Report::from_results(results)));
+        // The not-offered transports, as this run's run.json recorded them.
+        let not_offered = results_dir
+            .parent()
+            .map(|all| wscbench_report::load::not_offered(all, &[run_id]))
+            .unwrap_or_default();
+        let report = Report::from_results_offering(results, &not_offered);
+        print!("{}", args.format.render(&report));
     }
     let failed = results
         .iter()

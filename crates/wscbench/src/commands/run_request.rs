@@ -13,7 +13,7 @@ use wscbench_engine::catalog::{self, Row, Server};
 use wscbench_engine::sweep::Sweep;
 use wscbench_engine::{runner, scenarios};
 use wscbench_results::dimensions::server_label;
-use wscbench_results::{LoadPath, Mode, Scenario};
+use wscbench_results::{LoadPath, Mode, NotOffered, Scenario, Transport};
 
 use wscbench_engine::runner::External;
 use wscbench_engine::runner::rounds::{self, Adaptive};
@@ -51,6 +51,11 @@ pub struct RunRequest {
     pub precision_pct: Option<f64>,
     /// The server given by `--url`, the plan's only row; `servers` and `rows` are then empty.
     pub external: Option<External>,
+    /// The transports, in order, each once (`--transport`; `ws` when not given).
+    pub transports: Vec<Transport>,
+    /// The (server, transport) points left out because the server does not offer the
+    /// transport, with its manifest's reason: the report's "not offered" cells.
+    pub not_offered: Vec<NotOffered>,
 }
 
 /// The longest `--name`.
@@ -82,6 +87,11 @@ impl RunRequest {
                 (servers, rows, left_out)
             }
         };
+        let transports = transports_of(args);
+        let not_offered = match external {
+            Some(_) => external_transports(&transports)?,
+            None => check_transports(args, &servers, &transports)?,
+        };
         let sweep = Sweep::new(args.sweep.clone()).map_err(usage)?;
         sweep.check(&scenarios).map_err(usage)?;
         let load_points = if sweep.is_empty() {
@@ -100,8 +110,13 @@ impl RunRequest {
             )));
         }
         let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
+        // Points a server does not offer are not run: count only the offered ones.
+        let row_transports = rows
+            .iter()
+            .map(|(s, _)| transports.iter().filter(|&&t| s.offers(t).is_ok()).count())
+            .sum::<usize>();
         let estimate = runner::check_duration(
-            rows.len() + usize::from(external.is_some()),
+            row_transports + usize::from(external.is_some()),
             &scenarios,
             load_points.len(),
             min_rounds,
@@ -135,6 +150,8 @@ impl RunRequest {
             precision_pct: (max_rounds > min_rounds).then_some(args.precision),
             adaptive,
             external,
+            transports,
+            not_offered,
         })
     }
 
@@ -151,9 +168,19 @@ impl RunRequest {
             .collect()
     }
 
-    /// How many server rows the plan has: the managed rows, or the one external server.
-    pub fn row_count(&self) -> usize {
-        self.rows.len() + usize::from(self.external.is_some())
+    /// Rows times the transports each offers: the points of one round per scenario and
+    /// load point.
+    pub fn row_transports(&self) -> usize {
+        self.rows
+            .iter()
+            .map(|(s, _)| {
+                self.transports
+                    .iter()
+                    .filter(|&&t| s.offers(t).is_ok())
+                    .count()
+            })
+            .sum::<usize>()
+            + usize::from(self.external.is_some())
     }
 
     /// The selected servers that some row runs: those to build.
@@ -240,6 +267,74 @@ fn is_safe_name(name: &str) -> bool {
         .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c))
         && name.len() <= NAME_MAX
+}
+
+/// A server by URL is reached over `ws://` only (docs/external.md): any other transport is
+/// the caller's usage.
+fn external_transports(transports: &[Transport]) -> Result<Vec<NotOffered>, UsageError> {
+    match transports.iter().find(|t| !t.is_ws()) {
+        Some(t) => Err(UsageError::new(format!(
+            "--transport {t} with --url: a server by URL is reached over ws:// only"
+        ))),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// `--transport` as given, each once, in order; `ws` when not given.
+fn transports_of(args: &RunArgs) -> Vec<Transport> {
+    let mut transports: Vec<Transport> = Vec::new();
+    for &t in &args.transports {
+        if !transports.contains(&t) {
+            transports.push(t);
+        }
+    }
+    if transports.is_empty() {
+        transports.push(Transport::Ws);
+    }
+    transports
+}
+
+/// A server named with `--server` must offer every transport asked; servers selected by
+/// profile, language or not at all leave a transport they do not offer out, as a "not
+/// offered" cell, unless none of them offers it. The js load path speaks `ws` only.
+fn check_transports(
+    args: &RunArgs,
+    servers: &[Server],
+    transports: &[Transport],
+) -> Result<Vec<NotOffered>, UsageError> {
+    if args.loadgen == LoadPath::Js && transports.iter().any(|t| !t.is_ws()) {
+        return Err(UsageError::new(
+            "--transport other than ws needs the native load path (k6/x/chat speaks wss and permessage-deflate; k6/websockets does not): drop --loadgen js",
+        ));
+    }
+    for server in servers
+        .iter()
+        .filter(|s| args.select.servers.contains(&s.id))
+    {
+        server.check_transports(transports).map_err(usage)?;
+    }
+    let mut not_offered = Vec::new();
+    for &transport in transports {
+        let refusals: Vec<NotOffered> = servers
+            .iter()
+            .filter_map(|s| {
+                s.offers(transport).err().map(|reason| NotOffered {
+                    server: s.id.clone(),
+                    transport,
+                    reason,
+                })
+            })
+            .collect();
+        if refusals.len() == servers.len() {
+            let why: Vec<String> = refusals
+                .iter()
+                .map(|n| format!("{} does not offer {transport}: {}", n.server, n.reason))
+                .collect();
+            return Err(UsageError::new(why.join("; ")));
+        }
+        not_offered.extend(refusals);
+    }
+    Ok(not_offered)
 }
 
 fn usage(err: impl Display) -> UsageError {
@@ -330,6 +425,49 @@ mod tests {
     }
 
     #[test]
+    fn transports_default_to_ws_and_repeat_once() {
+        let request = check(&["--server", "profile-b/go"]).unwrap();
+        assert_eq!(request.transports, [Transport::Ws]);
+        assert!(request.not_offered.is_empty());
+        let request = check(&[
+            "--server",
+            "profile-b/go",
+            "--transport",
+            "ws,ws",
+            "--transport",
+            "ws",
+        ])
+        .unwrap();
+        assert_eq!(request.transports, [Transport::Ws]);
+    }
+
+    #[test]
+    fn a_transport_other_than_ws_needs_the_native_load_path() {
+        let err = check(&["--loadgen", "js", "--transport", "ws,wss"]).unwrap_err();
+        assert!(err.message.contains("drop --loadgen js"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_transport_a_named_server_does_not_offer_is_refused_with_its_reason() {
+        let known = crate::commands::discover(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../.."
+        )))
+        .unwrap();
+        // Whichever transport the first server does not offer (every server offers ws).
+        let server = &known[0];
+        let Some(&missing) = Transport::ALL.iter().find(|&&t| server.offers(t).is_err()) else {
+            return; // it offers all four: nothing to refuse
+        };
+        let reason = server.offers(missing).unwrap_err();
+        let err = check(&["--server", &server.id, "--transport", missing.as_str()]).unwrap_err();
+        assert_eq!(
+            err.message,
+            format!("{} does not offer {missing}: {reason}", server.id)
+        );
+    }
+
+    #[test]
     fn the_first_refused_combination_is_the_one_reported() {
         let err = check(&[
             "--loadgen",
@@ -350,7 +488,7 @@ mod tests {
     fn a_url_with_a_name_is_one_external_row_with_its_usage_absent() {
         let request = check(&["--url", "ws://127.0.0.1:9/ws", "--name", "local-go"]).unwrap();
         assert_eq!(request.labels(), ["external/local-go"]);
-        assert_eq!(request.row_count(), 1);
+        assert_eq!(request.row_transports(), 1);
         let external = request.external.unwrap();
         assert_eq!(external.name, "local-go");
         assert_eq!(external.usage, UsageSource::Absent);

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use wscbench_engine::catalog::Server;
 use wscbench_engine::local::{self, LocalServer};
+use wscbench_engine::tls::RunCert;
 use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport, hostile};
+use wscbench_results::Transport;
 
 use crate::cli::VerifyArgs;
 use crate::errors::{Doing, ExpectedError, UsageError};
@@ -46,8 +48,33 @@ pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode, ExpectedErro
         if args.binary.is_some() && servers.len() != 1 {
             return Err(UsageError::new("--binary needs exactly one --server").into());
         }
+        let transports = transports_of(&args)?;
+        // A server named with --server must offer every transport asked, as in `run`.
+        for server in servers
+            .iter()
+            .filter(|s| args.select.servers.contains(&s.id))
+        {
+            server
+                .check_transports(&transports)
+                .doing(|| "checking --transport")?;
+        }
+        let cert = match transports.iter().any(|t| t.is_tls()) {
+            true => Some(RunCert::make().doing(|| "making the TLS certificate for wss")?),
+            false => None,
+        };
         for server in &servers {
-            reports.push(verify_local(server, &args).await?);
+            for &transport in &transports {
+                if let Err(reason) = server.offers(transport) {
+                    if !args.json {
+                        println!(
+                            "verify {} over {transport}: not offered ({reason})",
+                            server.id
+                        );
+                    }
+                    continue;
+                }
+                reports.push(verify_local(server, &args, transport, cert.as_ref()).await?);
+            }
         }
     }
     if args.json {
@@ -60,7 +87,33 @@ pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode, ExpectedErro
     Ok(ExitCode::from_failures(failed))
 }
 
-async fn verify_local(server: &Server, args: &VerifyArgs) -> Result<VerifyReport, ExpectedError> {
+/// `--transport` as given, each once; `ws` when not given. The hostile checks write raw
+/// frames on TCP: they run over ws only.
+fn transports_of(args: &VerifyArgs) -> Result<Vec<Transport>, ExpectedError> {
+    let mut transports: Vec<Transport> = Vec::new();
+    for &t in &args.transports {
+        if !transports.contains(&t) {
+            transports.push(t);
+        }
+    }
+    if transports.is_empty() {
+        transports.push(Transport::Ws);
+    }
+    if args.hostile && transports.iter().any(|t| !t.is_ws()) {
+        return Err(UsageError::new(
+            "--hostile runs over ws only (its checks write raw frames on TCP): drop --transport",
+        )
+        .into());
+    }
+    Ok(transports)
+}
+
+async fn verify_local(
+    server: &Server,
+    args: &VerifyArgs,
+    transport: Transport,
+    cert: Option<&RunCert>,
+) -> Result<VerifyReport, ExpectedError> {
     let binary = match &args.binary {
         Some(path) => path.clone(),
         None => {
@@ -73,9 +126,31 @@ async fn verify_local(server: &Server, args: &VerifyArgs) -> Result<VerifyReport
                 .binary
         }
     };
-    let process = super::start_local(server, &binary, args.server_logs).await?;
-    let target = Target::loopback(process.port);
-    Ok(check(Some(&server.id), &target, args, Some(process)).await)
+    let mut extra = Vec::new();
+    let tls = cert.filter(|_| transport.is_tls());
+    if let Some(cert) = tls {
+        extra.extend(cert.host_args());
+    }
+    if transport.is_deflate() {
+        extra.push("--deflate".to_string());
+    }
+    let process = super::start_local_with(
+        server,
+        &binary,
+        &extra,
+        tls.map(RunCert::client_config),
+        args.server_logs,
+    )
+    .await?;
+    let mut target = Target::loopback(process.port);
+    if let Some(cert) = tls {
+        target = target.with_tls(cert.client_config());
+    }
+    let label = match transport {
+        Transport::Ws => server.id.clone(),
+        t => format!("{} over {t}", server.id),
+    };
+    Ok(check(Some(&label), &target, args, Some(process)).await)
 }
 
 async fn check(
