@@ -210,6 +210,10 @@ func keepBatchConn(c *fiber.Ctx) error {
 // return earlier: contrib/websocket recycles conn when it does.
 func serveWs(hub *chat.Hub, conn *websocket.Conn) {
 	batch, _ := conn.Locals(batchConnKey).(*chat.BatchConn)
+	batch.CountWrites(&hub.Stats.BytesWritten)
+	if noWriteBatch {
+		batch = nil // never held: each frame leaves with its own write
+	}
 	newClient(hub, conn, batch).run()
 }
 
@@ -231,6 +235,10 @@ func (c *Client) run() {
 // pacing is what every connection's chat.Pacer starts from; main lets
 // -write-coalesce, -write-coalesce-max and -flood-rate change it.
 var pacing = chat.DefaultPacer()
+
+// noWriteBatch makes every frame leave with its own write; main's
+// -no-write-batch sets it.
+var noWriteBatch bool
 
 // prepare is the hub's Prepare: a broadcast's frame, built once and written
 // by every recipient's writer as it is (WritePreparedMessage). nil, and so a

@@ -203,6 +203,10 @@ func serveWs(hub *chat.Hub, w http.ResponseWriter, r *http.Request) {
 	// The server accepts through chat.BatchListener, so the socket under
 	// the upgraded connection is a BatchConn.
 	batch, _ := conn.NetConn().(*chat.BatchConn)
+	batch.CountWrites(&hub.Stats.BytesWritten)
+	if noWriteBatch {
+		batch = nil // never held: each frame leaves with its own write
+	}
 	go newClient(hub, conn, batch).run()
 }
 
@@ -224,6 +228,10 @@ func (c *Client) run() {
 // pacing is what every connection's chat.Pacer starts from; main lets
 // -write-coalesce, -write-coalesce-max and -flood-rate change it.
 var pacing = chat.DefaultPacer()
+
+// noWriteBatch makes every frame leave with its own write; main's
+// -no-write-batch sets it.
+var noWriteBatch bool
 
 // prepare is the hub's Prepare: a broadcast's frame, built once and written
 // by every recipient's writer as it is (WritePreparedMessage). nil, and so a

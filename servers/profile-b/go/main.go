@@ -34,7 +34,10 @@ func main() {
 	host := flag.String("host", "0.0.0.0", "address to bind")
 	port := flag.Int("port", 8080, "port to bind")
 	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
-	noWriteBatch := flag.Bool("no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
+	flag.BoolVar(&noWriteBatch, "no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
+	tlsCert := flag.String("tls-cert", "", "PEM certificate file; with -tls-key the server serves wss (TLS) only")
+	tlsKey := flag.String("tls-key", "", "PEM private key file of -tls-cert")
+	flag.BoolVar(&upgrader.EnableCompression, "deflate", false, "accept permessage-deflate when a client offers it")
 	pacing.RegisterFlags(flag.CommandLine)
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
@@ -57,19 +60,17 @@ func main() {
 	})
 
 	// Bind before announcing, so /health answers as soon as the log says so.
-	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	// With a certificate, TLS only: /health and /stats answer over https.
+	ln, err := chat.Listen(net.JoinHostPort(*host, strconv.Itoa(*port)), *tlsCert, *tlsKey)
 	if err != nil {
 		log.Fatalf("listen: %v", err)
 	}
 	srv := &http.Server{Handler: mux}
 	served := make(chan error, 1)
 	// Accepted through BatchListener, a connection's writer can send what
-	// is queued for it with one write (see chat.BatchConn).
-	accepted := chat.BatchListener(ln)
-	if *noWriteBatch {
-		accepted = ln
-	}
-	go func() { served <- srv.Serve(accepted) }()
+	// is queued for it with one write (see chat.BatchConn), and the bytes
+	// it writes are counted.
+	go func() { served <- srv.Serve(chat.BatchListener(ln)) }()
 	log.Printf("listening on %s", ln.Addr())
 
 	// PID 1 in a scratch container gets no default signal handling.
