@@ -20,6 +20,9 @@ pub struct Stats {
     pub dropped_ratelimit: AtomicU64,
     pub dropped_slow: AtomicU64,
     pub malformed: AtomicU64,
+    /// WebSocket frame bytes written to clients, as handed to the socket or
+    /// the TLS layer (before encryption).
+    pub bytes_written: AtomicU64,
 }
 
 /// Adds `n` to a counter.
@@ -45,6 +48,7 @@ impl Stats {
             dropped_ratelimit: AtomicU64::new(0),
             dropped_slow: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
+            bytes_written: AtomicU64::new(0),
         }
     }
 
@@ -56,7 +60,7 @@ impl Stats {
             concat!(
                 r#"{{"server":"{}","uptime_ms":{},"connections_current":{},"connections_total":{},"#,
                 r#""joins":{},"frames_in":{},"chat_in":{},"chat_accepted":{},"deliveries":{},"#,
-                r#""dropped_ratelimit":{},"dropped_slow":{},"malformed":{}}}"#
+                r#""dropped_ratelimit":{},"dropped_slow":{},"malformed":{},"bytes_written":{}}}"#
             ),
             self.server,
             uptime_ms,
@@ -70,6 +74,7 @@ impl Stats {
             get(&self.dropped_ratelimit),
             get(&self.dropped_slow),
             get(&self.malformed),
+            get(&self.bytes_written),
         )
     }
 }
@@ -83,6 +88,7 @@ mod tests {
         let stats = Stats::new("wsc-test");
         add(&stats.joins, 2);
         add(&stats.malformed, 1);
+        add(&stats.bytes_written, 300);
         let value: serde_json::Value = serde_json::from_str(&stats.to_json()).unwrap();
         let object = value.as_object().unwrap();
         assert_eq!(object["server"], "wsc-test");
@@ -90,6 +96,7 @@ mod tests {
         assert_eq!(object["malformed"], 1);
         assert_eq!(object["deliveries"], 0);
         assert!(object["uptime_ms"].is_u64());
-        assert_eq!(object.len(), 12);
+        assert_eq!(object["bytes_written"], 300);
+        assert_eq!(object.len(), 13);
     }
 }
