@@ -32,6 +32,19 @@ pub fn add(counter: &AtomicU64, n: u64) {
     }
 }
 
+/// The bytes of a server's (unmasked, uncompressed) WebSocket frame with a
+/// payload of `payload` bytes: a 2-byte header, plus 2 or 8 bytes of
+/// extended length past 125 and 65,535 bytes (RFC 6455, 5.2). For a stack
+/// that hides its socket (axum), the writer counts `bytes_written` with it.
+pub fn frame_bytes(payload: usize) -> u64 {
+    let header = match payload {
+        0..=125 => 2,
+        126..=65_535 => 4,
+        _ => 10,
+    };
+    (header + payload) as u64
+}
+
 impl Stats {
     /// Counters at zero and the uptime clock started; `server` is the image tag.
     pub fn new(server: &'static str) -> Self {
@@ -82,6 +95,15 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_is_its_payload_and_a_header_that_grows_with_it() {
+        assert_eq!(frame_bytes(0), 2);
+        assert_eq!(frame_bytes(125), 127);
+        assert_eq!(frame_bytes(126), 130);
+        assert_eq!(frame_bytes(65_535), 65_539);
+        assert_eq!(frame_bytes(65_536), 65_546);
+    }
 
     #[test]
     fn json_has_every_counter() {
