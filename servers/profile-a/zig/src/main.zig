@@ -7,6 +7,10 @@
 //!
 //! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch]
 //!                 [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N]
+//!                 [--tls-cert FILE --tls-key FILE] [--deflate]
+//!
+//! With --tls-cert and --tls-key the port serves TLS only; --deflate accepts
+//! permessage-deflate (transport.zig).
 //!
 //! On SIGTERM/SIGINT or when --duration ends: stop accepting, close every
 //! client with 1001, print the final /stats JSON as the last stdout line and
@@ -18,6 +22,7 @@ const Stats = @import("chat").Stats;
 const Hub = @import("hub.zig").Hub;
 const client = @import("client.zig");
 const http = @import("http.zig");
+const transport = @import("transport.zig");
 
 const sweep_period_us: i64 = std.time.us_per_s;
 /// How long shutdown waits for clients to take their 1001 close before the
@@ -42,6 +47,11 @@ const Options = struct {
     write_coalesce_max_ms: u32 = 20,
     /// ... on connections that get at least this many messages a second.
     flood_rate: u64 = 1000,
+    /// PEM certificate and key: with both, the port serves TLS only.
+    tls_cert: ?[:0]const u8 = null,
+    tls_key: ?[:0]const u8 = null,
+    /// Accept permessage-deflate when a client offers it.
+    deflate: bool = false,
 };
 
 /// Set by the signal handler (or the --duration timer); read by the loop.
@@ -56,7 +66,7 @@ var shutdown_timer: lws.lws_sorted_usec_list_t = .{};
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     const opts = parseArgs(init.args) catch |err| {
-        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N]\n", .{@errorName(err)});
+        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]\n", .{@errorName(err)});
         return 2;
     };
     return run(opts) catch |err| {
@@ -75,6 +85,7 @@ fn run(opts: Options) !u8 {
     lws.lws_set_log_level(lws.LLL_ERR | lws.LLL_WARN, null);
 
     var stats: Stats = .{};
+    transport.stats = &stats;
     var hub = try Hub.init(gpa, &stats, lws.lws_now_usecs());
     defer hub.deinit();
     hub_ptr = &hub;
@@ -112,7 +123,17 @@ fn run(opts: Options) !u8 {
     info.gid = -1;
     info.uid = -1;
     info.options = lws.LWS_SERVER_OPTION_DISABLE_IPV6 | lws.LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
-    const ctx = lws.lws_create_context(&info) orelse return error.CannotListen;
+    transport.configure(&info, opts.tls_cert, opts.tls_key, opts.deflate);
+    const ctx = lws.lws_create_context(&info) orelse {
+        // libwebsockets has logged why: the port, or a certificate or key OpenSSL refused.
+        if (opts.tls_cert) |cert| logf("wsca-zig: could not serve TLS with {s} and {s}, or bind the port\n", .{ cert, opts.tls_key.? });
+        return error.CannotListen;
+    };
+    if (opts.tls_cert) |cert| transport.checkValidity(ctx, lws.time(null)) catch |err| {
+        logf("wsca-zig: TLS certificate {s}: {s}\n", .{ cert, @errorName(err) });
+        lws.lws_context_destroy(ctx);
+        return err;
+    };
     context = ctx;
 
     installSignalHandlers();
@@ -219,10 +240,17 @@ fn parseArgs(args: std.process.Args) !Options {
             opts.write_coalesce_max_ms = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadWriteCoalesce;
         } else if (std.mem.eql(u8, arg, "--flood-rate")) {
             opts.flood_rate = std.fmt.parseInt(u64, it.next() orelse return error.MissingValue, 10) catch return error.BadFloodRate;
+        } else if (std.mem.eql(u8, arg, "--tls-cert")) {
+            opts.tls_cert = it.next() orelse return error.MissingValue;
+        } else if (std.mem.eql(u8, arg, "--tls-key")) {
+            opts.tls_key = it.next() orelse return error.MissingValue;
+        } else if (std.mem.eql(u8, arg, "--deflate")) {
+            opts.deflate = true;
         } else {
             return error.UnknownArgument;
         }
     }
+    if ((opts.tls_cert == null) != (opts.tls_key == null)) return error.TlsCertAndKeyGoTogether;
     return opts;
 }
 

@@ -6,4 +6,5 @@ test {
     _ = @import("outbox.zig");
     _ = @import("pacer.zig");
     _ = @import("hub.zig");
+    _ = @import("transport.zig");
 }

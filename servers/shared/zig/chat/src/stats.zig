@@ -23,6 +23,9 @@ pub const Stats = struct {
     dropped_ratelimit: Counter = .init(0),
     dropped_slow: Counter = .init(0),
     malformed: Counter = .init(0),
+    /// WebSocket frame bytes written to clients, as handed to the socket or
+    /// to TLS: after permessage-deflate, before encryption.
+    bytes_written: Counter = .init(0),
 
     /// Counters only grow and nobody waits on them, so relaxed ordering is
     /// enough; a /stats reader sees each counter at some recent value.
@@ -70,7 +73,7 @@ test "writes every counter as one JSON object, in the protocol's order" {
         "{\"server\":\"wsc-zig\",\"uptime_ms\":5123,\"connections_current\":0," ++
             "\"connections_total\":2,\"joins\":1,\"frames_in\":0,\"chat_in\":0," ++
             "\"chat_accepted\":0,\"deliveries\":36,\"dropped_ratelimit\":0," ++
-            "\"dropped_slow\":0,\"malformed\":1}",
+            "\"dropped_slow\":0,\"malformed\":1,\"bytes_written\":0}",
         w.buffered(),
     );
 }

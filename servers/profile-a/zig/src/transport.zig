@@ -1,0 +1,117 @@
+//! wss and permessage-deflate, as libwebsockets offers them, and the
+//! `bytes_written` counter.
+//!
+//! TLS is libwebsockets' own over OpenSSL: the vhost's `ssl_cert_filepath`
+//! and `ssl_private_key_filepath` (`--tls-cert`, `--tls-key`). With them the
+//! port serves TLS only (no LWS_SERVER_OPTION_ALLOW_NON_SSL_ON_SSL_PORT).
+//! libwebsockets refuses files OpenSSL cannot load and a key that is not the
+//! certificate's; `checkValidity` refuses a certificate outside its validity
+//! period, which OpenSSL loads without a word.
+//!
+//! permessage-deflate is libwebsockets' extension
+//! (`lws_extension_callback_pm_deflate`, `--deflate`), with its defaults.
+//!
+//! Counting: `write` is every frame the writer sends, and adds its bytes as
+//! they go to the socket or to TLS: the frame header and the payload, or the
+//! payload as the extension compressed it. `deflateCounted` is the extension
+//! in a wrapper that sees the compressed length.
+const std = @import("std");
+const lws = @import("lws");
+const Stats = @import("chat").Stats;
+
+/// The counters `write` and the extension add to; main sets it first.
+pub var stats: ?*Stats = null;
+
+/// The bytes of a server's (unmasked) frame with a `payload`-byte payload:
+/// a 2-byte header, plus 2 or 8 bytes of extended length past 125 and
+/// 65,535 bytes (RFC 6455, 5.2).
+pub fn frameBytes(payload: usize) u64 {
+    const header: u64 = if (payload <= 125) 2 else if (payload <= 65535) 4 else 10;
+    return header + payload;
+}
+
+/// What the extension issued during the current `write` on this thread:
+/// null when it did not run (the connection did not negotiate it).
+threadlocal var deflated_bytes: ?u64 = null;
+threadlocal var in_write = false;
+
+/// lws_write, counting the frame's bytes in `stats`.
+pub fn write(wsi: *lws.struct_lws, payload: [*]u8, len: usize, protocol: lws.enum_lws_write_protocol) c_int {
+    in_write = true;
+    deflated_bytes = null;
+    const n = lws.lws_write(wsi, payload, len, protocol);
+    in_write = false;
+    if (n >= 0) if (stats) |s| s.add("bytes_written", deflated_bytes orelse frameBytes(len));
+    return n;
+}
+
+/// libwebsockets' private `struct lws_ext_pm_deflate_rx_ebufs`
+/// (lib/roles/ws/private-lib-roles-ws.h, 4.1.6): what LWS_EXT_CB_PAYLOAD_TX
+/// hands the extension as `in`. Only `eb_out` is read: the compressed
+/// payload the library frames and sends next.
+const PmdBuffers = extern struct {
+    eb_in: lws.struct_lws_tokens,
+    eb_out: lws.struct_lws_tokens,
+};
+
+/// The extension, counting what it makes: called inside `write`, it
+/// reports its output there; for the rest of a long message, which the
+/// library drains on later writable events, it adds it itself.
+fn deflateCounted(
+    context: ?*lws.struct_lws_context,
+    ext: [*c]const lws.struct_lws_extension,
+    wsi: ?*lws.struct_lws,
+    reason: lws.enum_lws_extension_callback_reasons,
+    user: ?*anyopaque,
+    in: ?*anyopaque,
+    len: usize,
+) callconv(.c) c_int {
+    const n = lws.lws_extension_callback_pm_deflate(context, ext, wsi, reason, user, in, len);
+    if (reason != lws.LWS_EXT_CB_PAYLOAD_TX or n < 0) return n;
+    const buffers: *const PmdBuffers = @ptrCast(@alignCast(in orelse return n));
+    const out: usize = @intCast(@max(buffers.eb_out.len, 0));
+    const bytes = if (out > 0) frameBytes(out) else 0;
+    if (in_write) {
+        deflated_bytes = (deflated_bytes orelse 0) + bytes;
+    } else if (stats) |s| s.add("bytes_written", bytes);
+    return n;
+}
+
+/// The extensions the server accepts with `--deflate`.
+const deflate_extensions = [_]lws.struct_lws_extension{
+    .{ .name = "permessage-deflate", .callback = deflateCounted, .client_offer = "permessage-deflate" },
+    .{}, // terminator
+};
+
+/// Sets `info` up for TLS with `cert` and `key` (both or neither) and for
+/// permessage-deflate if `deflate`.
+pub fn configure(info: *lws.struct_lws_context_creation_info, cert: ?[:0]const u8, key: ?[:0]const u8, deflate: bool) void {
+    if (cert != null and key != null) {
+        info.options |= lws.LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.ssl_cert_filepath = cert.?.ptr;
+        info.ssl_private_key_filepath = key.?.ptr;
+        // WebSocket upgrades are HTTP/1.1 requests.
+        info.alpn = "http/1.1";
+    }
+    if (deflate) info.extensions = &deflate_extensions;
+}
+
+/// Refuses the vhost's certificate when `now_s` (Unix seconds) is outside
+/// its validity period. Only for a context made with a certificate: asked
+/// of a vhost without TLS, libwebsockets 4.1 dereferences a null SSL_CTX.
+pub fn checkValidity(ctx: *lws.struct_lws_context, now_s: i64) error{ CertificateExpired, CertificateNotYetValid }!void {
+    const vhost = lws.lws_get_vhost_by_name(ctx, "default") orelse return;
+    var result: lws.union_lws_tls_cert_info_results = undefined;
+    if (lws.lws_tls_vhost_cert_info(vhost, lws.LWS_TLS_CERT_INFO_VALIDITY_TO, &result, 0) != 0) return;
+    if (now_s > result.time) return error.CertificateExpired;
+    if (lws.lws_tls_vhost_cert_info(vhost, lws.LWS_TLS_CERT_INFO_VALIDITY_FROM, &result, 0) != 0) return;
+    if (now_s < result.time) return error.CertificateNotYetValid;
+}
+
+test "a frame is its payload and a header that grows with it" {
+    try std.testing.expectEqual(@as(u64, 2), frameBytes(0));
+    try std.testing.expectEqual(@as(u64, 127), frameBytes(125));
+    try std.testing.expectEqual(@as(u64, 130), frameBytes(126));
+    try std.testing.expectEqual(@as(u64, 65539), frameBytes(65535));
+    try std.testing.expectEqual(@as(u64, 65546), frameBytes(65536));
+}
