@@ -106,10 +106,12 @@ func (c *Client) readPump() {
 	// answers the peer's close frame with one of its own, as
 	// docs/protocol.md requires; it is left in place.
 	for {
-		frameType, data, err := c.conn.ReadMessage()
+		// chat.ReadMessage applies the size limit to the message as
+		// inflated, when permessage-deflate is on (-deflate).
+		frameType, data, err := chat.ReadMessage(c.conn, maxMessageSize, closeGrace)
 		if err != nil {
 			// A close frame, a reset, the read deadline, or an oversize
-			// message (fasthttp/websocket has already sent close 1009).
+			// message (fasthttp/websocket or chat.ReadMessage has sent close 1009).
 			return
 		}
 		extend()

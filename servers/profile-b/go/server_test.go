@@ -236,3 +236,34 @@ func TestRefusesBadCertificatesAtStart(t *testing.T) {
 		}
 	}
 }
+
+func TestWithDeflateTheSizeLimitAppliesToTheInflatedMessage(t *testing.T) {
+	s := startServer(t, "-deflate")
+	s.waitHealthy(t, "http", &http.Client{Timeout: time.Second})
+	dial := func() *ws.Conn {
+		conn, resp, err := (&ws.Dialer{EnableCompression: true}).Dial("ws://"+s.addr+"/ws", nil)
+		if err != nil || !strings.Contains(resp.Header.Get("Sec-WebSocket-Extensions"), "permessage-deflate") {
+			t.Fatalf("dial with deflate: %v", err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.EnableWriteCompression(true)
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		return conn
+	}
+	// 4096 bytes, a few dozen once deflated: allowed, and the connection stays open.
+	atLimit := dial()
+	atLimit.WriteMessage(ws.TextMessage, []byte(strings.Repeat("x", 4096)))
+	atLimit.WriteJSON(map[string]any{"type": "ping", "ts": 1})
+	var pong map[string]any
+	if err := atLimit.ReadJSON(&pong); err != nil || pong["type"] != "pong" {
+		t.Fatalf("after 4096 bytes: %v, %v", pong, err)
+	}
+	// 4097 bytes, as small on the wire: closed with 1009.
+	over := dial()
+	over.WriteMessage(ws.TextMessage, []byte(strings.Repeat("x", 4097)))
+	_, _, err := over.ReadMessage()
+	if !ws.IsCloseError(err, ws.CloseMessageTooBig) {
+		t.Fatalf("after 4097 bytes: want close 1009, got %v", err)
+	}
+	s.stop(t)
+}
