@@ -6,5 +6,4 @@ test {
     _ = @import("outbox.zig");
     _ = @import("pacer.zig");
     _ = @import("hub.zig");
-    _ = @import("transport.zig");
 }

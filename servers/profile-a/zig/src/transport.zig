@@ -22,13 +22,7 @@ const Stats = @import("chat").Stats;
 /// The counters `write` and the extension add to; main sets it first.
 pub var stats: ?*Stats = null;
 
-/// The bytes of a server's (unmasked) frame with a `payload`-byte payload:
-/// a 2-byte header, plus 2 or 8 bytes of extended length past 125 and
-/// 65,535 bytes (RFC 6455, 5.2).
-pub fn frameBytes(payload: usize) u64 {
-    const header: u64 = if (payload <= 125) 2 else if (payload <= 65535) 4 else 10;
-    return header + payload;
-}
+const frameBytes = @import("chat").frameBytes;
 
 /// What the extension issued during the current `write` on this thread:
 /// null when it did not run (the connection did not negotiate it).
@@ -106,12 +100,4 @@ pub fn checkValidity(ctx: *lws.struct_lws_context, now_s: i64) error{ Certificat
     if (now_s > result.time) return error.CertificateExpired;
     if (lws.lws_tls_vhost_cert_info(vhost, lws.LWS_TLS_CERT_INFO_VALIDITY_FROM, &result, 0) != 0) return;
     if (now_s < result.time) return error.CertificateNotYetValid;
-}
-
-test "a frame is its payload and a header that grows with it" {
-    try std.testing.expectEqual(@as(u64, 2), frameBytes(0));
-    try std.testing.expectEqual(@as(u64, 127), frameBytes(125));
-    try std.testing.expectEqual(@as(u64, 130), frameBytes(126));
-    try std.testing.expectEqual(@as(u64, 65539), frameBytes(65535));
-    try std.testing.expectEqual(@as(u64, 65546), frameBytes(65536));
 }

@@ -57,6 +57,22 @@ pub const Stats = struct {
     }
 };
 
+/// The bytes of a server's (unmasked) WebSocket frame with a `payload`-byte
+/// payload: a 2-byte header, plus 2 or 8 bytes of extended length past 125
+/// and 65,535 bytes (RFC 6455, 5.2). Writers add it to `bytes_written`.
+pub fn frameBytes(payload: usize) u64 {
+    const header: u64 = if (payload <= 125) 2 else if (payload <= 65535) 4 else 10;
+    return header + payload;
+}
+
+test "a frame is its payload and a header that grows with it" {
+    try std.testing.expectEqual(@as(u64, 2), frameBytes(0));
+    try std.testing.expectEqual(@as(u64, 127), frameBytes(125));
+    try std.testing.expectEqual(@as(u64, 130), frameBytes(126));
+    try std.testing.expectEqual(@as(u64, 65539), frameBytes(65535));
+    try std.testing.expectEqual(@as(u64, 65546), frameBytes(65536));
+}
+
 test "writes every counter as one JSON object, in the protocol's order" {
     var s: Stats = .{};
     s.inc("joins");
