@@ -109,6 +109,14 @@ pub struct VariantSpec {
     /// Extra environment, each `KEY=value`.
     #[serde(default)]
     pub env: Vec<String>,
+    /// Another binary the server's `build` leaves (relative to [`Server::dir`]), for a
+    /// variant that is a different link of the same source (e.g. against another build of a
+    /// C library); it gets an image of its own, tagged `TAG-NAME`.
+    #[serde(default)]
+    pub binary: Option<PathBuf>,
+    /// Run it by default (when `--variant` is not given), beside the plain server.
+    #[serde(default)]
+    pub bench: bool,
 }
 
 /// What `--variant` takes besides a variant's name: the plain server, and every row.
@@ -117,6 +125,19 @@ pub const DEFAULT_VARIANT: &str = "default";
 pub const ALL_VARIANTS: &str = "all";
 
 impl Server {
+    /// The server a row of variant `name` runs: itself, or for a variant with its own
+    /// binary, the same server with that binary and its own image tag (`TAG-NAME`).
+    pub fn for_variant(&self, name: &str) -> Server {
+        match self.variants.get(name).and_then(|spec| spec.binary.clone()) {
+            Some(binary) => Server {
+                tag: format!("{}-{name}", self.tag),
+                binary,
+                ..self.clone()
+            },
+            None => self.clone(),
+        }
+    }
+
     /// The runnable variant `name`, if the manifest declares it.
     pub fn variant(&self, name: &str) -> Option<Variant> {
         self.variants.get(name).map(|spec| Variant {
@@ -131,13 +152,18 @@ impl Server {
         self.variants
             .iter()
             .map(|(name, spec)| {
-                let what: Vec<&str> = spec
-                    .env
+                let binary = spec
+                    .binary
+                    .as_ref()
+                    .map(|b| format!("binary {}", b.display()));
+                let what: Vec<&str> = binary
                     .iter()
+                    .chain(&spec.env)
                     .chain(&spec.args)
                     .map(String::as_str)
                     .collect();
-                format!("{name} ({})", what.join(" "))
+                let bench = if spec.bench { ", in the default run" } else { "" };
+                format!("{name} ({}{bench})", what.join(" "))
             })
             .collect()
     }
@@ -296,8 +322,8 @@ fn check_variant(name: &str, spec: &VariantSpec) -> Result<(), String> {
     if name.is_empty() || !name.chars().all(valid) || name.starts_with('-') {
         return Err("a name is lower-case letters, digits and '-', e.g. gomaxprocs-1".into());
     }
-    if spec.args.is_empty() && spec.env.is_empty() {
-        return Err("declares neither args nor env".into());
+    if spec.args.is_empty() && spec.env.is_empty() && spec.binary.is_none() {
+        return Err("declares neither args, env nor binary".into());
     }
     for entry in &spec.env {
         match entry.split_once('=') {
@@ -334,10 +360,17 @@ pub fn with_variants(
     names: &[String],
 ) -> Result<(Vec<Row>, Vec<String>), CatalogError> {
     if names.is_empty() {
-        return Ok((
-            servers.iter().map(|s| (s.clone(), None)).collect(),
-            Vec::new(),
-        ));
+        // The plain servers, and the variants their manifests run by default (`bench`).
+        let mut rows = Vec::new();
+        for server in servers {
+            rows.push((server.clone(), None));
+            for (name, spec) in &server.variants {
+                if spec.bench {
+                    rows.push((server.for_variant(name), server.variant(name)));
+                }
+            }
+        }
+        return Ok((rows, Vec::new()));
     }
     let all = names.iter().any(|n| n == ALL_VARIANTS);
     for name in names {
@@ -370,7 +403,7 @@ pub fn with_variants(
         }
         for name in server.variants.keys() {
             if all || names.contains(name) {
-                rows.push((server.clone(), server.variant(name)));
+                rows.push((server.for_variant(name), server.variant(name)));
             }
         }
         if rows.len() == before {
@@ -644,7 +677,7 @@ mod tests {
     fn bad_variants_are_refused_when_the_manifest_is_read() {
         for (text, says) in [
             ("[variants.x]\nenv = [\"GOMAXPROCS\"]\n", "not KEY=value"),
-            ("[variants.x]\n", "declares neither args nor env"),
+            ("[variants.x]\n", "declares neither args, env nor binary"),
             ("[variants.Fast]\nenv = [\"A=1\"]\n", "lower-case letters"),
             ("[variants.all]\nenv = [\"A=1\"]\n", "reserved"),
             ("[variants.default]\nenv = [\"A=1\"]\n", "reserved"),
@@ -657,6 +690,40 @@ mod tests {
                 .to_string();
             assert!(err.contains(says), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn a_variant_with_its_own_binary_gets_its_own_image_and_a_bench_variant_runs_by_default() {
+        let root = tempfile::tempdir().unwrap();
+        let zig = with_variants_text(
+            root.path(),
+            "profile-a/zig",
+            "[variants.debian-lws]\nbinary = \"zig-out/bin/other\"\nbench = true\n\
+             [variants.slow]\nargs = [\"--slow\"]\n",
+        )
+        .unwrap();
+        let (rows, _) = with_variants(std::slice::from_ref(&zig), &[]).unwrap();
+        let rows: Vec<(String, Option<String>, PathBuf)> = rows
+            .into_iter()
+            .map(|(s, v)| (s.tag, v.map(|v| v.name), s.binary))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("wsc-go".to_string(), None, zig.binary.clone()),
+                (
+                    "wsc-go-debian-lws".to_string(),
+                    Some("debian-lws".to_string()),
+                    PathBuf::from("zig-out/bin/other")
+                ),
+            ]
+        );
+        // Named, or under `all`, an args-only variant keeps the server's image.
+        let (rows, _) = with_variants(std::slice::from_ref(&zig), &["all".to_string()]).unwrap();
+        let tags: Vec<&str> = rows.iter().map(|(s, _)| s.tag.as_str()).collect();
+        assert_eq!(tags, ["wsc-go", "wsc-go-debian-lws", "wsc-go"]);
+        let (rows, _) = with_variants(&[zig], &["default".to_string()]).unwrap();
+        assert_eq!(rows.len(), 1, "--variant default is the plain server only");
     }
 
     #[test]

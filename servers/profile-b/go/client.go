@@ -6,6 +6,7 @@ package main
 
 import (
 	"log"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -58,6 +59,10 @@ type Client struct {
 	// so that the batch leaves in one write (see chat.BatchConn).
 	batch *chat.BatchConn
 
+	// raw is the socket writePump writes broadcasts' ready frames to
+	// (chat.Frame): batch, or the library's own net.Conn without batching.
+	raw net.Conn
+
 	// pacer spaces a busy connection's batches (see chat.Pacer).
 	pacer chat.Pacer
 
@@ -74,6 +79,7 @@ func newClient(hub *chat.Hub, conn *websocket.Conn, batch *chat.BatchConn) *Clie
 		hub:       hub,
 		conn:      conn,
 		batch:     batch,
+		raw:       rawConn(conn, batch),
 		pacer:     pacing,
 		member:    chat.NewMember(hub),
 		readDone:  make(chan struct{}),
@@ -122,7 +128,8 @@ func (c *Client) readPump() {
 }
 
 // writePump writes queued messages and pings until asked to close or a write
-// fails. A connection that stops reading blocks it here for up to writeWait,
+// fails. The member wakes it when its queue gets a message after it was
+// empty, and it takes the whole queue at once. A connection that stops reading blocks it here for up to writeWait,
 // while its queue fills and the hub drops what does not fit.
 func (c *Client) writePump() {
 	ticker := time.NewTicker(pingPeriod)
@@ -131,21 +138,30 @@ func (c *Client) writePump() {
 		c.conn.Close()
 		close(c.writeDone)
 	}()
-	send := c.member.Send()
+	var queued []*chat.Outbound // the batch taken last, handed back to the queue
 	for {
 		select {
-		case m := <-send:
-			// Batch: write everything queued so far under one deadline,
-			// and send it to the socket with one write.
-			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+		case <-c.member.Ready():
+			// Batch: take everything queued so far, write it under one
+			// deadline, and send it to the socket with one write.
+			queued = c.member.Take(queued)
+			if len(queued) == 0 {
+				continue // woken for what an earlier batch already took
+			}
 			c.batch.Hold()
-			delivered, err := c.write(m)
-			sent := 1
-			for n := len(send); n > 0 && err == nil; n-- {
+			// The library applies its deadline to the frames it writes; the
+			// socket's applies to the ready frames written to raw.
+			deadline := time.Now().Add(writeWait)
+			c.conn.SetWriteDeadline(deadline)
+			c.raw.SetWriteDeadline(deadline)
+			var delivered int64
+			var err error
+			for _, m := range queued {
 				var d int64
-				d, err = c.write(<-send)
+				if d, err = c.write(m); err != nil {
+					break
+				}
 				delivered += d
-				sent++
 			}
 			if flushErr := c.batch.Flush(); err == nil {
 				err = flushErr
@@ -154,7 +170,7 @@ func (c *Client) writePump() {
 				return
 			}
 			c.hub.Stats.Deliveries.Add(delivered)
-			if wait := c.pacer.After(sent, time.Now()); wait > 0 {
+			if wait := c.pacer.After(len(queued), time.Now()); wait > 0 {
 				time.Sleep(wait)
 			}
 		case <-ticker.C:
@@ -179,9 +195,14 @@ func (c *Client) writePump() {
 // write sends one message and returns 1 for a delivered chat.
 func (c *Client) write(m *chat.Outbound) (int64, error) {
 	var err error
-	if pm, ok := m.Prepared.(*websocket.PreparedMessage); ok {
-		err = c.conn.WritePreparedMessage(pm)
-	} else {
+	switch p := m.Prepared.(type) {
+	case chat.Frame:
+		// One write of a whole frame: it cannot interleave with the
+		// control frames the reader's handlers write through the library.
+		_, err = c.raw.Write(p)
+	case *websocket.PreparedMessage:
+		err = c.conn.WritePreparedMessage(p)
+	default:
 		err = c.conn.WriteMessage(websocket.TextMessage, m.Data)
 	}
 	if err != nil {
@@ -235,13 +256,32 @@ var pacing = chat.DefaultPacer()
 // -no-write-batch sets it.
 var noWriteBatch bool
 
+// libraryFrames makes prepare hand broadcasts to the library as a
+// PreparedMessage instead of framing them itself; main's -library-frames sets it.
+var libraryFrames bool
+
 // prepare is the hub's Prepare: a broadcast's frame, built once and written
-// by every recipient's writer as it is (WritePreparedMessage). nil, and so a
-// plain WriteMessage per recipient, if the library refuses it.
+// by every recipient's writer as it is. By default the chat core frames it
+// (chat.TextFrame) and the writer writes the bytes to the socket; with
+// -library-frames it is the library's PreparedMessage, which every write
+// looks up under a mutex shared by all recipients (docs/fairness.md). nil,
+// and so a plain WriteMessage per recipient, if the library refuses it.
 func prepare(data []byte) any {
+	if !libraryFrames {
+		return chat.TextFrame(data)
+	}
 	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, data)
 	if err != nil {
 		return nil
 	}
 	return pm
+}
+
+// rawConn is the socket ready frames go to: batch when the server batches,
+// else the library's own.
+func rawConn(conn *websocket.Conn, batch *chat.BatchConn) net.Conn {
+	if batch != nil {
+		return batch
+	}
+	return conn.NetConn()
 }

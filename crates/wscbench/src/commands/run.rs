@@ -305,7 +305,8 @@ async fn prepare(
     run_id: &str,
     results_dir: &Path,
 ) -> Result<(Engines, Plan), ExpectedError> {
-    // One image per server, shared by its variants: a variant is not a rebuild.
+    // One image per server, shared by its variants (a variant is not a rebuild), except a
+    // variant with a binary of its own (server.toml `binary`), which has its own image.
     let built = request.servers_to_build();
     super::check_toolchains(&built).await?;
     let engine = super::connect().await?;
@@ -359,7 +360,7 @@ async fn prepare(
                 let image = built
                     .iter()
                     .zip(&images)
-                    .find(|(b, _)| b.id == server.id)
+                    .find(|(b, _)| b.tag == server.tag)
                     .map(|(_, image)| image.clone())
                     .expect("every row's server was built");
                 PlannedServer {

@@ -131,11 +131,16 @@ impl RunRequest {
 
     /// The selected servers that some row runs: those to build.
     pub fn servers_to_build(&self) -> Vec<Server> {
-        self.servers
-            .iter()
-            .filter(|s| self.rows.iter().any(|(row, _)| row.id == s.id))
-            .cloned()
-            .collect()
+        // One image per tag: a variant with a binary of its own has its own tag.
+        let mut built: Vec<Server> = Vec::new();
+        for server in &self.servers {
+            for (row, _) in self.rows.iter().filter(|(row, _)| row.id == server.id) {
+                if !built.iter().any(|b| b.tag == row.tag) {
+                    built.push(row.clone());
+                }
+            }
+        }
+        built
     }
 }
 
@@ -190,6 +195,27 @@ mod tests {
         assert_eq!(request.scenarios, Scenario::DEFAULT);
         assert_eq!(request.servers.len(), 6);
         assert_eq!(request.labels().len(), 6);
+        assert_eq!(request.servers_to_build().len(), 6);
+    }
+
+    #[test]
+    fn debian_s_libwebsockets_is_a_row_with_its_own_image_beside_profile_a_zig() {
+        let request = check(&[
+            "--variant",
+            "default",
+            "--variant",
+            "debian-lws",
+            "--scenario",
+            "saturation",
+        ])
+        .unwrap();
+        assert!(
+            request
+                .labels()
+                .contains(&"profile-a/zig@debian-lws".to_string())
+        );
+        // Its own binary, so its own image: seven to build.
+        assert_eq!(request.servers_to_build().len(), 7);
         assert!(request.load_points.is_empty() && request.left_out.is_empty());
     }
 

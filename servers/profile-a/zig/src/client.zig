@@ -1,7 +1,8 @@
 //! One WebSocket connection and the libwebsockets callbacks that drive it.
 //!
-//! libwebsockets owns the socket and calls back on its one event-loop thread:
-//! RECEIVE is the reader and SERVER_WRITEABLE is the writer. The reader
+//! libwebsockets owns the socket and calls back on the connection's service
+//! thread (one of as many as the server runs; the connection's hub is that
+//! thread's, hub.zig): RECEIVE is the reader and SERVER_WRITEABLE is the writer. The reader
 //! gathers a message's fragments, enforces the 4096-byte limit (close 1009)
 //! and applies the protocol's rules. The writer is the only code that writes
 //! to the socket: one lws_write per writable callback, as libwebsockets
@@ -28,6 +29,7 @@ const TokenBucket = @import("chat").TokenBucket;
 const outbox = @import("outbox.zig");
 const Pacer = @import("pacer.zig").Pacer;
 const Hub = @import("hub.zig").Hub;
+const Room = @import("hub.zig").Room;
 const transport = @import("transport.zig");
 
 pub const ping_period_us: i64 = 30 * std.time.us_per_s;
@@ -224,7 +226,7 @@ pub const Client = struct {
         if (wait_ns > 0) {
             self.paused = true;
             const wait_us: i64 = @intCast(wait_ns / std.time.ns_per_us);
-            lws.lws_sul_schedule(lws.lws_get_context(wsi), 0, &self.pace_timer, onPaceTimer, wait_us);
+            lws.lws_sul_schedule(lws.lws_get_context(wsi), @intCast(self.hub.tsi), &self.pace_timer, onPaceTimer, wait_us);
         } else if (!self.outbox.isEmpty()) self.wake();
         return 0;
     }
@@ -269,7 +271,7 @@ pub fn callback(
             // Upgrades happen on /ws only; anything else is not found.
             var path: [ws_path.len + 1]u8 = undefined;
             const n = lws.lws_hdr_copy(wsi, &path, path.len, lws.WSI_TOKEN_GET_URI);
-            if (hubOf(wsi).shutting_down) return -1;
+            if (roomOf(wsi).isShuttingDown()) return -1;
             if (n < 0 or !std.mem.eql(u8, path[0..@intCast(n)], ws_path)) {
                 _ = lws.lws_return_http_status(wsi, lws.HTTP_STATUS_NOT_FOUND, null);
                 return -1;
@@ -278,7 +280,7 @@ pub fn callback(
         },
         lws.LWS_CALLBACK_ESTABLISHED => {
             const hub = hubOf(wsi);
-            if (hub.shutting_down) return -1;
+            if (hub.room.isShuttingDown()) return -1;
             const self = clientOf(user) orelse return -1;
             const now = lws.lws_now_usecs();
             self.* = .{
@@ -307,6 +309,12 @@ pub fn callback(
         lws.LWS_CALLBACK_SERVER_WRITEABLE => {
             const self = registeredClient(user) orelse return -1;
             return self.onWritable();
+        },
+        // lws_cancel_service from another service thread (or the signal
+        // handler): hand out what other hubs posted to this thread's hub.
+        lws.LWS_CALLBACK_EVENT_WAIT_CANCELLED => {
+            hubOf(wsi).drainInbox();
+            return 0;
         },
         lws.LWS_CALLBACK_CLOSED => {
             const self = registeredClient(user) orelse return 0;
@@ -341,15 +349,21 @@ pub fn sweep(hub: *Hub, now_us: i64) void {
     }
 }
 
-/// Shutdown: every connection's writer closes it with 1001 at its next turn.
+/// Shutdown, on `hub`'s thread: every connection's writer closes it with
+/// 1001 at its next turn.
 pub fn closeAll(hub: *Hub) void {
-    hub.shutting_down = true;
+    hub.room.shutting_down.store(true, .release);
     for (hub.conns.items) |self| self.closeWith(close_going_away);
 }
 
-/// Both protocols carry the hub as their `user` pointer.
-pub fn hubOf(wsi: *lws.struct_lws) *Hub {
+/// Both protocols carry the room as their `user` pointer.
+pub fn roomOf(wsi: *lws.struct_lws) *Room {
     return @ptrCast(@alignCast(lws.lws_get_protocol(wsi).*.user));
+}
+
+/// The hub of the service thread `wsi` belongs to (the one running this callback).
+fn hubOf(wsi: *lws.struct_lws) *Hub {
+    return &roomOf(wsi).hubs[@intCast(lws.lws_get_tsi(wsi))];
 }
 
 fn clientOf(user: ?*anyopaque) ?*Client {

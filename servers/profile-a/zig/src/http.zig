@@ -10,7 +10,7 @@ const std = @import("std");
 const lws = @import("lws");
 const client = @import("client.zig");
 const ws_path = client.ws_path;
-const hubOf = client.hubOf;
+const roomOf = client.roomOf;
 
 pub const server_name = "wsca-zig";
 
@@ -42,14 +42,14 @@ pub fn callback(
         },
         lws.LWS_CALLBACK_HTTP_WRITEABLE => {
             const body = takeBody(wsi) orelse return 0;
-            defer hubOf(wsi).gpa.destroy(body);
+            defer std.heap.c_allocator.destroy(body);
             const bytes = body.slice();
             if (lws.lws_write(wsi, bytes.ptr, bytes.len, lws.LWS_WRITE_HTTP_FINAL) < bytes.len) return -1;
             // Keep-alive: ready for the next request, or close if not.
             return if (lws.lws_http_transaction_completed(wsi) != 0) -1 else 0;
         },
         lws.LWS_CALLBACK_CLOSED_HTTP => {
-            if (takeBody(wsi)) |body| hubOf(wsi).gpa.destroy(body);
+            if (takeBody(wsi)) |body| std.heap.c_allocator.destroy(body);
             return lws.lws_callback_http_dummy(wsi, reason, user, in, len);
         },
         else => return lws.lws_callback_http_dummy(wsi, reason, user, in, len),
@@ -57,9 +57,10 @@ pub fn callback(
 }
 
 fn respond(wsi: *lws.struct_lws, path: []const u8) !c_int {
-    const hub = hubOf(wsi);
-    const body = try hub.gpa.create(Body);
-    errdefer hub.gpa.destroy(body);
+    const room = roomOf(wsi);
+    const gpa = std.heap.c_allocator;
+    const body = try gpa.create(Body);
+    errdefer gpa.destroy(body);
     body.* = .{};
     var w: std.Io.Writer = .fixed(body.bytes[pre..]);
     var status: c_uint = lws.HTTP_STATUS_OK;
@@ -68,7 +69,7 @@ fn respond(wsi: *lws.struct_lws, path: []const u8) !c_int {
         try w.writeAll("ok");
     } else if (std.mem.eql(u8, path, "/stats")) {
         content_type = "application/json";
-        try hub.stats.writeJson(server_name, hub.uptimeMs(lws.lws_now_usecs()), &w);
+        try room.stats.writeJson(server_name, room.uptimeMs(lws.lws_now_usecs()), &w);
     } else if (std.mem.eql(u8, path, ws_path)) {
         status = lws.HTTP_STATUS_BAD_REQUEST;
         try w.writeAll("expected a WebSocket upgrade");

@@ -1,4 +1,5 @@
-//! The room: who is connected, who has joined, and the broadcast.
+//! The room: who is connected, who has joined, and the broadcast, over one
+//! `Hub` per libwebsockets service thread.
 //!
 //! A broadcast is serialized once into one `Message` and handed to every
 //! recipient's bounded outbox; a full outbox drops the message for that
@@ -6,8 +7,19 @@
 //! writes to a socket: the hub only queues and asks libwebsockets for a
 //! writable callback, and each connection's writer (client.zig) sends.
 //!
-//! The hub lives on the event loop's one thread, which is the only thread
-//! that ever runs libwebsockets callbacks, so it needs no lock at all.
+//! libwebsockets serves each connection on one service thread (its `tsi`) and
+//! a connection may only be touched there, so each thread has its own hub:
+//! its connections and members, touched by that thread alone, without a
+//! lock. A broadcast reaches the sender's own hub directly; every other hub
+//! gets its own copy of the message in its inbox (the one thing under a
+//! mutex) and, when that inbox was empty, a wake-up (`lws_cancel_service`),
+//! after which its thread hands the message to its members
+//! (`LWS_CALLBACK_EVENT_WAIT_CANCELLED` → `drainInbox`). This is what
+//! libwebsockets' own SMP example (minimal-ws-server-threads-smp) does: shared
+//! data under a mutex, `lws_cancel_service` to wake the other service
+//! threads, and each thread asking for writable callbacks on its own
+//! connections only. With one thread (Debian's build) there is no other hub,
+//! and nothing is locked.
 
 const std = @import("std");
 const protocol = @import("chat").protocol;
@@ -15,33 +27,65 @@ const Stats = @import("chat").Stats;
 const outbox = @import("outbox.zig");
 const Client = @import("client.zig").Client;
 
-pub const Hub = struct {
-    gpa: std.mem.Allocator,
+/// What the hubs share: counters, the member count, and the way to each other.
+pub const Room = struct {
     stats: *Stats,
     /// Monotonic time the server started, for `uptime_ms`.
     started_us: i64,
+    /// One per service thread, indexed by libwebsockets' thread service index.
+    hubs: []Hub = &.{},
+    /// Wakes the other service threads (`lws_cancel_service`); tests count calls.
+    wake: *const fn () void,
+    /// Joined members over every hub: the `online` of join and leave.
+    online: std.atomic.Value(usize) = .init(0),
+    /// Set once shutdown starts: no new connections, no leave broadcasts.
+    shutting_down: std.atomic.Value(bool) = .init(false),
+
+    /// Milliseconds since start.
+    pub fn uptimeMs(r: *const Room, now_us: i64) u64 {
+        return @intCast(@divTrunc(@max(now_us - r.started_us, 0), 1000));
+    }
+
+    pub fn isShuttingDown(r: *const Room) bool {
+        return r.shutting_down.load(.acquire);
+    }
+};
+
+pub const Hub = struct {
+    gpa: std.mem.Allocator,
+    stats: *Stats,
+    room: *Room,
+    /// This hub's thread service index (`lws_get_tsi`).
+    tsi: usize,
     /// Every open WebSocket connection (for pings, idle checks and shutdown).
     conns: std.ArrayList(*Client) = .empty,
     /// Joined members, the recipients of broadcasts.
     members: std.ArrayList(*Client) = .empty,
-    /// Set once shutdown starts: no new connections, no leave broadcasts.
-    shutting_down: bool = false,
     /// Per-frame scratch for the parser, reset after every message.
     arena: std.heap.ArenaAllocator,
     /// Where a broadcast is serialized before it becomes one `Message`.
     scratch: []u8,
+    /// Broadcasts from other hubs' threads, each this hub's own copy; under `lock`.
+    inbox: std.ArrayList(*outbox.Message) = .empty,
+    /// The inbox being handed out, swapped with `inbox` so the lock is held briefly.
+    draining: std.ArrayList(*outbox.Message) = .empty,
+    lock: std.c.pthread_mutex_t = .{},
 
-    pub fn init(gpa: std.mem.Allocator, stats: *Stats, started_us: i64) !Hub {
+    pub fn init(gpa: std.mem.Allocator, room: *Room, tsi: usize) !Hub {
         return .{
             .gpa = gpa,
-            .stats = stats,
-            .started_us = started_us,
+            .stats = room.stats,
+            .room = room,
+            .tsi = tsi,
             .arena = .init(gpa),
             .scratch = try gpa.alloc(u8, protocol.max_serialized_bytes),
         };
     }
 
     pub fn deinit(h: *Hub) void {
+        for (h.inbox.items) |m| m.release(h.gpa);
+        h.inbox.deinit(h.gpa);
+        h.draining.deinit(h.gpa);
         h.conns.deinit(h.gpa);
         h.members.deinit(h.gpa);
         h.arena.deinit();
@@ -65,9 +109,10 @@ pub const Hub = struct {
     pub fn join(h: *Hub, c: *Client) !void {
         try h.members.append(h.gpa, c);
         c.member_index = h.members.items.len - 1;
+        const online = h.room.online.fetchAdd(1, .monotonic) + 1;
         h.stats.inc("joins");
         var w: std.Io.Writer = .fixed(h.scratch);
-        protocol.writeJoin(&w, c.userName(), h.members.items.len) catch unreachable;
+        protocol.writeJoin(&w, c.userName(), online) catch unreachable;
         h.broadcast(.control, w.buffered(), null);
     }
 
@@ -75,9 +120,10 @@ pub const Hub = struct {
     pub fn leave(h: *Hub, c: *Client) void {
         swapRemove(&h.members, c.member_index.?, .member);
         c.member_index = null;
-        if (h.shutting_down) return;
+        const online = h.room.online.fetchSub(1, .monotonic) - 1;
+        if (h.room.isShuttingDown()) return;
         var w: std.Io.Writer = .fixed(h.scratch);
-        protocol.writeLeave(&w, c.userName(), h.members.items.len) catch unreachable;
+        protocol.writeLeave(&w, c.userName(), online) catch unreachable;
         h.broadcast(.control, w.buffered(), null);
     }
 
@@ -97,9 +143,19 @@ pub const Hub = struct {
         to.enqueue(m);
     }
 
-    /// `bytes` is the broadcast's one serialization; it becomes one shared
-    /// `Message` that every recipient's outbox references.
+    /// `bytes` is the broadcast's one serialization: one shared `Message` for
+    /// this hub's members, and one copy posted to each other hub.
     fn broadcast(h: *Hub, kind: outbox.Kind, bytes: []const u8, except: ?*Client) void {
+        h.deliver(kind, bytes, except);
+        var wake = false;
+        for (h.room.hubs) |*other| {
+            if (other != h and other.post(kind, bytes)) wake = true;
+        }
+        if (wake) h.room.wake();
+    }
+
+    /// Queues `bytes` for this hub's members but `except`.
+    fn deliver(h: *Hub, kind: outbox.Kind, bytes: []const u8, except: ?*Client) void {
         const m = outbox.Message.create(h.gpa, kind, bytes) catch {
             // Out of memory: nobody gets it, as if every queue were full.
             for (h.members.items) |c| {
@@ -113,9 +169,31 @@ pub const Hub = struct {
         }
     }
 
-    /// Milliseconds since start.
-    pub fn uptimeMs(h: *const Hub, now_us: i64) u64 {
-        return @intCast(@divTrunc(@max(now_us - h.started_us, 0), 1000));
+    /// From another hub's thread: puts a copy of `bytes` in this hub's inbox.
+    /// True when the inbox was empty, so this hub's thread must be woken.
+    fn post(h: *Hub, kind: outbox.Kind, bytes: []const u8) bool {
+        // Out of memory: this hub's members miss it (not counted: their number
+        // is this hub's thread's to read).
+        const m = outbox.Message.create(h.gpa, kind, bytes) catch return false;
+        _ = std.c.pthread_mutex_lock(&h.lock);
+        defer _ = std.c.pthread_mutex_unlock(&h.lock);
+        h.inbox.append(h.gpa, m) catch {
+            m.release(h.gpa);
+            return false;
+        };
+        return h.inbox.items.len == 1;
+    }
+
+    /// On this hub's thread, when woken: hands what other hubs posted to the members.
+    pub fn drainInbox(h: *Hub) void {
+        _ = std.c.pthread_mutex_lock(&h.lock);
+        std.mem.swap(std.ArrayList(*outbox.Message), &h.inbox, &h.draining);
+        _ = std.c.pthread_mutex_unlock(&h.lock);
+        for (h.draining.items) |m| {
+            for (h.members.items) |c| c.enqueue(m);
+            m.release(h.gpa);
+        }
+        h.draining.clearRetainingCapacity();
     }
 
     const Index = enum { conn, member };
@@ -134,39 +212,55 @@ pub const Hub = struct {
 
 const testing = std.testing;
 
-/// A hub and connections without sockets: the hub only ever touches a
-/// client's outbox (and asks for a writable callback), so the tests read the
-/// outboxes directly.
+/// Hubs and connections without sockets: a hub only ever touches a client's
+/// outbox (and asks for a writable callback), so the tests read the outboxes
+/// directly. Clients 0-3 are on hub 0; with two hubs, 4-5 are on hub 1.
 const TestRoom = struct {
     stats: Stats = .{},
-    hub: Hub = undefined,
-    clients: [4]Client = undefined,
+    room: Room = undefined,
+    hubs: [2]Hub = undefined,
+    clients: [6]Client = undefined,
+    hub: *Hub = undefined,
 
-    /// Call on a room at its final address: the hub and clients point into it.
+    var wakes: usize = 0;
+    fn countWake() void {
+        wakes += 1;
+    }
+
+    /// Call on a room at its final address: the hubs and clients point into it.
     fn init(r: *TestRoom) !void {
-        r.hub = try .init(testing.allocator, &r.stats, 0);
-        for (&r.clients) |*c| {
+        try r.initHubs(1);
+    }
+
+    fn initHubs(r: *TestRoom, n: usize) !void {
+        wakes = 0;
+        r.room = .{ .stats = &r.stats, .started_us = 0, .wake = countWake };
+        for (r.hubs[0..n], 0..) |*h, i| h.* = try .init(testing.allocator, &r.room, i);
+        r.room.hubs = r.hubs[0..n];
+        r.hub = &r.hubs[0];
+        for (&r.clients, 0..) |*c, i| {
+            const h = &r.hubs[if (i < 4 or n == 1) 0 else 1];
             c.* = .{
                 .wsi = @ptrFromInt(0x1000),
-                .hub = &r.hub,
+                .hub = h,
                 .bucket = .init(0),
                 .last_rx_us = 0,
                 .last_ping_us = 0,
             };
-            try r.hub.connect(c);
+            if (i < 4 or n > 1) try h.connect(c);
         }
     }
 
     fn deinit(r: *TestRoom) void {
         for (&r.clients) |*c| c.outbox.clear(testing.allocator);
-        r.hub.deinit();
+        for (r.room.hubs) |*h| h.deinit();
     }
 
     fn joined(r: *TestRoom, i: usize, name: []const u8) !*Client {
         const c = &r.clients[i];
         @memcpy(c.user[0..name.len], name);
         c.user_len = name.len;
-        try r.hub.join(c);
+        try c.hub.join(c);
         return c;
     }
 };
@@ -282,8 +376,48 @@ test "once shutdown starts, leaves are not broadcast" {
     const bob = try r.joined(1, "bob");
     _ = drain(alice);
     _ = drain(bob);
-    r.hub.shutting_down = true;
+    r.room.shutting_down.store(true, .release);
     r.hub.disconnect(alice);
     try testing.expect(bob.outbox.isEmpty());
     try testing.expectEqual(@as(usize, 1), r.hub.members.items.len);
+}
+
+test "a chat reaches the members of every service thread's hub, woken once per empty inbox" {
+    var r: TestRoom = .{};
+    try r.initHubs(2);
+    defer r.deinit();
+    const alice = try r.joined(0, "alice");
+    const bob = try r.joined(1, "bob");
+    const dave = try r.joined(4, "dave");
+    // Dave's own join, the acknowledgement, is on his hub at once; alice's and
+    // bob's wait in its inbox, posted with one wake-up (the second post found
+    // the inbox not yet drained), and dave's join woke alice's hub.
+    try expectNext(dave, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"dave\",\"online\":3}");
+    try testing.expect(dave.outbox.isEmpty());
+    try testing.expectEqual(@as(usize, 2), TestRoom.wakes);
+    r.hubs[1].drainInbox();
+    try expectNext(dave, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"alice\",\"online\":1}");
+    try expectNext(dave, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"bob\",\"online\":2}");
+    r.hubs[0].drainInbox();
+    try expectNext(alice, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"alice\",\"online\":1}");
+    try expectNext(alice, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"bob\",\"online\":2}");
+    try expectNext(alice, "{\"type\":\"join\",\"room\":\"public\",\"user\":\"dave\",\"online\":3}");
+    _ = drain(bob);
+
+    r.hub.chat(alice, "hi", null);
+    r.hub.chat(alice, "again", null);
+    try testing.expect(alice.outbox.isEmpty());
+    try testing.expectEqual(@as(usize, 2), drain(bob));
+    // Two posts, one wake: the second found the inbox not yet drained.
+    try testing.expectEqual(@as(usize, 3), TestRoom.wakes);
+    r.hubs[1].drainInbox();
+    try expectNext(dave, "{\"type\":\"chat\",\"room\":\"public\",\"user\":\"alice\",\"text\":\"hi\"}");
+    try expectNext(dave, "{\"type\":\"chat\",\"room\":\"public\",\"user\":\"alice\",\"text\":\"again\"}");
+    try testing.expect(r.hubs[1].inbox.items.len == 0);
+
+    // A member leaving on hub 1 is announced on hub 0 with the room's count.
+    r.hubs[1].leave(dave);
+    r.hubs[0].drainInbox();
+    try expectNext(alice, "{\"type\":\"leave\",\"room\":\"public\",\"user\":\"dave\",\"online\":2}");
+    try expectNext(bob, "{\"type\":\"leave\",\"room\":\"public\",\"user\":\"dave\",\"online\":2}");
 }

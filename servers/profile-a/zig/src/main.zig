@@ -2,12 +2,15 @@
 //!
 //! One libwebsockets context, one vhost, two protocols: "http" (index 0,
 //! /health, /stats, 404) and "chat" (the default for WebSocket upgrades,
-//! accepted on /ws only). Everything runs on one thread, libwebsockets'
-//! poll() event loop; see README.md for why.
+//! accepted on /ws only). libwebsockets' poll() event loop runs on as many
+//! service threads as the process may use CPUs (`count_threads`, one
+//! `lws_service_tsi` loop each), capped by the library's LWS_MAX_SMP: 8 in
+//! the build scripts/build-libwebsockets makes, 1 in Debian's package;
+//! `--threads N` sets it. See README.md.
 //!
-//! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch]
-//!                 [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N]
-//!                 [--tls-cert FILE --tls-key FILE] [--deflate]
+//! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N]
+//!                 [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]
+//!                 [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]
 //!
 //! With --tls-cert and --tls-key the port serves TLS only; --deflate accepts
 //! permessage-deflate (transport.zig).
@@ -20,6 +23,7 @@ const std = @import("std");
 const lws = @import("lws");
 const Stats = @import("chat").Stats;
 const Hub = @import("hub.zig").Hub;
+const Room = @import("hub.zig").Room;
 const client = @import("client.zig");
 const http = @import("http.zig");
 const transport = @import("transport.zig");
@@ -34,6 +38,8 @@ const Options = struct {
     host: [:0]const u8 = "0.0.0.0",
     port: u16 = 8080,
     duration_s: u32 = 0,
+    /// Service threads; 0, the default, is one per CPU the process may use.
+    threads: u32 = 0,
     /// Cork the socket while a writable callback sends several frames
     /// (client.zig); off only to measure what that is worth.
     write_batch: bool = true,
@@ -58,15 +64,19 @@ const Options = struct {
 var stop_requested = std.atomic.Value(bool).init(false);
 /// For the signal handler and the timers; set once before they can fire.
 var context: ?*lws.struct_lws_context = null;
-var hub_ptr: *Hub = undefined;
-
-var sweep_timer: lws.lws_sorted_usec_list_t = .{};
 var duration_timer: lws.lws_sorted_usec_list_t = .{};
-var shutdown_timer: lws.lws_sorted_usec_list_t = .{};
+
+/// The most service threads this link of libwebsockets allows.
+const max_threads: usize = lws.LWS_MAX_SMP;
+
+/// One hub per service thread, and each thread's timers on its own loop.
+var hubs: [max_threads]Hub = undefined;
+var sweep_timers: [max_threads]lws.lws_sorted_usec_list_t = @splat(.{});
+var shutdown_timers: [max_threads]lws.lws_sorted_usec_list_t = @splat(.{});
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     const opts = parseArgs(init.args) catch |err| {
-        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]\n", .{@errorName(err)});
+        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]\n", .{@errorName(err)});
         return 2;
     };
     return run(opts) catch |err| {
@@ -86,12 +96,11 @@ fn run(opts: Options) !u8 {
 
     var stats: Stats = .{};
     transport.stats = &stats;
-    var hub = try Hub.init(gpa, &stats, lws.lws_now_usecs());
-    defer hub.deinit();
-    hub_ptr = &hub;
+    var room: Room = .{ .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll };
+    const wanted = if (opts.threads > 0) opts.threads else cpuCount();
 
     const protocols = [_]lws.struct_lws_protocols{
-        .{ .name = "http", .callback = http.callback, .user = &hub },
+        .{ .name = "http", .callback = http.callback, .user = &room },
         .{
             .name = "chat",
             .callback = client.callback,
@@ -102,7 +111,7 @@ fn run(opts: Options) !u8 {
             // 0 would cap each send() at rx_buffer_size and buffer the rest;
             // an escaped chat broadcast can exceed 4 KiB, so send it whole.
             .tx_packet_size = 64 * 1024,
-            .user = &hub,
+            .user = &room,
         },
         .{}, // terminator
     };
@@ -123,39 +132,48 @@ fn run(opts: Options) !u8 {
     info.gid = -1;
     info.uid = -1;
     info.options = lws.LWS_SERVER_OPTION_DISABLE_IPV6 | lws.LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+    if (opts.tls_cert) |cert| {
+        var reason: [256:0]u8 = @splat(0);
+        transport.check(cert, opts.tls_key.?, &reason) catch |err| {
+            logf("wsca-zig: TLS certificate {s} with key {s}: {s} {s}\n", .{ cert, opts.tls_key.?, @errorName(err), std.mem.sliceTo(&reason, 0) });
+            return err;
+        };
+    }
     transport.configure(&info, opts.tls_cert, opts.tls_key, opts.deflate);
+    // libwebsockets caps it at LWS_MAX_SMP itself; asked back below.
+    info.count_threads = @intCast(@min(wanted, max_threads));
+    // The hubs exist before the context: its creation already calls back.
+    for (hubs[0..max_threads], 0..) |*h, i| h.* = try Hub.init(gpa, &room, i);
+    defer for (&hubs) |*h| h.deinit();
+    room.hubs = hubs[0..@intCast(info.count_threads)];
     const ctx = lws.lws_create_context(&info) orelse {
         // libwebsockets has logged why: the port, or a certificate or key OpenSSL refused.
         if (opts.tls_cert) |cert| logf("wsca-zig: could not serve TLS with {s} and {s}, or bind the port\n", .{ cert, opts.tls_key.? });
         return error.CannotListen;
     };
-    if (opts.tls_cert) |cert| transport.checkValidity(ctx, lws.time(null)) catch |err| {
-        logf("wsca-zig: TLS certificate {s}: {s}\n", .{ cert, @errorName(err) });
-        lws.lws_context_destroy(ctx);
-        return err;
-    };
     context = ctx;
+    const threads: usize = @intCast(lws.lws_get_count_threads(ctx));
+    room.hubs = hubs[0..threads];
 
     installSignalHandlers();
-    lws.lws_sul_schedule(ctx, 0, &sweep_timer, onSweep, sweep_period_us);
     if (opts.duration_s > 0) {
         lws.lws_sul_schedule(ctx, 0, &duration_timer, onDuration, @as(i64, opts.duration_s) * std.time.us_per_s);
     }
-    logf("wsca-zig: listening on {s}:{d} (libwebsockets {s})\n", .{ opts.host, opts.port, std.mem.span(lws.lws_get_library_version()) });
+    logf("wsca-zig: listening on {s}:{d} (libwebsockets {s}, {d} service thread(s), LWS_MAX_SMP {d})\n", .{ opts.host, opts.port, std.mem.span(lws.lws_get_library_version()), threads, max_threads });
 
-    while (!stop_requested.load(.acquire)) {
-        if (lws.lws_service(ctx, 0) < 0) break;
+    // Thread 0 is this one; the others are started here and joined after.
+    var others: [max_threads]?std.Thread = @splat(null);
+    for (1..threads) |tsi| {
+        others[tsi] = std.Thread.spawn(.{ .stack_size = 1024 * 1024 }, serve, .{ ctx, tsi }) catch |err| blk: {
+            logf("wsca-zig: service thread {d} did not start ({s}); its connections go unserved\n", .{ tsi, @errorName(err) });
+            requestStop();
+            break :blk null;
+        };
     }
+    serve(ctx, 0);
+    for (others[1..threads]) |t| if (t) |thread| thread.join();
 
-    // Shutdown: refuse newcomers, ask every client's writer to close with
-    // 1001, and keep the loop turning until they are gone or time is up.
-    client.closeAll(&hub);
-    const deadline = lws.lws_now_usecs() + shutdown_grace_us;
-    lws.lws_sul_schedule(ctx, 0, &shutdown_timer, onShutdownTick, shutdown_tick_us);
-    while (stats.get("connections_current") > 0 and lws.lws_now_usecs() < deadline) {
-        if (lws.lws_service(ctx, 0) < 0) break;
-    }
-    const uptime_ms = hub.uptimeMs(lws.lws_now_usecs());
+    const uptime_ms = room.uptimeMs(lws.lws_now_usecs());
     context = null;
     lws.lws_context_destroy(ctx);
 
@@ -167,10 +185,45 @@ fn run(opts: Options) !u8 {
     return 0;
 }
 
-fn onSweep(_: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
+/// One service thread's loop (`tsi`): its sweep, then service until stopped;
+/// then its hub's clients are closed with 1001 and the loop keeps turning
+/// until they are gone or time is up.
+fn serve(ctx: *lws.struct_lws_context, tsi: usize) void {
+    const t: c_int = @intCast(tsi);
+    lws.lws_sul_schedule(ctx, t, &sweep_timers[tsi], onSweep, sweep_period_us);
+    while (!stop_requested.load(.acquire)) {
+        if (lws.lws_service_tsi(ctx, 0, t) < 0) break;
+    }
+    const hub = &hubs[tsi];
+    client.closeAll(hub);
+    const deadline = lws.lws_now_usecs() + shutdown_grace_us;
+    lws.lws_sul_schedule(ctx, t, &shutdown_timers[tsi], onShutdownTick, shutdown_tick_us);
+    while (hub.conns.items.len > 0 and lws.lws_now_usecs() < deadline) {
+        if (lws.lws_service_tsi(ctx, 0, t) < 0) break;
+    }
+    lws.lws_sul_cancel(&sweep_timers[tsi]);
+    lws.lws_sul_cancel(&shutdown_timers[tsi]);
+}
+
+/// The hubs' wake-up: every service thread gets LWS_CALLBACK_EVENT_WAIT_CANCELLED.
+fn wakeAll() void {
+    if (context) |ctx| lws.lws_cancel_service(ctx);
+}
+
+/// CPUs this process may run on (its affinity mask: a container's cpuset).
+fn cpuCount() u32 {
+    return @intCast(std.Thread.getCpuCount() catch 1);
+}
+
+fn timerIndex(timers: *[max_threads]lws.lws_sorted_usec_list_t, sul: [*c]lws.lws_sorted_usec_list_t) usize {
+    return (@intFromPtr(sul) - @intFromPtr(&timers[0])) / @sizeOf(lws.lws_sorted_usec_list_t);
+}
+
+fn onSweep(sul: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
     const ctx = context orelse return;
-    client.sweep(hub_ptr, lws.lws_now_usecs());
-    lws.lws_sul_schedule(ctx, 0, &sweep_timer, onSweep, sweep_period_us);
+    const tsi = timerIndex(&sweep_timers, sul);
+    client.sweep(&hubs[tsi], lws.lws_now_usecs());
+    lws.lws_sul_schedule(ctx, @intCast(tsi), &sweep_timers[tsi], onSweep, sweep_period_us);
 }
 
 fn onDuration(_: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
@@ -178,9 +231,10 @@ fn onDuration(_: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
 }
 
 /// Only wakes the loop so it can check its exit condition.
-fn onShutdownTick(_: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
+fn onShutdownTick(sul: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
     const ctx = context orelse return;
-    lws.lws_sul_schedule(ctx, 0, &shutdown_timer, onShutdownTick, shutdown_tick_us);
+    const tsi = timerIndex(&shutdown_timers, sul);
+    lws.lws_sul_schedule(ctx, @intCast(tsi), &shutdown_timers[tsi], onShutdownTick, shutdown_tick_us);
 }
 
 fn onSignal(_: std.posix.SIG) callconv(.c) void {
@@ -232,6 +286,8 @@ fn parseArgs(args: std.process.Args) !Options {
             opts.port = std.fmt.parseInt(u16, it.next() orelse return error.MissingValue, 10) catch return error.BadPort;
         } else if (std.mem.eql(u8, arg, "--duration")) {
             opts.duration_s = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadDuration;
+        } else if (std.mem.eql(u8, arg, "--threads")) {
+            opts.threads = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadThreads;
         } else if (std.mem.eql(u8, arg, "--no-write-batch")) {
             opts.write_batch = false;
         } else if (std.mem.eql(u8, arg, "--write-coalesce-ms")) {

@@ -4,9 +4,9 @@
 //! TLS is libwebsockets' own over OpenSSL: the vhost's `ssl_cert_filepath`
 //! and `ssl_private_key_filepath` (`--tls-cert`, `--tls-key`). With them the
 //! port serves TLS only (no LWS_SERVER_OPTION_ALLOW_NON_SSL_ON_SSL_PORT).
-//! libwebsockets refuses files OpenSSL cannot load and a key that is not the
-//! certificate's; `checkValidity` refuses a certificate outside its validity
-//! period, which OpenSSL loads without a word.
+//! `check` refuses, before the context is made, files OpenSSL cannot load,
+//! a key that is not the certificate's and a certificate outside its
+//! validity period.
 //!
 //! permessage-deflate is libwebsockets' extension
 //! (`lws_extension_callback_pm_deflate`, `--deflate`), with its defaults.
@@ -90,14 +90,32 @@ pub fn configure(info: *lws.struct_lws_context_creation_info, cert: ?[:0]const u
     if (deflate) info.extensions = &deflate_extensions;
 }
 
-/// Refuses the vhost's certificate when `now_s` (Unix seconds) is outside
-/// its validity period. Only for a context made with a certificate: asked
-/// of a vhost without TLS, libwebsockets 4.1 dereferences a null SSL_CTX.
-pub fn checkValidity(ctx: *lws.struct_lws_context, now_s: i64) error{ CertificateExpired, CertificateNotYetValid }!void {
-    const vhost = lws.lws_get_vhost_by_name(ctx, "default") orelse return;
-    var result: lws.union_lws_tls_cert_info_results = undefined;
-    if (lws.lws_tls_vhost_cert_info(vhost, lws.LWS_TLS_CERT_INFO_VALIDITY_TO, &result, 0) != 0) return;
-    if (now_s > result.time) return error.CertificateExpired;
-    if (lws.lws_tls_vhost_cert_info(vhost, lws.LWS_TLS_CERT_INFO_VALIDITY_FROM, &result, 0) != 0) return;
-    if (now_s < result.time) return error.CertificateNotYetValid;
+/// Why `check` refused the files, for the log line.
+pub const Refusal = error{ CertificateRefused, KeyRefused, KeyNotTheCertificates, CertificateExpired, CertificateNotYetValid };
+
+/// Refuses `cert` and `key` before libwebsockets sees them: files OpenSSL
+/// cannot load, a key that is not the certificate's, and a certificate
+/// outside its validity period (which OpenSSL loads without a word).
+/// libwebsockets makes the first two checks itself, but when they fail in
+/// the multi-threaded build (LWS_MAX_SMP 8) its clean-up aborts on a lock
+/// assertion, and its own validity dates (lws_tls_vhost_cert_info) are a day
+/// early: 4.1.6's lws_tls_openssl_asn1time_to_unix subtracts 1 from the day
+/// of the month. OpenSSL's reason goes to `reason`.
+pub fn check(cert: [:0]const u8, key: [:0]const u8, reason: []u8) Refusal!void {
+    const ctx = lws.SSL_CTX_new(lws.TLS_server_method()) orelse return error.CertificateRefused;
+    defer lws.SSL_CTX_free(ctx);
+    lws.ERR_clear_error();
+    if (lws.SSL_CTX_use_certificate_chain_file(ctx, cert.ptr) != 1) return opensslError(reason, error.CertificateRefused);
+    if (lws.SSL_CTX_use_PrivateKey_file(ctx, key.ptr, lws.SSL_FILETYPE_PEM) != 1) return opensslError(reason, error.KeyRefused);
+    if (lws.SSL_CTX_check_private_key(ctx) != 1) return opensslError(reason, error.KeyNotTheCertificates);
+    const x509 = lws.SSL_CTX_get0_certificate(ctx) orelse return error.CertificateRefused;
+    // X509_cmp_current_time: -1, the time is before now; 1, after; 0, an error.
+    if (lws.X509_cmp_current_time(lws.X509_get0_notAfter(x509)) < 0) return error.CertificateExpired;
+    if (lws.X509_cmp_current_time(lws.X509_get0_notBefore(x509)) > 0) return error.CertificateNotYetValid;
+}
+
+/// Puts the first error OpenSSL queued into `reason` and fails with `err`.
+fn opensslError(reason: []u8, err: Refusal) Refusal {
+    lws.ERR_error_string_n(lws.ERR_peek_error(), reason.ptr, reason.len);
+    return err;
 }

@@ -3,6 +3,7 @@ package chat
 import (
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 // testMember is a connection without a socket: the hub only ever touches a
@@ -69,18 +70,24 @@ func expectClosing(t *testing.T, c *Member, code int) {
 func queued(t *testing.T, c *Member) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for {
-		select {
-		case m := <-c.send:
-			var v map[string]any
-			if err := json.Unmarshal(m.Data, &v); err != nil {
-				t.Fatalf("queued invalid JSON %q: %v", m.Data, err)
-			}
-			out = append(out, v)
-		default:
-			return out
+	for _, m := range c.Take(nil) {
+		var v map[string]any
+		if err := json.Unmarshal(m.Data, &v); err != nil {
+			t.Fatalf("queued invalid JSON %q: %v", m.Data, err)
 		}
+		out = append(out, v)
 	}
+	return out
+}
+
+// one takes c's queue, which must hold exactly one message.
+func one(t *testing.T, c *Member) *Outbound {
+	t.Helper()
+	got := c.Take(nil)
+	if len(got) != 1 {
+		t.Fatalf("%q's queue held %d messages, want 1", c.user, len(got))
+	}
+	return got[0]
 }
 
 func TestJoinIsAnnouncedToEveryMemberIncludingTheJoiner(t *testing.T) {
@@ -120,14 +127,10 @@ func TestChatReachesEveryOtherMemberButNotTheSender(t *testing.T) {
 	expectNothing(t, alice, "the sender")
 	expectNothing(t, lurker, "a connection that never joined")
 	for _, c := range m[1:] {
-		select {
-		case m := <-c.send:
-			want := `{"type":"chat","room":"public","user":"alice","text":"hi","ts":12.50}`
-			if string(m.Data) != want || !m.Chat {
-				t.Errorf("%s got %s (chat=%v), want %s", c.user, m.Data, m.Chat, want)
-			}
-		default:
-			t.Errorf("%s got nothing", c.user)
+		m := one(t, c)
+		want := `{"type":"chat","room":"public","user":"alice","text":"hi","ts":12.50}`
+		if string(m.Data) != want || !m.Chat {
+			t.Errorf("%s got %s (chat=%v), want %s", c.user, m.Data, m.Chat, want)
 		}
 	}
 	if h.Stats.ChatIn.Load() != 1 || h.Stats.ChatAccepted.Load() != 1 {
@@ -140,7 +143,7 @@ func TestBroadcastIsSerializedOnceAndShared(t *testing.T) {
 	m := members(t, h, "alice", "bob", "carol")
 	alice, bob, carol := m[0], m[1], m[2]
 	alice.Handle([]byte(`{"type":"chat","room":"public","text":"hi"}`))
-	if a, b := <-bob.send, <-carol.send; a != b || &a.Data[0] != &b.Data[0] {
+	if a, b := one(t, bob), one(t, carol); a != b || &a.Data[0] != &b.Data[0] {
 		t.Fatal("recipients got different copies of one broadcast")
 	}
 }
@@ -181,13 +184,8 @@ func TestPingIsAnsweredToTheSenderOnlyEvenBeforeJoin(t *testing.T) {
 	bob := members(t, h, "bob")[0]
 	c := testMember(h, "")
 	c.Handle([]byte(`{"type":"ping","ts":1732233445566}`))
-	select {
-	case m := <-c.send:
-		if string(m.Data) != `{"type":"pong","ts":1732233445566}` || m.Chat {
-			t.Fatalf("got %s", m.Data)
-		}
-	default:
-		t.Fatal("no pong")
+	if m := one(t, c); string(m.Data) != `{"type":"pong","ts":1732233445566}` || m.Chat {
+		t.Fatalf("got %s", m.Data)
 	}
 	expectNothing(t, bob, "another member, for a ping")
 }
@@ -227,7 +225,7 @@ func TestSlowConsumerIsDroppedAndCountedWithoutBlocking(t *testing.T) {
 	if got, want := h.Stats.DroppedSlow.Load(), int64(chats-(QueueSize-1)); got != want {
 		t.Fatalf("dropped_slow = %d, want %d", got, want)
 	}
-	if got := len(slow.send); got != QueueSize {
+	if got := len(slow.Take(nil)); got != QueueSize {
 		t.Fatalf("slow's queue holds %d, want %d", got, QueueSize)
 	}
 }
@@ -254,5 +252,126 @@ func TestEchoChatToSenderAlsoDeliversToTheSender(t *testing.T) {
 		if got := queued(t, c); len(got) != 1 || got[0]["type"] != "chat" || got[0]["user"] != "alice" {
 			t.Errorf("%s got %v, want alice's chat", c.user, got)
 		}
+	}
+}
+
+func TestMembersWhoLeaveInAnyOrderLeaveEveryOtherMemberReachable(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	m := members(t, h, "a", "b", "c", "d", "e")
+	// From the middle, the end and the start of the hub's list, each leave
+	// moving another member into the gap.
+	for i, gone := range []*Member{m[2], m[4], m[0]} {
+		gone.Handle([]byte(`{"type":"leave","room":"public"}`))
+		for _, c := range m {
+			queued(t, c)
+		}
+		if gone.index != -1 || len(h.members) != 4-i {
+			t.Fatalf("after %s left: its index %d, %d members", gone.user, gone.index, len(h.members))
+		}
+	}
+	m[1].Handle([]byte(`{"type":"chat","room":"public","text":"still here?"}`))
+	if got := queued(t, m[3]); len(got) != 1 || got[0]["text"] != "still here?" {
+		t.Errorf("d got %v, want b's chat", got)
+	}
+	for _, c := range []*Member{m[0], m[2], m[4]} {
+		expectNothing(t, c, "a member who left")
+	}
+	h.Unregister(m[3])
+	m[1].Handle([]byte(`{"type":"chat","room":"public","text":"alone"}`))
+	if len(h.members) != 1 || h.members[0] != m[1] || m[1].index != 0 {
+		t.Errorf("the one member left is not the hub's only member at index 0")
+	}
+}
+
+func TestAWriterIsWokenOnceForAQueueThatWasEmptyAndAgainOnlyAfterItTookIt(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	c := testMember(h, "")
+	for range 3 {
+		if !c.offer(&Outbound{Data: []byte("x")}) {
+			t.Fatal("an offer to a short queue was refused")
+		}
+	}
+	for i, want := range []bool{true, false} {
+		select {
+		case <-c.Ready():
+			if !want {
+				t.Fatal("a second wake-up for one empty-to-full change")
+			}
+		default:
+			if want {
+				t.Fatalf("no wake-up after %d offers", 3+i)
+			}
+		}
+	}
+	spare := c.Take(nil)
+	if len(spare) != 3 {
+		t.Fatalf("took %d, want 3", len(spare))
+	}
+	c.offer(&Outbound{Data: []byte("y")})
+	select {
+	case <-c.Ready():
+	default:
+		t.Fatal("no wake-up once the writer had emptied the queue")
+	}
+	if got := c.Take(spare); len(got) != 1 || string(got[0].Data) != "y" || spare[0] != nil {
+		t.Fatalf("took %d messages; the spare slice was not cleared for reuse: %v", len(got), spare[0])
+	}
+}
+
+func TestNoOfferIsLostWhileAWriterTakesConcurrently(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	c := testMember(h, "")
+	const offerers, each = 4, 5000
+	taken := make(chan int)
+	go func() {
+		n := 0
+		var batch []*Outbound
+		for n < offerers*each {
+			<-c.Ready()
+			batch = c.Take(batch)
+			n += len(batch)
+		}
+		taken <- n
+	}()
+	for range offerers {
+		go func() {
+			for i := 0; i < each; {
+				if c.offer(&Outbound{}) {
+					i++ // a full queue refuses; the writer is behind, so try again
+				} else {
+					time.Sleep(time.Microsecond)
+				}
+			}
+		}()
+	}
+	select {
+	case n := <-taken:
+		if n != offerers*each {
+			t.Fatalf("the writer took %d, want %d", n, offerers*each)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer waited for a wake-up that never came")
+	}
+}
+
+func TestAMemberWithHooksCallsWakeInsteadOfReadyAndClosedOnce(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	c := NewMember(h)
+	wakes, closes := 0, 0
+	c.SetHooks(func() { wakes++ }, func() { closes++ })
+	h.Register(c)
+	c.offer(&Outbound{})
+	c.offer(&Outbound{})
+	select {
+	case <-c.Ready():
+		t.Fatal("Ready fired for a member with hooks")
+	default:
+	}
+	c.Take(nil)
+	c.offer(&Outbound{})
+	c.Close(1000)
+	c.Close(1001)
+	if wakes != 2 || closes != 1 || c.CloseCode() != 1000 {
+		t.Fatalf("wakes %d (want 2), closes %d (want 1), code %d", wakes, closes, c.CloseCode())
 	}
 }
