@@ -112,10 +112,12 @@ func (c *Client) readPump() {
 	// answers the peer's close frame with one of its own, as
 	// docs/protocol.md requires; it is left in place.
 	for {
-		frameType, data, err := c.conn.ReadMessage()
+		// chat.ReadMessage applies the size limit to the message as
+		// inflated, when permessage-deflate is on (-deflate).
+		frameType, data, err := chat.ReadMessage(c.conn, maxMessageSize, closeGrace)
 		if err != nil {
 			// A close frame, a reset, the read deadline, or an oversize
-			// message (fasthttp/websocket has already sent close 1009).
+			// message (fasthttp/websocket or chat.ReadMessage has sent close 1009).
 			return
 		}
 		extend()
@@ -231,6 +233,10 @@ func keepBatchConn(c *fiber.Ctx) error {
 // return earlier: contrib/websocket recycles conn when it does.
 func serveWs(hub *chat.Hub, conn *websocket.Conn) {
 	batch, _ := conn.Locals(batchConnKey).(*chat.BatchConn)
+	batch.CountWrites(&hub.Stats.BytesWritten)
+	if noWriteBatch {
+		batch = nil // never held: each frame leaves with its own write
+	}
 	newClient(hub, conn, batch).run()
 }
 
@@ -252,6 +258,10 @@ func (c *Client) run() {
 // pacing is what every connection's chat.Pacer starts from; main lets
 // -write-coalesce, -write-coalesce-max and -flood-rate change it.
 var pacing = chat.DefaultPacer()
+
+// noWriteBatch makes every frame leave with its own write; main's
+// -no-write-batch sets it.
+var noWriteBatch bool
 
 // libraryFrames makes prepare hand broadcasts to the library as a
 // PreparedMessage instead of framing them itself; main's -library-frames sets it.

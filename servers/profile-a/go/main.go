@@ -33,11 +33,24 @@ func main() {
 	host := flag.String("host", "0.0.0.0", "address to bind")
 	port := flag.Int("port", 8080, "port to bind")
 	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
-	noWriteBatch := flag.Bool("no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
+	flag.BoolVar(&noWriteBatch, "no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
 	flag.BoolVar(&libraryFrames, "library-frames", false, "write broadcasts through the library's PreparedMessage instead of as ready frames (to measure what framing them once is worth)")
+	tlsCert := flag.String("tls-cert", "", "PEM certificate file; with -tls-key the server serves wss (TLS) only")
+	tlsKey := flag.String("tls-key", "", "PEM private key file of -tls-cert")
+	flag.BoolVar(&wsConfig.EnableCompression, "deflate", false, "accept permessage-deflate when a client offers it")
 	pacing.RegisterFlags(flag.CommandLine)
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
+	// PID 1 in a scratch container gets no default signal handling; caught
+	// from before the server binds, so a SIGTERM right after /health first
+	// answers still ends in the final stats line.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	if wsConfig.EnableCompression {
+		// A ready frame (chat.Frame) is uncompressed: with permessage-deflate
+		// every broadcast goes through the library, which compresses it.
+		libraryFrames = true
+	}
 
 	stats := chat.NewStats(serverTag)
 	hub := chat.NewHub(stats)
@@ -73,23 +86,18 @@ func main() {
 	})
 
 	// Bind before announcing, so /health answers as soon as the log says so.
-	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	// With a certificate, TLS only: /health and /stats answer over https.
+	ln, err := chat.Listen(net.JoinHostPort(*host, strconv.Itoa(*port)), *tlsCert, *tlsKey)
 	if err != nil {
 		log.Fatalf("listen: %v", err)
 	}
 	served := make(chan error, 1)
 	// Accepted through BatchListener, a connection's writer can send what
-	// is queued for it with one write (see chat.BatchConn).
-	accepted := chat.BatchListener(ln)
-	if *noWriteBatch {
-		accepted = ln
-	}
-	go func() { served <- app.Listener(accepted) }()
+	// is queued for it with one write (see chat.BatchConn), and the bytes
+	// it writes are counted.
+	go func() { served <- app.Listener(chat.BatchListener(ln)) }()
 	log.Printf("listening on %s", ln.Addr())
 
-	// PID 1 in a scratch container gets no default signal handling.
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	var timeUp <-chan time.Time
 	if *duration > 0 {
 		timeUp = time.After(time.Duration(*duration * float64(time.Second)))

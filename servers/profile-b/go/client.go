@@ -109,10 +109,12 @@ func (c *Client) readPump() {
 	// Gorilla's default close handler answers the peer's close frame with one
 	// of its own, as docs/protocol.md requires; it is left in place.
 	for {
-		frameType, data, err := c.conn.ReadMessage()
+		// chat.ReadMessage applies the size limit to the message as
+		// inflated, when permessage-deflate is on (-deflate).
+		frameType, data, err := chat.ReadMessage(c.conn, maxMessageSize, closeGrace)
 		if err != nil {
 			// A close frame, a reset, the read deadline, or an oversize
-			// message (gorilla has already sent close 1009 for that one).
+			// message (gorilla or chat.ReadMessage has sent close 1009 for that one).
 			return
 		}
 		extend()
@@ -224,6 +226,10 @@ func serveWs(hub *chat.Hub, w http.ResponseWriter, r *http.Request) {
 	// The server accepts through chat.BatchListener, so the socket under
 	// the upgraded connection is a BatchConn.
 	batch, _ := conn.NetConn().(*chat.BatchConn)
+	batch.CountWrites(&hub.Stats.BytesWritten)
+	if noWriteBatch {
+		batch = nil // never held: each frame leaves with its own write
+	}
 	go newClient(hub, conn, batch).run()
 }
 
@@ -245,6 +251,10 @@ func (c *Client) run() {
 // pacing is what every connection's chat.Pacer starts from; main lets
 // -write-coalesce, -write-coalesce-max and -flood-rate change it.
 var pacing = chat.DefaultPacer()
+
+// noWriteBatch makes every frame leave with its own write; main's
+// -no-write-batch sets it.
+var noWriteBatch bool
 
 // libraryFrames makes prepare hand broadcasts to the library as a
 // PreparedMessage instead of framing them itself; main's -library-frames sets it.

@@ -34,12 +34,20 @@ func main() {
 	host := flag.String("host", "0.0.0.0", "address to bind")
 	port := flag.Int("port", 8080, "port to bind")
 	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
-	noWriteBatch := flag.Bool("no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
+	flag.BoolVar(&noWriteBatch, "no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
 	flag.BoolVar(&libraryFrames, "library-frames", false, "write broadcasts through the library's PreparedMessage instead of as ready frames (to measure what framing them once is worth)")
 	engine := flag.String("engine", "net/http", "net/http (gorilla, the profile's stack) or nbio (the event-loop variant, nbio.go)")
+	tlsCert := flag.String("tls-cert", "", "PEM certificate file; with -tls-key the server serves wss (TLS) only")
+	tlsKey := flag.String("tls-key", "", "PEM private key file of -tls-cert")
+	flag.BoolVar(&upgrader.EnableCompression, "deflate", false, "accept permessage-deflate when a client offers it")
 	pacing.RegisterFlags(flag.CommandLine)
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
+	// PID 1 in a scratch container gets no default signal handling; caught
+	// from before the server binds, so a SIGTERM right after /health first
+	// answers still ends in the final stats line.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 
 	stats := chat.NewStats(serverTag)
 	hub := chat.NewHub(stats)
@@ -56,10 +64,18 @@ func main() {
 	})
 	addr := net.JoinHostPort(*host, strconv.Itoa(*port))
 
+	if *engine == "nbio" && (*tlsCert != "" || upgrader.EnableCompression) {
+		log.Fatalf("-engine nbio serves ws only: no -tls-cert, -tls-key or -deflate")
+	}
+	if upgrader.EnableCompression {
+		// A ready frame (chat.Frame) is uncompressed: with permessage-deflate
+		// every broadcast goes through the library, which compresses it.
+		libraryFrames = true
+	}
 	if *engine == "nbio" {
 		stop, done := make(chan struct{}), make(chan struct{})
 		go func() { serveNbio(addr, hub, mux, stop); close(done) }()
-		waitForStop(*duration, nil)
+		waitForStop(signals, *duration, nil)
 		close(stop)
 		<-done
 		os.Stdout.Write(append(stats.JSON(), '\n'))
@@ -73,21 +89,19 @@ func main() {
 	})
 
 	// Bind before announcing, so /health answers as soon as the log says so.
-	ln, err := net.Listen("tcp", addr)
+	// With a certificate, TLS only: /health and /stats answer over https.
+	ln, err := chat.Listen(addr, *tlsCert, *tlsKey)
 	if err != nil {
 		log.Fatalf("listen: %v", err)
 	}
 	srv := &http.Server{Handler: mux}
 	served := make(chan error, 1)
 	// Accepted through BatchListener, a connection's writer can send what
-	// is queued for it with one write (see chat.BatchConn).
-	accepted := chat.BatchListener(ln)
-	if *noWriteBatch {
-		accepted = ln
-	}
-	go func() { served <- srv.Serve(accepted) }()
+	// is queued for it with one write (see chat.BatchConn), and the bytes
+	// it writes are counted.
+	go func() { served <- srv.Serve(chat.BatchListener(ln)) }()
 	log.Printf("listening on %s", ln.Addr())
-	waitForStop(*duration, served)
+	waitForStop(signals, *duration, served)
 
 	// Stop accepting first; hijacked WebSocket connections are not waited for.
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
@@ -102,10 +116,7 @@ func main() {
 
 // waitForStop returns on SIGTERM or SIGINT, or once duration seconds have
 // passed if it is above 0; a server that stops serving ends the process.
-func waitForStop(duration float64, served <-chan error) {
-	// PID 1 in a scratch container gets no default signal handling.
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+func waitForStop(signals <-chan os.Signal, duration float64, served <-chan error) {
 	var timeUp <-chan time.Time
 	if duration > 0 {
 		timeUp = time.After(time.Duration(duration * float64(time.Second)))

@@ -201,7 +201,10 @@ async fn write_pump(
             code = &mut close_requested => return send_close(&mut sink, code.unwrap_or(None)).await,
             () = server_closing(&mut closing) => return send_close(&mut sink, Some(close_code::AWAY)).await,
             Some(first) = outbox.recv() => timeout(WRITE_WAIT, send_queued(&mut sink, first, &mut outbox, &stats)).await,
-            _ = ping.tick() => timeout(WRITE_WAIT, sink.send(Message::Ping(Bytes::new())).map_ok(|()| 0)).await,
+            _ = ping.tick() => timeout(WRITE_WAIT, sink.send(Message::Ping(Bytes::new())).map_ok(|()| {
+                stats::add(&stats.bytes_written, stats::frame_bytes(0));
+                0
+            })).await,
         };
         let Ok(Ok(sent)) = written else { return };
         if sent > 0 {
@@ -219,6 +222,8 @@ async fn server_closing(closing: &mut watch::Receiver<bool>) {
 }
 
 /// Writes `first` and whatever else is queued behind it, with one flush.
+/// axum keeps the socket to itself, so the frames' bytes are counted here, as
+/// tungstenite frames them: no compression (axum offers none).
 async fn send_queued(
     sink: &mut SplitSink<WebSocket, Message>,
     first: Outbound,
@@ -227,15 +232,18 @@ async fn send_queued(
 ) -> Result<usize, axum::Error> {
     let mut chats = u64::from(first.chat);
     let mut sent = 1;
+    let mut bytes = stats::frame_bytes(first.text.len());
     sink.feed(Message::Text(first.text)).await?;
     for _ in 0..outbox.len() {
         let Ok(next) = outbox.try_recv() else { break };
         chats += u64::from(next.chat);
         sent += 1;
+        bytes += stats::frame_bytes(next.text.len());
         sink.feed(Message::Text(next.text)).await?;
     }
     sink.flush().await?;
     stats::add(&stats.deliveries, chats);
+    stats::add(&stats.bytes_written, bytes);
     Ok(sent)
 }
 

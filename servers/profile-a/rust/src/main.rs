@@ -6,10 +6,11 @@
 mod client;
 
 use std::future::{Future, IntoFuture};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use axum::Router;
 use axum::extract::{State, WebSocketUpgrade};
@@ -17,6 +18,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
+use axum_server::accept::NoDelayAcceptor;
+use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::{self, Instant};
@@ -32,7 +35,12 @@ pub const SERVER: &str = "wsca-rust";
 /// the protocol wants the process gone within 2 s of the signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 
-const USAGE: &str = "usage: wsca-rust [--host ADDR] [--port PORT] [--duration SECONDS]";
+const USAGE: &str = "usage: wsca-rust [--host ADDR] [--port PORT] [--duration SECONDS] \
+                     [--tls-cert FILE --tls-key FILE]";
+
+/// Why `--deflate` is refused: what the server's manifest says in `[not_offered]`.
+const NO_DEFLATE: &str = "--deflate: not offered, axum::extract::ws (tungstenite) has no \
+                          permessage-deflate (snapview/tungstenite-rs issue #2, open)";
 
 /// `/ws`, `/health` and `/stats`; axum answers any other path with 404.
 pub fn app(hub: Arc<Hub>) -> Router {
@@ -64,6 +72,9 @@ struct Args {
     port: u16,
     /// Stop after this many seconds; 0 runs until signalled.
     duration_s: u64,
+    /// PEM certificate and key: with both, the server serves TLS only.
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -71,6 +82,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         host: "0.0.0.0".to_owned(),
         port: 8080,
         duration_s: 0,
+        tls_cert: None,
+        tls_key: None,
     };
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -89,8 +102,14 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--duration" => {
                 parsed.duration_s = value()?.parse().map_err(|e| format!("--duration: {e}"))?
             }
+            "--tls-cert" => parsed.tls_cert = Some(value()?.into()),
+            "--tls-key" => parsed.tls_key = Some(value()?.into()),
+            "--deflate" => return Err(NO_DEFLATE.to_owned()),
             _ => return Err(format!("unknown argument {flag}")),
         }
+    }
+    if parsed.tls_cert.is_some() != parsed.tls_key.is_some() {
+        return Err("--tls-cert and --tls-key go together".to_owned());
     }
     Ok(parsed)
 }
@@ -114,20 +133,29 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> std::io::Result<()> {
+    // A certificate the server cannot serve stops it before it binds.
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(
+            chat_core::tls::server_config(cert, key, SystemTime::now())
+                .map_err(std::io::Error::other)?,
+        ),
+        _ => None,
+    };
     let listener = TcpListener::bind((args.host.as_str(), args.port)).await?;
-    eprintln!("{SERVER} listening on {}", listener.local_addr()?);
-    // Chat messages are small and latency is what the benchmark measures.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
+    let scheme = if tls.is_some() { "TLS" } else { "TCP" };
+    eprintln!(
+        "{SERVER} listening on {} ({scheme})",
+        listener.local_addr()?
+    );
     let hub = Arc::new(Hub::new(Arc::new(Stats::new(SERVER))));
     let stop = stop_signal(args.duration_s)?;
 
     // Not `with_graceful_shutdown`: that waits for HTTP connections, but an
     // upgraded WebSocket lives in a task of its own that axum does not track.
     // Dropping the server future closes the listener; the hub closes the rest.
+    let app = app(Arc::clone(&hub));
     tokio::select! {
-        served = axum::serve(listener, app(Arc::clone(&hub))).into_future() => served?,
+        served = serve(listener, tls, app) => served?,
         () = stop => {}
     }
 
@@ -138,6 +166,28 @@ async fn run(args: Args) -> std::io::Result<()> {
     }
     println!("{}", hub.stats.to_json());
     Ok(())
+}
+
+/// Serves `app` on `listener`: with axum's own server over TCP, or over TLS
+/// with axum-server's rustls acceptor (axum's documented way to TLS), which
+/// runs each handshake in the connection's task. Chat messages are small and
+/// latency is what the benchmark measures: TCP_NODELAY on both.
+async fn serve(
+    listener: TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    app: Router,
+) -> std::io::Result<()> {
+    let Some(tls) = tls else {
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        return axum::serve(listener, app).into_future().await;
+    };
+    let acceptor = RustlsAcceptor::new(RustlsConfig::from_config(tls)).acceptor(NoDelayAcceptor);
+    axum_server::from_tcp(listener.into_std()?)?
+        .acceptor(acceptor)
+        .serve(app.into_make_service())
+        .await
 }
 
 /// Resolves on SIGTERM, SIGINT or after `duration_s` (if not 0). The handlers
@@ -218,7 +268,9 @@ mod tests {
             Ok(Args {
                 host: "0.0.0.0".to_owned(),
                 port: 8080,
-                duration_s: 0
+                duration_s: 0,
+                tls_cert: None,
+                tls_key: None,
             })
         );
     }
@@ -229,6 +281,8 @@ mod tests {
             host: "127.0.0.1".to_owned(),
             port: 9000,
             duration_s: 5,
+            tls_cert: None,
+            tls_key: None,
         };
         assert_eq!(
             parse(&["--host", "127.0.0.1", "--port", "9000", "--duration", "5"]),
@@ -242,5 +296,14 @@ mod tests {
         assert!(parse(&["--port"]).is_err());
         assert!(parse(&["--port", "http"]).is_err());
         assert!(parse(&["--verbose"]).is_err());
+    }
+
+    #[test]
+    fn takes_a_certificate_with_its_key_and_refuses_deflate() {
+        let args = parse(&["--tls-cert", "c.pem", "--tls-key=k.pem"]).unwrap();
+        assert_eq!(args.tls_cert, Some(PathBuf::from("c.pem")));
+        assert_eq!(args.tls_key, Some(PathBuf::from("k.pem")));
+        assert!(parse(&["--tls-cert", "c.pem"]).is_err());
+        assert_eq!(parse(&["--deflate"]), Err(NO_DEFLATE.to_owned()));
     }
 }

@@ -30,6 +30,7 @@ const outbox = @import("outbox.zig");
 const Pacer = @import("pacer.zig").Pacer;
 const Hub = @import("hub.zig").Hub;
 const Room = @import("hub.zig").Room;
+const transport = @import("transport.zig");
 
 pub const ping_period_us: i64 = 30 * std.time.us_per_s;
 pub const idle_timeout_us: i64 = 60 * std.time.us_per_s;
@@ -211,14 +212,14 @@ pub const Client = struct {
             // answering client would look idle.
             var frame: [lws.LWS_PRE + ping_payload.len]u8 = undefined;
             @memcpy(frame[lws.LWS_PRE..], ping_payload);
-            if (lws.lws_write(wsi, frame[lws.LWS_PRE..].ptr, ping_payload.len, lws.LWS_WRITE_PING) < 0) return -1;
+            if (transport.write(wsi, frame[lws.LWS_PRE..].ptr, ping_payload.len, lws.LWS_WRITE_PING) < 0) return -1;
         }
         var sent: usize = 0;
         while (lws.lws_partial_buffered(wsi) == 0) : (sent += 1) {
             const m = self.outbox.pop() orelse break;
             defer m.release(self.hub.gpa);
             const payload = m.payload();
-            if (lws.lws_write(wsi, payload.ptr, payload.len, lws.LWS_WRITE_TEXT) < payload.len) return -1;
+            if (transport.write(wsi, payload.ptr, payload.len, lws.LWS_WRITE_TEXT) < payload.len) return -1;
             if (m.kind == .chat) self.hub.stats.inc("deliveries");
         }
         const wait_ns = if (sent == 0) 0 else self.pacer.after(sent, lws.lws_now_usecs() * std.time.ns_per_us);

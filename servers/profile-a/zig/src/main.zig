@@ -10,7 +10,10 @@
 //!
 //! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N]
 //!                 [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]
-//!                 [--flood-rate N]
+//!                 [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]
+//!
+//! With --tls-cert and --tls-key the port serves TLS only; --deflate accepts
+//! permessage-deflate (transport.zig).
 //!
 //! On SIGTERM/SIGINT or when --duration ends: stop accepting, close every
 //! client with 1001, print the final /stats JSON as the last stdout line and
@@ -23,6 +26,7 @@ const Hub = @import("hub.zig").Hub;
 const Room = @import("hub.zig").Room;
 const client = @import("client.zig");
 const http = @import("http.zig");
+const transport = @import("transport.zig");
 
 const sweep_period_us: i64 = std.time.us_per_s;
 /// How long shutdown waits for clients to take their 1001 close before the
@@ -49,6 +53,11 @@ const Options = struct {
     write_coalesce_max_ms: u32 = 20,
     /// ... on connections that get at least this many messages a second.
     flood_rate: u64 = 1000,
+    /// PEM certificate and key: with both, the port serves TLS only.
+    tls_cert: ?[:0]const u8 = null,
+    tls_key: ?[:0]const u8 = null,
+    /// Accept permessage-deflate when a client offers it.
+    deflate: bool = false,
 };
 
 /// Set by the signal handler (or the --duration timer); read by the loop.
@@ -67,7 +76,7 @@ var shutdown_timers: [max_threads]lws.lws_sorted_usec_list_t = @splat(.{});
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     const opts = parseArgs(init.args) catch |err| {
-        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N]\n", .{@errorName(err)});
+        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]\n", .{@errorName(err)});
         return 2;
     };
     return run(opts) catch |err| {
@@ -86,6 +95,7 @@ fn run(opts: Options) !u8 {
     lws.lws_set_log_level(lws.LLL_ERR | lws.LLL_WARN, null);
 
     var stats: Stats = .{};
+    transport.stats = &stats;
     var room: Room = .{ .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll };
     const wanted = if (opts.threads > 0) opts.threads else cpuCount();
 
@@ -122,13 +132,25 @@ fn run(opts: Options) !u8 {
     info.gid = -1;
     info.uid = -1;
     info.options = lws.LWS_SERVER_OPTION_DISABLE_IPV6 | lws.LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+    if (opts.tls_cert) |cert| {
+        var reason: [256:0]u8 = @splat(0);
+        transport.check(cert, opts.tls_key.?, &reason) catch |err| {
+            logf("wsca-zig: TLS certificate {s} with key {s}: {s} {s}\n", .{ cert, opts.tls_key.?, @errorName(err), std.mem.sliceTo(&reason, 0) });
+            return err;
+        };
+    }
+    transport.configure(&info, opts.tls_cert, opts.tls_key, opts.deflate);
     // libwebsockets caps it at LWS_MAX_SMP itself; asked back below.
     info.count_threads = @intCast(@min(wanted, max_threads));
     // The hubs exist before the context: its creation already calls back.
     for (hubs[0..max_threads], 0..) |*h, i| h.* = try Hub.init(gpa, &room, i);
     defer for (&hubs) |*h| h.deinit();
     room.hubs = hubs[0..@intCast(info.count_threads)];
-    const ctx = lws.lws_create_context(&info) orelse return error.CannotListen;
+    const ctx = lws.lws_create_context(&info) orelse {
+        // libwebsockets has logged why: the port, or a certificate or key OpenSSL refused.
+        if (opts.tls_cert) |cert| logf("wsca-zig: could not serve TLS with {s} and {s}, or bind the port\n", .{ cert, opts.tls_key.? });
+        return error.CannotListen;
+    };
     context = ctx;
     const threads: usize = @intCast(lws.lws_get_count_threads(ctx));
     room.hubs = hubs[0..threads];
@@ -274,10 +296,17 @@ fn parseArgs(args: std.process.Args) !Options {
             opts.write_coalesce_max_ms = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadWriteCoalesce;
         } else if (std.mem.eql(u8, arg, "--flood-rate")) {
             opts.flood_rate = std.fmt.parseInt(u64, it.next() orelse return error.MissingValue, 10) catch return error.BadFloodRate;
+        } else if (std.mem.eql(u8, arg, "--tls-cert")) {
+            opts.tls_cert = it.next() orelse return error.MissingValue;
+        } else if (std.mem.eql(u8, arg, "--tls-key")) {
+            opts.tls_key = it.next() orelse return error.MissingValue;
+        } else if (std.mem.eql(u8, arg, "--deflate")) {
+            opts.deflate = true;
         } else {
             return error.UnknownArgument;
         }
     }
+    if ((opts.tls_cert == null) != (opts.tls_key == null)) return error.TlsCertAndKeyGoTogether;
     return opts;
 }
 

@@ -3,12 +3,18 @@
 //! responses close the TCP connection (`Connection: close`): they are rare
 //! (health checks, stats sampling) and keep-alive would only add code. The
 //! request head is parsed with httparse, the parser tungstenite itself uses.
+//! The connection is TCP, or TLS over it (`--tls-cert`); the same code serves
+//! both. After the upgrade, `Counted` adds what the WebSocket writes to the
+//! `bytes_written` counter.
 
+use std::io::IoSlice;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::time::timeout;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
@@ -32,10 +38,11 @@ enum Route {
     NotFound,
 }
 
-/// Serves one accepted TCP connection.
-pub async fn handle(mut tcp: TcpStream, hub: Arc<Hub>) {
-    // Chat messages are small and latency is what the benchmark measures.
-    let _ = tcp.set_nodelay(true);
+/// Serves one accepted connection, TCP or TLS.
+pub async fn handle<S>(mut tcp: S, hub: Arc<Hub>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let Ok(Ok(Some((mut head, head_len)))) = timeout(HEAD_TIMEOUT, read_head(&mut tcp)).await
     else {
         return;
@@ -52,8 +59,12 @@ pub async fn handle(mut tcp: TcpStream, hub: Arc<Hub>) {
             // Bytes read past the head already belong to the WebSocket stream.
             let early = head.split_off(head_len);
             drop(head);
+            let counted = Counted {
+                inner: tcp,
+                written: Arc::clone(&hub.stats),
+            };
             let socket = WebSocketStream::from_partially_read(
-                tcp,
+                counted,
                 early,
                 Role::Server,
                 Some(client::config()),
@@ -72,7 +83,7 @@ pub async fn handle(mut tcp: TcpStream, hub: Arc<Hub>) {
 
 /// Reads until the blank line that ends the head. Returns what was read and
 /// the head's length, or `None` if the peer left or the head is too long.
-async fn read_head(tcp: &mut TcpStream) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+async fn read_head<S: AsyncRead + Unpin>(tcp: &mut S) -> std::io::Result<Option<(Vec<u8>, usize)>> {
     let mut buffer = Vec::with_capacity(1024);
     loop {
         if tcp.read_buf(&mut buffer).await? == 0 {
@@ -84,6 +95,68 @@ async fn read_head(tcp: &mut TcpStream) -> std::io::Result<Option<(Vec<u8>, usiz
         if buffer.len() >= MAX_HEAD_BYTES {
             return Ok(None);
         }
+    }
+}
+
+/// An upgraded connection's stream, counting the bytes written through it:
+/// WebSocket frames as tungstenite hands them to the socket or to TLS.
+struct Counted<S> {
+    inner: S,
+    written: Arc<chat_core::stats::Stats>,
+}
+
+impl<S> Counted<S> {
+    fn count(&self, written: Poll<std::io::Result<usize>>) -> Poll<std::io::Result<usize>> {
+        if let Poll::Ready(Ok(n)) = written {
+            add_bytes(&self.written.bytes_written, n);
+        }
+        written
+    }
+}
+
+fn add_bytes(counter: &AtomicU64, n: usize) {
+    counter.fetch_add(n as u64, Relaxed);
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let written = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.count(written)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let written = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.count(written)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 
@@ -128,7 +201,7 @@ fn upgrade(request: &httparse::Request) -> Option<String> {
     valid.then(|| derive_accept_key(key.as_bytes()))
 }
 
-async fn respond(tcp: &mut TcpStream, status: &str, content_type: &str, body: &str) {
+async fn respond<S: AsyncWrite + Unpin>(tcp: &mut S, status: &str, content_type: &str, body: &str) {
     let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()

@@ -7,14 +7,16 @@ mod client;
 mod http;
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::time::{self, Instant};
+use tokio::time::{self, Instant, timeout};
+use tokio_rustls::TlsAcceptor;
 
 use chat_core::stats::Stats;
 
@@ -27,7 +29,15 @@ pub const SERVER: &str = "wsc-rust";
 /// the protocol wants the process gone within 2 s of the signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 
-const USAGE: &str = "usage: wsc-rust [--host ADDR] [--port PORT] [--duration SECONDS]";
+/// How long a client may take over its TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+const USAGE: &str = "usage: wsc-rust [--host ADDR] [--port PORT] [--duration SECONDS] \
+                     [--tls-cert FILE --tls-key FILE]";
+
+/// Why `--deflate` is refused: what the server's manifest says in `[not_offered]`.
+const NO_DEFLATE: &str = "--deflate: not offered, tungstenite has no permessage-deflate \
+                          (snapview/tungstenite-rs issue #2, open)";
 
 #[derive(Debug, PartialEq)]
 struct Args {
@@ -35,6 +45,9 @@ struct Args {
     port: u16,
     /// Stop after this many seconds; 0 runs until signalled.
     duration_s: u64,
+    /// PEM certificate and key: with both, the server serves TLS only.
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -42,6 +55,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         host: "0.0.0.0".to_owned(),
         port: 8080,
         duration_s: 0,
+        tls_cert: None,
+        tls_key: None,
     };
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -60,8 +75,14 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--duration" => {
                 parsed.duration_s = value()?.parse().map_err(|e| format!("--duration: {e}"))?
             }
+            "--tls-cert" => parsed.tls_cert = Some(value()?.into()),
+            "--tls-key" => parsed.tls_key = Some(value()?.into()),
+            "--deflate" => return Err(NO_DEFLATE.to_owned()),
             _ => return Err(format!("unknown argument {flag}")),
         }
+    }
+    if parsed.tls_cert.is_some() != parsed.tls_key.is_some() {
+        return Err("--tls-cert and --tls-key go together".to_owned());
     }
     Ok(parsed)
 }
@@ -85,8 +106,20 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> std::io::Result<()> {
+    // A certificate the server cannot serve stops it before it binds.
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(TlsAcceptor::from(
+            chat_core::tls::server_config(cert, key, SystemTime::now())
+                .map_err(std::io::Error::other)?,
+        )),
+        _ => None,
+    };
     let listener = TcpListener::bind((args.host.as_str(), args.port)).await?;
-    eprintln!("{SERVER} listening on {}", listener.local_addr()?);
+    let scheme = if tls.is_some() { "TLS" } else { "TCP" };
+    eprintln!(
+        "{SERVER} listening on {} ({scheme})",
+        listener.local_addr()?
+    );
     let hub = Arc::new(Hub::new(Arc::new(Stats::new(SERVER))));
     let stop = stop_signal(args.duration_s)?;
     tokio::pin!(stop);
@@ -95,7 +128,18 @@ async fn run(args: Args) -> std::io::Result<()> {
             () = &mut stop => break,
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _)) => {
-                    tokio::spawn(http::handle(tcp, Arc::clone(&hub)));
+                    // Chat messages are small and latency is what the benchmark measures.
+                    let _ = tcp.set_nodelay(true);
+                    let hub = Arc::clone(&hub);
+                    match tls.clone() {
+                        None => tokio::spawn(http::handle(tcp, hub)),
+                        Some(tls) => tokio::spawn(async move {
+                            // A failed or stalled handshake ends the connection.
+                            if let Ok(Ok(stream)) = timeout(HANDSHAKE_TIMEOUT, tls.accept(tcp)).await {
+                                http::handle(stream, hub).await;
+                            }
+                        }),
+                    };
                 }
                 Err(error) => {
                     // Out of file descriptors, say: wait instead of spinning.
@@ -151,7 +195,9 @@ mod tests {
             Ok(Args {
                 host: "0.0.0.0".to_owned(),
                 port: 8080,
-                duration_s: 0
+                duration_s: 0,
+                tls_cert: None,
+                tls_key: None,
             })
         );
     }
@@ -162,6 +208,8 @@ mod tests {
             host: "127.0.0.1".to_owned(),
             port: 9000,
             duration_s: 5,
+            tls_cert: None,
+            tls_key: None,
         };
         assert_eq!(
             parse(&["--host", "127.0.0.1", "--port", "9000", "--duration", "5"]),
@@ -175,5 +223,14 @@ mod tests {
         assert!(parse(&["--port"]).is_err());
         assert!(parse(&["--port", "http"]).is_err());
         assert!(parse(&["--verbose"]).is_err());
+    }
+
+    #[test]
+    fn takes_a_certificate_with_its_key_and_refuses_deflate() {
+        let args = parse(&["--tls-cert", "c.pem", "--tls-key=k.pem"]).unwrap();
+        assert_eq!(args.tls_cert, Some(PathBuf::from("c.pem")));
+        assert_eq!(args.tls_key, Some(PathBuf::from("k.pem")));
+        assert!(parse(&["--tls-cert", "c.pem"]).is_err());
+        assert_eq!(parse(&["--deflate"]), Err(NO_DEFLATE.to_owned()));
     }
 }

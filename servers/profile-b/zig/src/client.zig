@@ -19,6 +19,7 @@ const WebSocket = std.http.Server.WebSocket;
 
 const protocol = @import("chat").protocol;
 const Stats = @import("chat").Stats;
+const frameBytes = @import("chat").frameBytes;
 const TokenBucket = @import("chat").TokenBucket;
 const Hub = @import("hub.zig").Hub;
 
@@ -650,12 +651,14 @@ pub const Client = struct {
             const got = c.outbox.take(io, wake, &batch);
 
             var chats: u64 = 0;
+            var bytes: u64 = 0; // frames as they go to the socket (no TLS, no compression here)
             for (got.messages) |m| {
                 if (!failed and !got.abandon) {
                     c.ws.writeMessageUnflushed(m.bytes(), m.opcode) catch {
                         failed = true;
                     };
                     if (m.is_chat) chats += 1;
+                    bytes += frameBytes(m.bytes().len);
                 }
                 m.release(c.gpa, 1);
             }
@@ -673,6 +676,7 @@ pub const Client = struct {
                     failed = true;
                     break;
                 };
+                bytes += frameBytes(0);
                 next_ping = now.addDuration(ping_period);
             }
             c.ws.flush() catch {
@@ -680,6 +684,7 @@ pub const Client = struct {
                 break;
             };
             c.stats.add("deliveries", chats);
+            c.stats.add("bytes_written", bytes);
             if (got.messages.len > 0) {
                 const busy = got.messages.len > 1 or
                     now.nanoseconds - last_send.nanoseconds < write_coalesce.nanoseconds;

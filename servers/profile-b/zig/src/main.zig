@@ -57,6 +57,16 @@ const Options = struct {
     flood_rate: u64 = 0,
 };
 
+/// Why this server refuses a transport flag the others take: what its
+/// manifest says in `[not_offered]`.
+fn notOffered(flag: []const u8) ?[]const u8 {
+    if (std.mem.eql(u8, flag, "--tls-cert") or std.mem.eql(u8, flag, "--tls-key"))
+        return "std.crypto.tls in Zig 0.17.1 holds a TLS client only (lib/std/crypto/tls/Client.zig), so std cannot serve wss";
+    if (std.mem.eql(u8, flag, "--deflate"))
+        return "std.http.Server's WebSocket in Zig 0.17.1 has no permessage-deflate (lib/std/http/Server.zig)";
+    return null;
+}
+
 fn parseOptions(args: std.process.Args) !Options {
     var o: Options = .{};
     var it = args.iterate();
@@ -71,6 +81,10 @@ fn parseOptions(args: std.process.Args) !Options {
         if (std.mem.eql(u8, name, "--help") or std.mem.eql(u8, name, "-h")) {
             std.debug.print("{s}", .{usage});
             std.process.exit(0);
+        }
+        if (notOffered(name)) |why| {
+            std.debug.print("wsc-zig: {s}: not offered, {s}\n", .{ name, why });
+            std.process.exit(2);
         }
         const v = value orelse it.next() orelse return error.MissingValue;
         if (std.mem.eql(u8, name, "--host")) {

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,9 +57,32 @@ type BatchConn struct {
 	net.Conn
 	mu       sync.Mutex
 	held     bool
-	buf      *[]byte   // from batchBuffers while a batch holds bytes
-	deadline time.Time // the write deadline set while held, for the flush
-	pending  bool      // deadline was set while held and not yet applied
+	buf      *[]byte       // from batchBuffers while a batch holds bytes
+	deadline time.Time     // the write deadline set while held, for the flush
+	pending  bool          // deadline was set while held and not yet applied
+	written  *atomic.Int64 // counts what goes to Conn, once CountWrites set it
+}
+
+// CountWrites adds every byte written to the socket from now on to n. The
+// client calls it once after the upgrade, before its pumps start, so n
+// counts WebSocket frames only (Stats.BytesWritten). Nothing on a nil
+// *BatchConn.
+func (c *BatchConn) CountWrites(n *atomic.Int64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.written = n
+	c.mu.Unlock()
+}
+
+// writeLocked writes p to the socket and counts what it wrote.
+func (c *BatchConn) writeLocked(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if c.written != nil {
+		c.written.Add(int64(n))
+	}
+	return n, err
 }
 
 // SetWriteDeadline applies the deadline at once outside a batch, and to the
@@ -101,7 +125,7 @@ func (c *BatchConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.held {
-		return c.Conn.Write(p)
+		return c.writeLocked(p)
 	}
 	if c.buf != nil && len(*c.buf)+len(p) > maxBatchBytes {
 		if err := c.sendLocked(); err != nil {
@@ -109,7 +133,7 @@ func (c *BatchConn) Write(p []byte) (int, error) {
 		}
 	}
 	if len(p) > maxBatchBytes {
-		return c.Conn.Write(p)
+		return c.writeLocked(p)
 	}
 	if c.buf == nil {
 		c.buf = batchBuffers.Get().(*[]byte)
@@ -132,7 +156,7 @@ func (c *BatchConn) sendLocked() error {
 	}
 	b := c.buf
 	c.buf = nil
-	_, err := c.Conn.Write(*b)
+	_, err := c.writeLocked(*b)
 	*b = (*b)[:0]
 	batchBuffers.Put(b)
 	return err

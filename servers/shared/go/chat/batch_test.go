@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -190,4 +191,25 @@ func TestABaseOfZeroTurnsPacingOff(t *testing.T) {
 		}
 		now = now.Add(time.Millisecond)
 	}
+}
+
+func TestCountWritesCountsWhatReachesTheSocketFromThenOn(t *testing.T) {
+	raw := &countingConn{}
+	c := &BatchConn{Conn: raw}
+	c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\n\r\n"))
+	var written atomic.Int64
+	c.CountWrites(&written)
+	c.Write([]byte("pong")) // a control frame outside a batch
+	c.Hold()
+	c.Write([]byte("one"))
+	c.Write([]byte("two"))
+	if got := written.Load(); got != 4 {
+		t.Fatalf("held bytes counted before the flush: %d, want 4", got)
+	}
+	c.Flush()
+	if got := written.Load(); got != 10 {
+		t.Fatalf("bytes written: %d, want 10 (the upgrade response is not counted)", got)
+	}
+	var nothing *BatchConn
+	nothing.CountWrites(&written) // connections not accepted through BatchListener
 }

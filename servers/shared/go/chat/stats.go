@@ -10,7 +10,7 @@ import (
 
 // Stats is the server's counters. The hub and Member.Handle update most of
 // them; the server's client updates those only the socket knows about
-// (connections, frames in, binary frames, deliveries).
+// (connections, frames in, binary frames, deliveries, bytes written).
 type Stats struct {
 	server  string
 	started time.Time
@@ -25,6 +25,9 @@ type Stats struct {
 	DroppedRatelimit   atomic.Int64
 	DroppedSlow        atomic.Int64
 	Malformed          atomic.Int64
+	// BytesWritten is the WebSocket frame bytes written to clients: after
+	// permessage-deflate, before TLS (BatchConn counts them).
+	BytesWritten atomic.Int64
 }
 
 // NewStats starts the uptime clock; server is the image tag /stats reports.
@@ -46,6 +49,7 @@ type statsJSON struct {
 	DroppedRatelimit   int64  `json:"dropped_ratelimit"`
 	DroppedSlow        int64  `json:"dropped_slow"`
 	Malformed          int64  `json:"malformed"`
+	BytesWritten       int64  `json:"bytes_written"`
 }
 
 // JSON is a snapshot of the counters. Each is read atomically; the set is not
@@ -64,6 +68,7 @@ func (s *Stats) JSON() []byte {
 		DroppedRatelimit:   s.DroppedRatelimit.Load(),
 		DroppedSlow:        s.DroppedSlow.Load(),
 		Malformed:          s.Malformed.Load(),
+		BytesWritten:       s.BytesWritten.Load(),
 	})
 	if err != nil {
 		panic(err) // a struct of strings and integers always marshals

@@ -5,10 +5,12 @@
 //! shared text buffer type (its stack's `Utf8Bytes`) to the hub.
 //!
 //! Reading order, after a server's README, `main` and `client`: [`hub`],
-//! then [`protocol`]; [`limiter`] and [`stats`] are leaves.
+//! then [`protocol`]; [`limiter`] and [`stats`] are leaves, and [`tls`] is
+//! the servers' `--tls-cert`/`--tls-key` configuration.
 
 pub mod hub;
 pub mod limiter;
 pub mod pacer;
 pub mod protocol;
 pub mod stats;
+pub mod tls;

@@ -6,6 +6,7 @@
 pub const protocol = @import("protocol.zig");
 pub const TokenBucket = @import("limiter.zig").TokenBucket;
 pub const Stats = @import("stats.zig").Stats;
+pub const frameBytes = @import("stats.zig").frameBytes;
 
 test {
     _ = protocol;

@@ -23,6 +23,9 @@ pub const Stats = struct {
     dropped_ratelimit: Counter = .init(0),
     dropped_slow: Counter = .init(0),
     malformed: Counter = .init(0),
+    /// WebSocket frame bytes written to clients, as handed to the socket or
+    /// to TLS: after permessage-deflate, before encryption.
+    bytes_written: Counter = .init(0),
 
     /// Counters only grow and nobody waits on them, so relaxed ordering is
     /// enough; a /stats reader sees each counter at some recent value.
@@ -54,6 +57,22 @@ pub const Stats = struct {
     }
 };
 
+/// The bytes of a server's (unmasked) WebSocket frame with a `payload`-byte
+/// payload: a 2-byte header, plus 2 or 8 bytes of extended length past 125
+/// and 65,535 bytes (RFC 6455, 5.2). Writers add it to `bytes_written`.
+pub fn frameBytes(payload: usize) u64 {
+    const header: u64 = if (payload <= 125) 2 else if (payload <= 65535) 4 else 10;
+    return header + payload;
+}
+
+test "a frame is its payload and a header that grows with it" {
+    try std.testing.expectEqual(@as(u64, 2), frameBytes(0));
+    try std.testing.expectEqual(@as(u64, 127), frameBytes(125));
+    try std.testing.expectEqual(@as(u64, 130), frameBytes(126));
+    try std.testing.expectEqual(@as(u64, 65539), frameBytes(65535));
+    try std.testing.expectEqual(@as(u64, 65546), frameBytes(65536));
+}
+
 test "writes every counter as one JSON object, in the protocol's order" {
     var s: Stats = .{};
     s.inc("joins");
@@ -70,7 +89,7 @@ test "writes every counter as one JSON object, in the protocol's order" {
         "{\"server\":\"wsc-zig\",\"uptime_ms\":5123,\"connections_current\":0," ++
             "\"connections_total\":2,\"joins\":1,\"frames_in\":0,\"chat_in\":0," ++
             "\"chat_accepted\":0,\"deliveries\":36,\"dropped_ratelimit\":0," ++
-            "\"dropped_slow\":0,\"malformed\":1}",
+            "\"dropped_slow\":0,\"malformed\":1,\"bytes_written\":0}",
         w.buffered(),
     );
 }
