@@ -274,7 +274,7 @@ pub const IDLE_CLIENTS: Metric = Metric {
 };
 
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 19] = [
+pub const ALL: [&Metric; 20] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,

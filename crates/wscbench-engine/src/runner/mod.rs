@@ -143,6 +143,8 @@ impl PlannedServer {
             shared: Vec::new(),
             variants: BTreeMap::new(),
             runtime: None,
+            transports: vec![Transport::Ws],
+            not_offered: BTreeMap::new(),
             dir: PathBuf::new(),
         };
         PlannedServer {
