@@ -361,8 +361,9 @@ fn deliveries_per_cpu_s(r: &RunResult) -> Option<f64> {
 /// The deliveries the accepted chats asked for: `chat_accepted` × (members − 1), the one
 /// room's members being the server's open connections. Where clients come and go (the
 /// saturation steps), the members are those of each second of the series, weighted by the
-/// chats accepted in that second; a result without such a series (older files) takes the
-/// connections open at the end.
+/// chats accepted in that second; absent when the seconds with a member count saw fewer than
+/// 90 % of the accepted chats (the server did not answer /stats in the others). A result
+/// without such a series (older files) takes the connections open at the end.
 pub fn asked_deliveries(r: &RunResult) -> Option<f64> {
     let stats = r.server_stats.as_ref()?;
     let others = |members: u64| members.saturating_sub(1) as f64;
@@ -380,12 +381,17 @@ pub fn asked_deliveries(r: &RunResult) -> Option<f64> {
         weighted.0 += chats * others(members);
         weighted.1 += chats;
     }
-    let mean_others = if weighted.1 > 0.0 {
-        weighted.0 / weighted.1
-    } else {
-        others(stats.connections_current)
-    };
-    Some(stats.chat_accepted as f64 * mean_others)
+    if r.series.iter().any(|s| s.chat_in.is_some()) {
+        // A series whose /stats reads went unanswered (a server too busy to answer) leaves
+        // chats without a member count: an estimate from the seconds that answered would
+        // weigh a different room, so the figure is absent, not guessed.
+        let accepted = stats.chat_accepted as f64;
+        if weighted.1 < 0.9 * accepted {
+            return None;
+        }
+        return Some(accepted * weighted.0 / weighted.1);
+    }
+    Some(stats.chat_accepted as f64 * others(stats.connections_current))
 }
 
 /// Server memory ÷ open connections at the sample with the most connections.

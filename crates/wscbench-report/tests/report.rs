@@ -562,6 +562,16 @@ fn each_accepted_chat_asks_for_a_delivery_to_every_other_member_of_its_second() 
 }
 
 #[test]
+fn a_series_whose_stats_went_unanswered_leaves_the_delivered_share_absent_not_guessed() {
+    // 100 chats counted among 11 members, then /stats went silent while 3,000 more were
+    // accepted: the room of those seconds is unknown (a run of extra/node-ws showed 126 %).
+    let mut r = with_chats(&[(11, 0, 0), (11, 100, 0)], 3_100, 900_000);
+    r.series.push(Sample::default());
+    assert_eq!(metrics::asked_deliveries(&r), None);
+    assert_eq!((metrics::DELIVERED_SHARE.value)(&r), None);
+}
+
+#[test]
 fn without_a_series_the_members_are_the_connections_open_at_the_end() {
     let mut r = with_chats(&[], 1_000, 400_000);
     r.server_stats.as_mut().unwrap().connections_current = 501;
