@@ -362,7 +362,7 @@ fn deliveries_per_cpu_s(r: &RunResult) -> Option<f64> {
 /// room's members being the server's open connections. Where clients come and go (the
 /// saturation steps), the members are those of each second of the series, weighted by the
 /// chats accepted in that second; absent when the seconds with a member count saw fewer than
-/// 90 % of the accepted chats (the server did not answer /stats in the others). A result
+/// half of the accepted chats (the server did not answer /stats in the others). A result
 /// without such a series (older files) takes the connections open at the end.
 pub fn asked_deliveries(r: &RunResult) -> Option<f64> {
     let stats = r.server_stats.as_ref()?;
@@ -386,7 +386,7 @@ pub fn asked_deliveries(r: &RunResult) -> Option<f64> {
         // chats without a member count: an estimate from the seconds that answered would
         // weigh a different room, so the figure is absent, not guessed.
         let accepted = stats.chat_accepted as f64;
-        if weighted.1 < 0.9 * accepted {
+        if weighted.1 < 0.5 * accepted {
             return None;
         }
         return Some(accepted * weighted.0 / weighted.1);
