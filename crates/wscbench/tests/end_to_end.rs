@@ -35,6 +35,8 @@ fn server_ids() -> Vec<String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .skip(1)
+        // A server's line starts at the margin; its transports are indented below it.
+        .filter(|l| !l.starts_with(char::is_whitespace))
         .filter_map(|l| l.split_whitespace().next())
         .filter(|id| !id.starts_with("extra/"))
         .map(String::from)
