@@ -404,10 +404,10 @@ impl Plan {
         points
     }
 
-    /// Number of points.
-    pub fn len(&self) -> usize {
-        let server_transports: usize = self
-            .servers
+    /// Each server row times the transports it offers: the points of one round per
+    /// scenario and load point.
+    fn server_transports(&self) -> usize {
+        self.servers
             .iter()
             .map(|s| {
                 self.transports()
@@ -415,7 +415,12 @@ impl Plan {
                     .filter(|&&t| s.server.offers(t).is_ok())
                     .count()
             })
-            .sum();
+            .sum()
+    }
+
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        let server_transports = self.server_transports();
         server_transports
             * self.scenarios.len()
             * self.load_points.len().max(1)
@@ -424,16 +429,7 @@ impl Plan {
 
     /// How long the plan should take: every point's scenario and [`POINT_OVERHEAD`].
     pub fn estimate(&self) -> Duration {
-        let server_transports: usize = self
-            .servers
-            .iter()
-            .map(|s| {
-                self.transports()
-                    .iter()
-                    .filter(|&&t| s.server.offers(t).is_ok())
-                    .count()
-            })
-            .sum();
+        let server_transports = self.server_transports();
         estimate(
             server_transports,
             &self.scenarios,
