@@ -29,7 +29,8 @@ const TokenBucket = @import("chat").TokenBucket;
 const outbox = @import("outbox.zig");
 const Pacer = @import("pacer.zig").Pacer;
 const Hub = @import("hub.zig").Hub;
-const Room = @import("hub.zig").Room;
+const Server = @import("hub.zig").Server;
+const Membership = @import("hub.zig").Membership;
 const transport = @import("transport.zig");
 
 pub const ping_period_us: i64 = 30 * std.time.us_per_s;
@@ -61,7 +62,10 @@ pub const Client = struct {
     user: [4 * protocol.max_user_chars]u8 = undefined,
     user_len: usize = 0,
     conn_index: usize = 0,
-    member_index: ?usize = null,
+    /// The rooms this connection is in, the first `room_count` (hub.zig
+    /// keeps them); none: as one that never joined.
+    rooms: [protocol.max_rooms]Membership = undefined,
+    room_count: usize = 0,
     /// Non-zero once the writer must close with this code instead of writing.
     close_code: u16 = 0,
     ping_due: bool = false,
@@ -80,6 +84,14 @@ pub const Client = struct {
 
     pub fn userName(self: *const Client) []const u8 {
         return self.user[0..self.user_len];
+    }
+
+    /// Where room `name` is in `rooms`, if this connection is in it.
+    pub fn roomIndex(self: *const Client, name: []const u8) ?usize {
+        for (self.rooms[0..self.room_count], 0..) |m, i| {
+            if (m.local.room.name.eql(name)) return i;
+        }
+        return null;
     }
 
     /// Queues `m` for this connection, or drops it if the outbox is full.
@@ -156,32 +168,43 @@ pub const Client = struct {
             return 0;
         };
         switch (msg) {
-            .join => |j| {
-                if (self.member_index != null) return 0; // a second join is ignored
-                @memcpy(self.user[0..j.user.len], j.user);
-                self.user_len = j.user.len;
-                hub.join(self) catch return -1;
-            },
-            .chat => |chat| {
-                if (self.member_index == null) {
+            // A second join to a room is ignored (false); a 17th is malformed.
+            .join => |j| _ = hub.join(self, j.room, j.user) catch |err| switch (err) {
+                error.TooManyRooms => {
                     stats.inc("malformed");
                     return 0;
-                }
+                },
+                error.OutOfMemory => return -1,
+            },
+            .chat => |chat| {
+                // Only from a member of that room: a chat before any join is one case.
+                const slot = self.roomIndex(chat.room) orelse {
+                    stats.inc("malformed");
+                    return 0;
+                };
                 stats.inc("chat_in");
                 if (!self.bucket.allow(self.last_rx_us * std.time.ns_per_us)) {
                     stats.inc("dropped_ratelimit");
                     return 0;
                 }
                 stats.inc("chat_accepted");
-                hub.chat(self, chat.text, chat.ts);
+                hub.chat(self, slot, chat.text, chat.ts);
             },
             .ping => |p| hub.pong(self, p.ts),
-            .leave => {
-                if (self.member_index == null) {
+            .leave => |l| if (l.room) |name| {
+                // That room only; the connection stays open, in its others.
+                const slot = self.roomIndex(name) orelse {
+                    stats.inc("malformed");
+                    return 0;
+                };
+                hub.leave(self, slot);
+            } else {
+                // Every room, then close 1000.
+                if (self.room_count == 0) {
                     stats.inc("malformed");
                     return 0;
                 }
-                hub.leave(self);
+                hub.leaveAll(self);
                 self.closeWith(close_normal);
             },
         }
@@ -271,7 +294,7 @@ pub fn callback(
             // Upgrades happen on /ws only; anything else is not found.
             var path: [ws_path.len + 1]u8 = undefined;
             const n = lws.lws_hdr_copy(wsi, &path, path.len, lws.WSI_TOKEN_GET_URI);
-            if (roomOf(wsi).isShuttingDown()) return -1;
+            if (serverOf(wsi).isShuttingDown()) return -1;
             if (n < 0 or !std.mem.eql(u8, path[0..@intCast(n)], ws_path)) {
                 _ = lws.lws_return_http_status(wsi, lws.HTTP_STATUS_NOT_FOUND, null);
                 return -1;
@@ -280,7 +303,7 @@ pub fn callback(
         },
         lws.LWS_CALLBACK_ESTABLISHED => {
             const hub = hubOf(wsi);
-            if (hub.room.isShuttingDown()) return -1;
+            if (hub.server.isShuttingDown()) return -1;
             const self = clientOf(user) orelse return -1;
             const now = lws.lws_now_usecs();
             self.* = .{
@@ -352,18 +375,18 @@ pub fn sweep(hub: *Hub, now_us: i64) void {
 /// Shutdown, on `hub`'s thread: every connection's writer closes it with
 /// 1001 at its next turn.
 pub fn closeAll(hub: *Hub) void {
-    hub.room.shutting_down.store(true, .release);
+    hub.server.shutting_down.store(true, .release);
     for (hub.conns.items) |self| self.closeWith(close_going_away);
 }
 
-/// Both protocols carry the room as their `user` pointer.
-pub fn roomOf(wsi: *lws.struct_lws) *Room {
+/// Both protocols carry the server as their `user` pointer.
+pub fn serverOf(wsi: *lws.struct_lws) *Server {
     return @ptrCast(@alignCast(lws.lws_get_protocol(wsi).*.user));
 }
 
 /// The hub of the service thread `wsi` belongs to (the one running this callback).
 fn hubOf(wsi: *lws.struct_lws) *Hub {
-    return &roomOf(wsi).hubs[@intCast(lws.lws_get_tsi(wsi))];
+    return &serverOf(wsi).hubs[@intCast(lws.lws_get_tsi(wsi))];
 }
 
 fn clientOf(user: ?*anyopaque) ?*Client {

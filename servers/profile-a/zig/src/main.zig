@@ -23,7 +23,7 @@ const std = @import("std");
 const lws = @import("lws");
 const Stats = @import("chat").Stats;
 const Hub = @import("hub.zig").Hub;
-const Room = @import("hub.zig").Room;
+const Server = @import("hub.zig").Server;
 const client = @import("client.zig");
 const http = @import("http.zig");
 const transport = @import("transport.zig");
@@ -96,11 +96,12 @@ fn run(opts: Options) !u8 {
 
     var stats: Stats = .{};
     transport.stats = &stats;
-    var room: Room = .{ .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll };
+    var server: Server = .{ .gpa = gpa, .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll };
+    defer server.deinit();
     const wanted = if (opts.threads > 0) opts.threads else cpuCount();
 
     const protocols = [_]lws.struct_lws_protocols{
-        .{ .name = "http", .callback = http.callback, .user = &room },
+        .{ .name = "http", .callback = http.callback, .user = &server },
         .{
             .name = "chat",
             .callback = client.callback,
@@ -111,7 +112,7 @@ fn run(opts: Options) !u8 {
             // 0 would cap each send() at rx_buffer_size and buffer the rest;
             // an escaped chat broadcast can exceed 4 KiB, so send it whole.
             .tx_packet_size = 64 * 1024,
-            .user = &room,
+            .user = &server,
         },
         .{}, // terminator
     };
@@ -143,9 +144,9 @@ fn run(opts: Options) !u8 {
     // libwebsockets caps it at LWS_MAX_SMP itself; asked back below.
     info.count_threads = @intCast(@min(wanted, max_threads));
     // The hubs exist before the context: its creation already calls back.
-    for (hubs[0..max_threads], 0..) |*h, i| h.* = try Hub.init(gpa, &room, i);
+    for (hubs[0..max_threads], 0..) |*h, i| h.* = try Hub.init(gpa, &server, i);
     defer for (&hubs) |*h| h.deinit();
-    room.hubs = hubs[0..@intCast(info.count_threads)];
+    server.hubs = hubs[0..@intCast(info.count_threads)];
     const ctx = lws.lws_create_context(&info) orelse {
         // libwebsockets has logged why: the port, or a certificate or key OpenSSL refused.
         if (opts.tls_cert) |cert| logf("wsca-zig: could not serve TLS with {s} and {s}, or bind the port\n", .{ cert, opts.tls_key.? });
@@ -153,7 +154,7 @@ fn run(opts: Options) !u8 {
     };
     context = ctx;
     const threads: usize = @intCast(lws.lws_get_count_threads(ctx));
-    room.hubs = hubs[0..threads];
+    server.hubs = hubs[0..threads];
 
     installSignalHandlers();
     if (opts.duration_s > 0) {
@@ -173,7 +174,7 @@ fn run(opts: Options) !u8 {
     serve(ctx, 0);
     for (others[1..threads]) |t| if (t) |thread| thread.join();
 
-    const uptime_ms = room.uptimeMs(lws.lws_now_usecs());
+    const uptime_ms = server.uptimeMs(lws.lws_now_usecs());
     context = null;
     lws.lws_context_destroy(ctx);
 
