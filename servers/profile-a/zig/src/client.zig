@@ -12,6 +12,13 @@
 //! writer asks again while messages remain, so a reader that stops reading
 //! only ever costs its own outbox.
 //!
+//! Frame batching (`--frame-batch`, frames.zig; a variant, off by default):
+//! instead of one lws_write per message, the writer frames the queued
+//! messages itself into its hub's batch buffer and hands them to
+//! libwebsockets as one raw write, so one send() carries many frames. A
+//! connection that negotiated permessage-deflate keeps the per-frame writes:
+//! its frames must go through the extension.
+//!
 //! Pacing (pacer.zig): after a writable callback that wrote a busy batch,
 //! the next one is not requested at once but from a per-connection timer,
 //! and pushes meanwhile only queue, so that they leave in one corked batch.
@@ -27,6 +34,7 @@ const lws = @import("lws");
 const protocol = @import("chat").protocol;
 const TokenBucket = @import("chat").TokenBucket;
 const outbox = @import("outbox.zig");
+const frames = @import("frames.zig");
 const Pacer = @import("pacer.zig").Pacer;
 const Hub = @import("hub.zig").Hub;
 const Server = @import("hub.zig").Server;
@@ -45,8 +53,17 @@ pub const ws_path = "/ws";
 const close_normal: u16 = 1000;
 const close_going_away: u16 = 1001;
 
+/// libwebsockets' send limit per write (the chat protocol's `tx_packet_size`,
+/// main.zig): more is kept and sent on later writable events.
+pub const tx_packet_size = 64 * 1024;
+
+/// A hub's frame batch buffer: LWS_PRE, as lws_write asks of any buffer, then a batch.
+pub const frame_buffer_bytes = lws.LWS_PRE + tx_packet_size;
+
 comptime {
     std.debug.assert(outbox.headroom >= lws.LWS_PRE);
+    // Any one message fits a frame batch: `frames.fill` always takes the first.
+    std.debug.assert(frames.headerLen(protocol.max_serialized_bytes) + protocol.max_serialized_bytes <= tx_packet_size);
 }
 
 /// Per-connection state: libwebsockets allocates it (zeroed) as the chat
@@ -81,6 +98,9 @@ pub const Client = struct {
     /// writable callback instead. Cancelled in CLOSED, before lws frees us.
     pace_timer: lws.lws_sorted_usec_list_t = .{},
     paused: bool = false,
+    /// The writer frames batches itself (`--frame-batch`, and the connection
+    /// did not negotiate permessage-deflate).
+    frame_batch: bool = false,
 
     pub fn userName(self: *const Client) []const u8 {
         return self.user[0..self.user_len];
@@ -225,7 +245,7 @@ pub const Client = struct {
         // sends each frame with its own send(); with more than one queued,
         // the socket is corked meanwhile so that they leave together, as one
         // write would (docs/fairness.md).
-        const corked = self.outbox.len > 1 and cork_batches;
+        const corked = self.outbox.len > 1 and cork_batches and !self.frame_batch;
         if (corked) setCork(wsi, true);
         defer if (corked) setCork(wsi, false);
         if (self.ping_due) {
@@ -238,7 +258,9 @@ pub const Client = struct {
             if (transport.write(wsi, frame[lws.LWS_PRE..].ptr, ping_payload.len, lws.LWS_WRITE_PING) < 0) return -1;
         }
         var sent: usize = 0;
-        while (lws.lws_partial_buffered(wsi) == 0) : (sent += 1) {
+        if (self.frame_batch) {
+            sent = self.writeBatches() orelse return -1;
+        } else while (lws.lws_partial_buffered(wsi) == 0) : (sent += 1) {
             const m = self.outbox.pop() orelse break;
             defer m.release(self.hub.gpa);
             const payload = m.payload();
@@ -252,6 +274,25 @@ pub const Client = struct {
             lws.lws_sul_schedule(lws.lws_get_context(wsi), @intCast(self.hub.tsi), &self.pace_timer, onPaceTimer, wait_us);
         } else if (!self.outbox.isEmpty()) self.wake();
         return 0;
+    }
+
+    /// `--frame-batch`: the outbox as whole frames, up to `tx_packet_size`
+    /// bytes to a raw write (one send()), until it is empty or the socket
+    /// took a write only in part (libwebsockets then holds the rest, sends
+    /// it first at the next writable event, and only then calls us again).
+    /// Returns the messages written; null when the connection must close.
+    fn writeBatches(self: *Client) ?usize {
+        const hub = self.hub;
+        const buf = hub.frameBuffer() catch return null;
+        var sent: usize = 0;
+        while (lws.lws_partial_buffered(self.wsi) == 0) {
+            const b = frames.fill(&self.outbox, buf[lws.LWS_PRE..], hub.gpa);
+            if (b.messages == 0) break; // empty (any one message fits: see the comptime check)
+            if (transport.writeRaw(self.wsi, buf[lws.LWS_PRE..].ptr, b.len) < b.len) return null;
+            hub.stats.add("deliveries", b.chats);
+            sent += b.messages;
+        }
+        return sent;
     }
 
     fn onPaceTimer(sul: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
@@ -274,6 +315,9 @@ pub var flood_rate: u64 = 1000;
 /// Whether onWritable corks a batch of several frames (--no-write-batch clears it).
 pub var cork_batches = true;
 
+/// Whether writers frame their batches themselves (--frame-batch).
+pub var frame_batch = false;
+
 /// Holds back (or releases) the socket's partial TCP segments: TCP_CORK.
 fn setCork(wsi: *lws.struct_lws, on: bool) void {
     const flag: c_int = @intFromBool(on);
@@ -295,6 +339,7 @@ pub fn callback(
             var path: [ws_path.len + 1]u8 = undefined;
             const n = lws.lws_hdr_copy(wsi, &path, path.len, lws.WSI_TOKEN_GET_URI);
             if (serverOf(wsi).isShuttingDown()) return -1;
+            transport.handshakeStarts();
             if (n < 0 or !std.mem.eql(u8, path[0..@intCast(n)], ws_path)) {
                 _ = lws.lws_return_http_status(wsi, lws.HTTP_STATUS_NOT_FOUND, null);
                 return -1;
@@ -313,6 +358,7 @@ pub fn callback(
                 .last_rx_us = now,
                 .last_ping_us = now,
                 .pacer = .init(write_coalesce_ns, write_coalesce_max_ns, flood_rate),
+                .frame_batch = frame_batch and !transport.tookDeflate(wsi),
             };
             hub.connect(self) catch return -1;
             self.registered = true;

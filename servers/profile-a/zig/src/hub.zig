@@ -33,6 +33,7 @@ const protocol = @import("chat").protocol;
 const Stats = @import("chat").Stats;
 const outbox = @import("outbox.zig");
 const Client = @import("client.zig").Client;
+const frame_buffer_bytes = @import("client.zig").frame_buffer_bytes;
 
 /// A room's `hubs` mask has a bit per hub.
 pub const max_hubs = 64;
@@ -172,6 +173,9 @@ pub const Hub = struct {
     arena: std.heap.ArenaAllocator,
     /// Where a broadcast is serialized before it becomes one `Message`.
     scratch: []u8,
+    /// Where `--frame-batch` writers frame a batch (LWS_PRE, then up to
+    /// `client.tx_packet_size` bytes of frames); made on first use.
+    frame_buffer: ?[]u8 = null,
     /// Broadcasts from other hubs' threads, each this hub's own copy; under `lock`.
     inbox: std.ArrayList(Post) = .empty,
     /// The inbox being handed out, swapped with `inbox` so the lock is held briefly.
@@ -203,6 +207,15 @@ pub const Hub = struct {
         h.locals.deinit(h.gpa);
         h.arena.deinit();
         h.gpa.free(h.scratch);
+        if (h.frame_buffer) |b| h.gpa.free(b);
+    }
+
+    /// The frame batch buffer (`frame_buffer`), made the first time a writer needs it.
+    pub fn frameBuffer(h: *Hub) error{OutOfMemory}![]u8 {
+        if (h.frame_buffer) |b| return b;
+        const b = try h.gpa.alloc(u8, frame_buffer_bytes);
+        h.frame_buffer = b;
+        return b;
     }
 
     pub fn connect(h: *Hub, c: *Client) !void {

@@ -9,7 +9,7 @@
 //! `--threads N` sets it. See README.md.
 //!
 //! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N]
-//!                 [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]
+//!                 [--no-write-batch] [--frame-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]
 //!                 [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]
 //!
 //! With --tls-cert and --tls-key the port serves TLS only; --deflate accepts
@@ -53,6 +53,11 @@ const Options = struct {
     write_coalesce_max_ms: u32 = 20,
     /// ... on connections that get at least this many messages a second.
     flood_rate: u64 = 1000,
+    /// Writers frame their batches themselves and write each as one
+    /// (client.zig, frames.zig): a variant, to see what one send() per
+    /// frame costs libwebsockets. Connections with permessage-deflate keep
+    /// per-frame writes.
+    frame_batch: bool = false,
     /// PEM certificate and key: with both, the port serves TLS only.
     tls_cert: ?[:0]const u8 = null,
     tls_key: ?[:0]const u8 = null,
@@ -76,7 +81,7 @@ var shutdown_timers: [max_threads]lws.lws_sorted_usec_list_t = @splat(.{});
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     const opts = parseArgs(init.args) catch |err| {
-        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]\n", .{@errorName(err)});
+        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N] [--no-write-batch] [--frame-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]\n", .{@errorName(err)});
         return 2;
     };
     return run(opts) catch |err| {
@@ -89,6 +94,7 @@ fn run(opts: Options) !u8 {
     const gpa = std.heap.c_allocator;
     raiseFileLimit();
     client.cork_batches = opts.write_batch;
+    client.frame_batch = opts.frame_batch;
     client.write_coalesce_ns = @as(u64, opts.write_coalesce_ms) * std.time.ns_per_ms;
     client.write_coalesce_max_ns = @as(u64, opts.write_coalesce_max_ms) * std.time.ns_per_ms;
     client.flood_rate = opts.flood_rate;
@@ -111,7 +117,7 @@ fn run(opts: Options) !u8 {
             .rx_buffer_size = @import("chat").protocol.max_message_bytes,
             // 0 would cap each send() at rx_buffer_size and buffer the rest;
             // an escaped chat broadcast can exceed 4 KiB, so send it whole.
-            .tx_packet_size = 64 * 1024,
+            .tx_packet_size = client.tx_packet_size,
             .user = &server,
         },
         .{}, // terminator
@@ -160,7 +166,7 @@ fn run(opts: Options) !u8 {
     if (opts.duration_s > 0) {
         lws.lws_sul_schedule(ctx, 0, &duration_timer, onDuration, @as(i64, opts.duration_s) * std.time.us_per_s);
     }
-    logf("wsca-zig: listening on {s}:{d} (libwebsockets {s}, {d} service thread(s), LWS_MAX_SMP {d})\n", .{ opts.host, opts.port, std.mem.span(lws.lws_get_library_version()), threads, max_threads });
+    logf("wsca-zig: listening on {s}:{d} (libwebsockets {s}, {d} service thread(s), LWS_MAX_SMP {d}{s})\n", .{ opts.host, opts.port, std.mem.span(lws.lws_get_library_version()), threads, max_threads, if (opts.frame_batch) ", frame batches" else "" });
 
     // Thread 0 is this one; the others are started here and joined after.
     var others: [max_threads]?std.Thread = @splat(null);
@@ -291,6 +297,8 @@ fn parseArgs(args: std.process.Args) !Options {
             opts.threads = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadThreads;
         } else if (std.mem.eql(u8, arg, "--no-write-batch")) {
             opts.write_batch = false;
+        } else if (std.mem.eql(u8, arg, "--frame-batch")) {
+            opts.frame_batch = true;
         } else if (std.mem.eql(u8, arg, "--write-coalesce-ms")) {
             opts.write_coalesce_ms = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadWriteCoalesce;
         } else if (std.mem.eql(u8, arg, "--write-coalesce-max-ms")) {
