@@ -5,9 +5,9 @@
 //! thread's, hub.zig): RECEIVE is the reader and SERVER_WRITEABLE is the writer. The reader
 //! gathers a message's fragments, enforces the 4096-byte limit (close 1009)
 //! and applies the protocol's rules. The writer is the only code that writes
-//! to the socket: one lws_write per writable callback, as libwebsockets
-//! requires, taking the oldest message from the bounded outbox (or a pending
-//! ping, or the close). Anything that queues for a connection asks for a
+//! to the socket, and only in a writable callback, as libwebsockets
+//! requires: the bounded outbox, oldest first, until it is empty or a write
+//! was left partly unsent (or a pending ping, or the close). Anything that queues for a connection asks for a
 //! writable callback when the outbox goes from empty to non-empty, and the
 //! writer asks again while messages remain, so a reader that stops reading
 //! only ever costs its own outbox.
