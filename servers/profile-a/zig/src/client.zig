@@ -5,12 +5,19 @@
 //! thread's, hub.zig): RECEIVE is the reader and SERVER_WRITEABLE is the writer. The reader
 //! gathers a message's fragments, enforces the 4096-byte limit (close 1009)
 //! and applies the protocol's rules. The writer is the only code that writes
-//! to the socket: one lws_write per writable callback, as libwebsockets
-//! requires, taking the oldest message from the bounded outbox (or a pending
-//! ping, or the close). Anything that queues for a connection asks for a
+//! to the socket, and only in a writable callback, as libwebsockets
+//! requires: the bounded outbox, oldest first, until it is empty or a write
+//! was left partly unsent (or a pending ping, or the close). Anything that queues for a connection asks for a
 //! writable callback when the outbox goes from empty to non-empty, and the
 //! writer asks again while messages remain, so a reader that stops reading
 //! only ever costs its own outbox.
+//!
+//! Frame batching (`--frame-batch`, frames.zig; a variant, off by default):
+//! instead of one lws_write per message, the writer frames the queued
+//! messages itself into its hub's batch buffer and hands them to
+//! libwebsockets as one raw write, so one send() carries many frames. A
+//! connection that negotiated permessage-deflate keeps the per-frame writes:
+//! its frames must go through the extension.
 //!
 //! Pacing (pacer.zig): after a writable callback that wrote a busy batch,
 //! the next one is not requested at once but from a per-connection timer,
@@ -27,9 +34,11 @@ const lws = @import("lws");
 const protocol = @import("chat").protocol;
 const TokenBucket = @import("chat").TokenBucket;
 const outbox = @import("outbox.zig");
+const frames = @import("frames.zig");
 const Pacer = @import("pacer.zig").Pacer;
 const Hub = @import("hub.zig").Hub;
-const Room = @import("hub.zig").Room;
+const Server = @import("hub.zig").Server;
+const Membership = @import("hub.zig").Membership;
 const transport = @import("transport.zig");
 
 pub const ping_period_us: i64 = 30 * std.time.us_per_s;
@@ -44,8 +53,17 @@ pub const ws_path = "/ws";
 const close_normal: u16 = 1000;
 const close_going_away: u16 = 1001;
 
+/// libwebsockets' send limit per write (the chat protocol's `tx_packet_size`,
+/// main.zig): more is kept and sent on later writable events.
+pub const tx_packet_size = 64 * 1024;
+
+/// A hub's frame batch buffer: LWS_PRE, as lws_write asks of any buffer, then a batch.
+pub const frame_buffer_bytes = lws.LWS_PRE + tx_packet_size;
+
 comptime {
     std.debug.assert(outbox.headroom >= lws.LWS_PRE);
+    // Any one message fits a frame batch: `frames.fill` always takes the first.
+    std.debug.assert(frames.headerLen(protocol.max_serialized_bytes) + protocol.max_serialized_bytes <= tx_packet_size);
 }
 
 /// Per-connection state: libwebsockets allocates it (zeroed) as the chat
@@ -61,7 +79,10 @@ pub const Client = struct {
     user: [4 * protocol.max_user_chars]u8 = undefined,
     user_len: usize = 0,
     conn_index: usize = 0,
-    member_index: ?usize = null,
+    /// The rooms this connection is in, the first `room_count` (hub.zig
+    /// keeps them); none: as one that never joined.
+    rooms: [protocol.max_rooms]Membership = undefined,
+    room_count: usize = 0,
     /// Non-zero once the writer must close with this code instead of writing.
     close_code: u16 = 0,
     ping_due: bool = false,
@@ -77,9 +98,20 @@ pub const Client = struct {
     /// writable callback instead. Cancelled in CLOSED, before lws frees us.
     pace_timer: lws.lws_sorted_usec_list_t = .{},
     paused: bool = false,
+    /// The writer frames batches itself (`--frame-batch`, and the connection
+    /// did not negotiate permessage-deflate).
+    frame_batch: bool = false,
 
     pub fn userName(self: *const Client) []const u8 {
         return self.user[0..self.user_len];
+    }
+
+    /// Where room `name` is in `rooms`, if this connection is in it.
+    pub fn roomIndex(self: *const Client, name: []const u8) ?usize {
+        for (self.rooms[0..self.room_count], 0..) |m, i| {
+            if (m.local.room.name.eql(name)) return i;
+        }
+        return null;
     }
 
     /// Queues `m` for this connection, or drops it if the outbox is full.
@@ -156,32 +188,43 @@ pub const Client = struct {
             return 0;
         };
         switch (msg) {
-            .join => |j| {
-                if (self.member_index != null) return 0; // a second join is ignored
-                @memcpy(self.user[0..j.user.len], j.user);
-                self.user_len = j.user.len;
-                hub.join(self) catch return -1;
-            },
-            .chat => |chat| {
-                if (self.member_index == null) {
+            // A second join to a room is ignored (false); a 17th is malformed.
+            .join => |j| _ = hub.join(self, j.room, j.user) catch |err| switch (err) {
+                error.TooManyRooms => {
                     stats.inc("malformed");
                     return 0;
-                }
+                },
+                error.OutOfMemory => return -1,
+            },
+            .chat => |chat| {
+                // Only from a member of that room: a chat before any join is one case.
+                const slot = self.roomIndex(chat.room) orelse {
+                    stats.inc("malformed");
+                    return 0;
+                };
                 stats.inc("chat_in");
                 if (!self.bucket.allow(self.last_rx_us * std.time.ns_per_us)) {
                     stats.inc("dropped_ratelimit");
                     return 0;
                 }
                 stats.inc("chat_accepted");
-                hub.chat(self, chat.text, chat.ts);
+                hub.chat(self, slot, chat.text, chat.ts);
             },
             .ping => |p| hub.pong(self, p.ts),
-            .leave => {
-                if (self.member_index == null) {
+            .leave => |l| if (l.room) |name| {
+                // That room only; the connection stays open, in its others.
+                const slot = self.roomIndex(name) orelse {
+                    stats.inc("malformed");
+                    return 0;
+                };
+                hub.leave(self, slot);
+            } else {
+                // Every room, then close 1000.
+                if (self.room_count == 0) {
                     stats.inc("malformed");
                     return 0;
                 }
-                hub.leave(self);
+                hub.leaveAll(self);
                 self.closeWith(close_normal);
             },
         }
@@ -202,7 +245,7 @@ pub const Client = struct {
         // sends each frame with its own send(); with more than one queued,
         // the socket is corked meanwhile so that they leave together, as one
         // write would (docs/fairness.md).
-        const corked = self.outbox.len > 1 and cork_batches;
+        const corked = self.outbox.len > 1 and cork_batches and !self.frame_batch;
         if (corked) setCork(wsi, true);
         defer if (corked) setCork(wsi, false);
         if (self.ping_due) {
@@ -215,7 +258,9 @@ pub const Client = struct {
             if (transport.write(wsi, frame[lws.LWS_PRE..].ptr, ping_payload.len, lws.LWS_WRITE_PING) < 0) return -1;
         }
         var sent: usize = 0;
-        while (lws.lws_partial_buffered(wsi) == 0) : (sent += 1) {
+        if (self.frame_batch) {
+            sent = self.writeBatches() orelse return -1;
+        } else while (lws.lws_partial_buffered(wsi) == 0) : (sent += 1) {
             const m = self.outbox.pop() orelse break;
             defer m.release(self.hub.gpa);
             const payload = m.payload();
@@ -229,6 +274,25 @@ pub const Client = struct {
             lws.lws_sul_schedule(lws.lws_get_context(wsi), @intCast(self.hub.tsi), &self.pace_timer, onPaceTimer, wait_us);
         } else if (!self.outbox.isEmpty()) self.wake();
         return 0;
+    }
+
+    /// `--frame-batch`: the outbox as whole frames, up to `tx_packet_size`
+    /// bytes to a raw write (one send()), until it is empty or the socket
+    /// took a write only in part (libwebsockets then holds the rest, sends
+    /// it first at the next writable event, and only then calls us again).
+    /// Returns the messages written; null when the connection must close.
+    fn writeBatches(self: *Client) ?usize {
+        const hub = self.hub;
+        const buf = hub.frameBuffer() catch return null;
+        var sent: usize = 0;
+        while (lws.lws_partial_buffered(self.wsi) == 0) {
+            const b = frames.fill(&self.outbox, buf[lws.LWS_PRE..], hub.gpa);
+            if (b.messages == 0) break; // empty (any one message fits: see the comptime check)
+            if (transport.writeRaw(self.wsi, buf[lws.LWS_PRE..].ptr, b.len) < b.len) return null;
+            hub.stats.add("deliveries", b.chats);
+            sent += b.messages;
+        }
+        return sent;
     }
 
     fn onPaceTimer(sul: [*c]lws.lws_sorted_usec_list_t) callconv(.c) void {
@@ -251,6 +315,9 @@ pub var flood_rate: u64 = 1000;
 /// Whether onWritable corks a batch of several frames (--no-write-batch clears it).
 pub var cork_batches = true;
 
+/// Whether writers frame their batches themselves (--frame-batch).
+pub var frame_batch = false;
+
 /// Holds back (or releases) the socket's partial TCP segments: TCP_CORK.
 fn setCork(wsi: *lws.struct_lws, on: bool) void {
     const flag: c_int = @intFromBool(on);
@@ -271,7 +338,8 @@ pub fn callback(
             // Upgrades happen on /ws only; anything else is not found.
             var path: [ws_path.len + 1]u8 = undefined;
             const n = lws.lws_hdr_copy(wsi, &path, path.len, lws.WSI_TOKEN_GET_URI);
-            if (roomOf(wsi).isShuttingDown()) return -1;
+            if (serverOf(wsi).isShuttingDown()) return -1;
+            transport.handshakeStarts();
             if (n < 0 or !std.mem.eql(u8, path[0..@intCast(n)], ws_path)) {
                 _ = lws.lws_return_http_status(wsi, lws.HTTP_STATUS_NOT_FOUND, null);
                 return -1;
@@ -280,7 +348,7 @@ pub fn callback(
         },
         lws.LWS_CALLBACK_ESTABLISHED => {
             const hub = hubOf(wsi);
-            if (hub.room.isShuttingDown()) return -1;
+            if (hub.server.isShuttingDown()) return -1;
             const self = clientOf(user) orelse return -1;
             const now = lws.lws_now_usecs();
             self.* = .{
@@ -290,6 +358,7 @@ pub fn callback(
                 .last_rx_us = now,
                 .last_ping_us = now,
                 .pacer = .init(write_coalesce_ns, write_coalesce_max_ns, flood_rate),
+                .frame_batch = frame_batch and !transport.tookDeflate(wsi),
             };
             hub.connect(self) catch return -1;
             self.registered = true;
@@ -352,18 +421,18 @@ pub fn sweep(hub: *Hub, now_us: i64) void {
 /// Shutdown, on `hub`'s thread: every connection's writer closes it with
 /// 1001 at its next turn.
 pub fn closeAll(hub: *Hub) void {
-    hub.room.shutting_down.store(true, .release);
+    hub.server.shutting_down.store(true, .release);
     for (hub.conns.items) |self| self.closeWith(close_going_away);
 }
 
-/// Both protocols carry the room as their `user` pointer.
-pub fn roomOf(wsi: *lws.struct_lws) *Room {
+/// Both protocols carry the server as their `user` pointer.
+pub fn serverOf(wsi: *lws.struct_lws) *Server {
     return @ptrCast(@alignCast(lws.lws_get_protocol(wsi).*.user));
 }
 
 /// The hub of the service thread `wsi` belongs to (the one running this callback).
 fn hubOf(wsi: *lws.struct_lws) *Hub {
-    return &roomOf(wsi).hubs[@intCast(lws.lws_get_tsi(wsi))];
+    return &serverOf(wsi).hubs[@intCast(lws.lws_get_tsi(wsi))];
 }
 
 fn clientOf(user: ?*anyopaque) ?*Client {

@@ -10,7 +10,7 @@ const std = @import("std");
 const lws = @import("lws");
 const client = @import("client.zig");
 const ws_path = client.ws_path;
-const roomOf = client.roomOf;
+const serverOf = client.serverOf;
 
 pub const server_name = "wsca-zig";
 
@@ -57,7 +57,7 @@ pub fn callback(
 }
 
 fn respond(wsi: *lws.struct_lws, path: []const u8) !c_int {
-    const room = roomOf(wsi);
+    const server = serverOf(wsi);
     const gpa = std.heap.c_allocator;
     const body = try gpa.create(Body);
     errdefer gpa.destroy(body);
@@ -69,7 +69,7 @@ fn respond(wsi: *lws.struct_lws, path: []const u8) !c_int {
         try w.writeAll("ok");
     } else if (std.mem.eql(u8, path, "/stats")) {
         content_type = "application/json";
-        try room.stats.writeJson(server_name, room.uptimeMs(lws.lws_now_usecs()), &w);
+        try server.stats.writeJson(server_name, server.uptimeMs(lws.lws_now_usecs()), &w);
     } else if (std.mem.eql(u8, path, ws_path)) {
         status = lws.HTTP_STATUS_BAD_REQUEST;
         try w.writeAll("expected a WebSocket upgrade");

@@ -9,7 +9,7 @@
 //! `--threads N` sets it. See README.md.
 //!
 //! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N]
-//!                 [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]
+//!                 [--no-write-batch] [--frame-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]
 //!                 [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]
 //!
 //! With --tls-cert and --tls-key the port serves TLS only; --deflate accepts
@@ -23,7 +23,7 @@ const std = @import("std");
 const lws = @import("lws");
 const Stats = @import("chat").Stats;
 const Hub = @import("hub.zig").Hub;
-const Room = @import("hub.zig").Room;
+const Server = @import("hub.zig").Server;
 const client = @import("client.zig");
 const http = @import("http.zig");
 const transport = @import("transport.zig");
@@ -53,6 +53,11 @@ const Options = struct {
     write_coalesce_max_ms: u32 = 20,
     /// ... on connections that get at least this many messages a second.
     flood_rate: u64 = 1000,
+    /// Writers frame their batches themselves and write each as one
+    /// (client.zig, frames.zig): a variant, to see what one send() per
+    /// frame costs libwebsockets. Connections with permessage-deflate keep
+    /// per-frame writes.
+    frame_batch: bool = false,
     /// PEM certificate and key: with both, the port serves TLS only.
     tls_cert: ?[:0]const u8 = null,
     tls_key: ?[:0]const u8 = null,
@@ -76,7 +81,7 @@ var shutdown_timers: [max_threads]lws.lws_sorted_usec_list_t = @splat(.{});
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     const opts = parseArgs(init.args) catch |err| {
-        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N] [--no-write-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]\n", .{@errorName(err)});
+        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N] [--no-write-batch] [--frame-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]\n", .{@errorName(err)});
         return 2;
     };
     return run(opts) catch |err| {
@@ -89,6 +94,7 @@ fn run(opts: Options) !u8 {
     const gpa = std.heap.c_allocator;
     raiseFileLimit();
     client.cork_batches = opts.write_batch;
+    client.frame_batch = opts.frame_batch;
     client.write_coalesce_ns = @as(u64, opts.write_coalesce_ms) * std.time.ns_per_ms;
     client.write_coalesce_max_ns = @as(u64, opts.write_coalesce_max_ms) * std.time.ns_per_ms;
     client.flood_rate = opts.flood_rate;
@@ -96,11 +102,12 @@ fn run(opts: Options) !u8 {
 
     var stats: Stats = .{};
     transport.stats = &stats;
-    var room: Room = .{ .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll };
+    var server: Server = .{ .gpa = gpa, .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll };
+    defer server.deinit();
     const wanted = if (opts.threads > 0) opts.threads else cpuCount();
 
     const protocols = [_]lws.struct_lws_protocols{
-        .{ .name = "http", .callback = http.callback, .user = &room },
+        .{ .name = "http", .callback = http.callback, .user = &server },
         .{
             .name = "chat",
             .callback = client.callback,
@@ -110,8 +117,8 @@ fn run(opts: Options) !u8 {
             .rx_buffer_size = @import("chat").protocol.max_message_bytes,
             // 0 would cap each send() at rx_buffer_size and buffer the rest;
             // an escaped chat broadcast can exceed 4 KiB, so send it whole.
-            .tx_packet_size = 64 * 1024,
-            .user = &room,
+            .tx_packet_size = client.tx_packet_size,
+            .user = &server,
         },
         .{}, // terminator
     };
@@ -143,9 +150,9 @@ fn run(opts: Options) !u8 {
     // libwebsockets caps it at LWS_MAX_SMP itself; asked back below.
     info.count_threads = @intCast(@min(wanted, max_threads));
     // The hubs exist before the context: its creation already calls back.
-    for (hubs[0..max_threads], 0..) |*h, i| h.* = try Hub.init(gpa, &room, i);
+    for (hubs[0..max_threads], 0..) |*h, i| h.* = try Hub.init(gpa, &server, i);
     defer for (&hubs) |*h| h.deinit();
-    room.hubs = hubs[0..@intCast(info.count_threads)];
+    server.hubs = hubs[0..@intCast(info.count_threads)];
     const ctx = lws.lws_create_context(&info) orelse {
         // libwebsockets has logged why: the port, or a certificate or key OpenSSL refused.
         if (opts.tls_cert) |cert| logf("wsca-zig: could not serve TLS with {s} and {s}, or bind the port\n", .{ cert, opts.tls_key.? });
@@ -153,13 +160,13 @@ fn run(opts: Options) !u8 {
     };
     context = ctx;
     const threads: usize = @intCast(lws.lws_get_count_threads(ctx));
-    room.hubs = hubs[0..threads];
+    server.hubs = hubs[0..threads];
 
     installSignalHandlers();
     if (opts.duration_s > 0) {
         lws.lws_sul_schedule(ctx, 0, &duration_timer, onDuration, @as(i64, opts.duration_s) * std.time.us_per_s);
     }
-    logf("wsca-zig: listening on {s}:{d} (libwebsockets {s}, {d} service thread(s), LWS_MAX_SMP {d})\n", .{ opts.host, opts.port, std.mem.span(lws.lws_get_library_version()), threads, max_threads });
+    logf("wsca-zig: listening on {s}:{d} (libwebsockets {s}, {d} service thread(s), LWS_MAX_SMP {d}{s})\n", .{ opts.host, opts.port, std.mem.span(lws.lws_get_library_version()), threads, max_threads, if (opts.frame_batch) ", frame batches" else "" });
 
     // Thread 0 is this one; the others are started here and joined after.
     var others: [max_threads]?std.Thread = @splat(null);
@@ -173,7 +180,7 @@ fn run(opts: Options) !u8 {
     serve(ctx, 0);
     for (others[1..threads]) |t| if (t) |thread| thread.join();
 
-    const uptime_ms = room.uptimeMs(lws.lws_now_usecs());
+    const uptime_ms = server.uptimeMs(lws.lws_now_usecs());
     context = null;
     lws.lws_context_destroy(ctx);
 
@@ -290,6 +297,8 @@ fn parseArgs(args: std.process.Args) !Options {
             opts.threads = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadThreads;
         } else if (std.mem.eql(u8, arg, "--no-write-batch")) {
             opts.write_batch = false;
+        } else if (std.mem.eql(u8, arg, "--frame-batch")) {
+            opts.frame_batch = true;
         } else if (std.mem.eql(u8, arg, "--write-coalesce-ms")) {
             opts.write_coalesce_ms = std.fmt.parseInt(u32, it.next() orelse return error.MissingValue, 10) catch return error.BadWriteCoalesce;
         } else if (std.mem.eql(u8, arg, "--write-coalesce-max-ms")) {

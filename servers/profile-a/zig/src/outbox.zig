@@ -90,6 +90,11 @@ pub const Outbox = struct {
         return m;
     }
 
+    /// The oldest message, left queued.
+    pub fn peek(self: *const Outbox) ?*Message {
+        return if (self.len == 0) null else self.items[self.head];
+    }
+
     pub fn isEmpty(self: *const Outbox) bool {
         return self.len == 0;
     }

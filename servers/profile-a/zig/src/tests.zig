@@ -4,6 +4,7 @@
 
 test {
     _ = @import("outbox.zig");
+    _ = @import("frames.zig");
     _ = @import("pacer.zig");
     _ = @import("hub.zig");
 }

@@ -14,7 +14,12 @@
 //! Counting: `write` is every frame the writer sends, and adds its bytes as
 //! they go to the socket or to TLS: the frame header and the payload, or the
 //! payload as the extension compressed it. `deflateCounted` is the extension
-//! in a wrapper that sees the compressed length.
+//! in a wrapper that sees the compressed length. `writeRaw` is a batch of
+//! frames the writer made itself (`--frame-batch`, frames.zig): its bytes
+//! are the frames'.
+//!
+//! The same wrapper tells, per connection, whether the handshake took the
+//! extension (`tookDeflate`): `--frame-batch` must not bypass it there.
 const std = @import("std");
 const lws = @import("lws");
 const Stats = @import("chat").Stats;
@@ -39,6 +44,37 @@ pub fn write(wsi: *lws.struct_lws, payload: [*]u8, len: usize, protocol: lws.enu
     return n;
 }
 
+/// `len` bytes of whole frames made by the caller, through libwebsockets
+/// unframed (LWS_WRITE_RAW: the ws role's `send_raw`, then TLS or the
+/// socket, whatever the socket does not take kept and sent first next
+/// time), counting them in `stats`. Never on a connection that negotiated
+/// permessage-deflate: the extension would not see them.
+pub fn writeRaw(wsi: *lws.struct_lws, frames: [*]u8, len: usize) c_int {
+    const n = lws.lws_write(wsi, frames, len, lws.LWS_WRITE_RAW);
+    if (n >= 0) if (stats) |s| s.add("bytes_written", len);
+    return n;
+}
+
+/// The connection whose handshake, on this thread, constructed the
+/// extension. libwebsockets runs a server upgrade's FILTER_PROTOCOL_CONNECTION,
+/// the extensions' CONSTRUCT and ESTABLISHED in one call
+/// (lws_process_ws_upgrade2, 4.1.6) on the connection's thread, so
+/// `handshakeStarts` in the first and `tookDeflate` in the last see exactly
+/// that connection's outcome.
+threadlocal var deflate_taken: ?*lws.struct_lws = null;
+
+/// A WebSocket upgrade begins on this thread (FILTER_PROTOCOL_CONNECTION).
+pub fn handshakeStarts() void {
+    deflate_taken = null;
+}
+
+/// Whether `wsi`'s handshake, just done on this thread, took permessage-deflate
+/// (called from ESTABLISHED).
+pub fn tookDeflate(wsi: *lws.struct_lws) bool {
+    defer deflate_taken = null;
+    return deflate_taken == wsi;
+}
+
 /// libwebsockets' private `struct lws_ext_pm_deflate_rx_ebufs`
 /// (lib/roles/ws/private-lib-roles-ws.h, 4.1.6): what LWS_EXT_CB_PAYLOAD_TX
 /// hands the extension as `in`. Only `eb_out` is read: the compressed
@@ -61,6 +97,8 @@ fn deflateCounted(
     len: usize,
 ) callconv(.c) c_int {
     const n = lws.lws_extension_callback_pm_deflate(context, ext, wsi, reason, user, in, len);
+    // Non-zero: the library drops the extension from this connection.
+    if (reason == lws.LWS_EXT_CB_CONSTRUCT and n == 0) deflate_taken = wsi;
     if (reason != lws.LWS_EXT_CB_PAYLOAD_TX or n < 0) return n;
     const buffers: *const PmdBuffers = @ptrCast(@alignCast(in orelse return n));
     const out: usize = @intCast(@max(buffers.eb_out.len, 0));

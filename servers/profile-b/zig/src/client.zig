@@ -21,7 +21,10 @@ const protocol = @import("chat").protocol;
 const Stats = @import("chat").Stats;
 const frameBytes = @import("chat").frameBytes;
 const TokenBucket = @import("chat").TokenBucket;
-const Hub = @import("hub.zig").Hub;
+const hub_mod = @import("hub.zig");
+const Hub = hub_mod.Hub;
+const Room = hub_mod.Room;
+const Membership = hub_mod.Membership;
 
 const log = std.log.scoped(.client);
 
@@ -334,13 +337,17 @@ pub const Client = struct {
     frag_dropping: bool,
 
     // Owned by the reader; the hub reads `user` while the reader is inside
-    // `Hub.join` or `Hub.leave`.
-    joined: bool,
+    // `Hub.join` or a leave. Set by the first successful join (0: none yet),
+    // and kept after the connection leaves its last room.
     user_buf: [protocol.max_user_chars * 4]u8,
     user_len: usize,
 
-    /// Guarded by the hub's lock.
-    member_index: usize,
+    /// The rooms this connection is in, the first `room_count` (0: as one
+    /// that never joined). Changed only by this connection's reader, under
+    /// the hub's lock, so the reader reads them without it; the hub moves
+    /// `index` on other connections' leaves (see `Membership`).
+    rooms: [protocol.max_rooms]Membership,
+    room_count: usize,
     /// Guarded by the hub's connection-list mutex.
     conn_node: std.DoublyLinkedList.Node,
 
@@ -376,6 +383,29 @@ pub const Client = struct {
         return c.user_buf[0..c.user_len];
     }
 
+    /// This connection's room `name`, if it is in it. The reader's own view:
+    /// no lock.
+    pub fn roomNamed(c: *const Client, name: []const u8) ?*Room {
+        const slot = c.slotNamed(name) orelse return null;
+        return c.rooms[slot].room;
+    }
+
+    pub fn slotNamed(c: *const Client, name: []const u8) ?usize {
+        for (c.rooms[0..c.room_count], 0..) |m, i| {
+            if (m.room.name.eql(name)) return i;
+        }
+        return null;
+    }
+
+    /// Where `room` is in `rooms`; the connection must be in it. Called
+    /// under the hub's lock.
+    pub fn slotOf(c: *const Client, room: *const Room) usize {
+        for (c.rooms[0..c.room_count], 0..) |m, i| {
+            if (m.room == room) return i;
+        }
+        unreachable;
+    }
+
     /// Serves an upgraded connection until it closes, on the calling thread
     /// (the reader), with a writer thread of its own. Returns once both are
     /// done; the caller then destroys the client.
@@ -390,7 +420,7 @@ pub const Client = struct {
         c.bucket = .init(nowNs(c.io));
         c.reader_done = .unset;
         c.writer_done = .unset;
-        c.joined = false;
+        c.room_count = 0;
         c.user_len = 0;
 
         const writer_thread = std.Thread.spawn(.{ .stack_size = writer_stack_bytes }, writeLoop, .{c}) catch |err| {
@@ -403,7 +433,7 @@ pub const Client = struct {
 
         const peer_gone = c.readLoop();
 
-        if (c.joined) hub.leave(c);
+        hub.leaveAll(c);
         c.reader_done.set(c.io);
         if (peer_gone) {
             c.outbox.requestAbandon(c.io);
@@ -532,14 +562,14 @@ pub const Client = struct {
                         1000...1003, 1007...1014, 3000...4999 => k,
                         else => 1000,
                     } else 1000;
-                    if (c.joined) c.hub.leave(c);
+                    c.hub.leaveAll(c);
                     c.requestClose(reply);
                     return false;
                 },
                 .oversize => |skip| {
                     if (!closing) {
                         closing = true;
-                        if (c.joined) c.hub.leave(c);
+                        c.hub.leaveAll(c);
                         c.requestClose(1009);
                     }
                     c.ws.input.discardAll64(skip) catch return true;
@@ -551,7 +581,7 @@ pub const Client = struct {
                         c.stats.inc("frames_in");
                         if (c.handleText(msg.data) == .leave) {
                             closing = true;
-                            c.hub.leave(c);
+                            c.hub.leaveAll(c);
                             c.requestClose(1000);
                         }
                     },
@@ -583,30 +613,47 @@ pub const Client = struct {
             return .stay;
         };
         switch (msg) {
-            .join => |j| if (!c.joined) {
-                @memcpy(c.user_buf[0..j.user.len], j.user);
-                c.user_len = j.user.len;
-                c.hub.join(c);
+            .join => |j| {
+                // The first successful join names the connection; later
+                // joins are announced with that name.
+                const first = c.user_len == 0;
+                if (first) {
+                    @memcpy(c.user_buf[0..j.user.len], j.user);
+                    c.user_len = j.user.len;
+                }
+                switch (c.hub.join(c, j.room)) {
+                    .joined, .already => {},
+                    .too_many => c.stats.inc("malformed"),
+                    .out_of_memory => if (first) {
+                        c.user_len = 0;
+                    },
+                }
             },
             .chat => |chat| {
-                if (!c.joined) {
+                // Only a member of the room may chat in it.
+                const room = c.roomNamed(chat.room) orelse {
                     c.stats.inc("malformed");
                     return .stay;
-                }
+                };
                 c.stats.inc("chat_in");
                 if (!c.bucket.allow(nowNs(c.io))) {
                     c.stats.inc("dropped_ratelimit");
                     return .stay;
                 }
                 c.stats.inc("chat_accepted");
-                c.hub.chat(c, chat.text, chat.ts);
+                c.hub.chat(c, room, chat.text, chat.ts);
             },
             .ping => |p| {
                 const m = Message.print(c.gpa, false, protocol.writePong, .{p.ts}) catch return .stay;
                 c.sendOwn(m);
             },
-            .leave => {
-                if (!c.joined) {
+            .leave => |l| {
+                if (l.room) |name| {
+                    // That room only; the connection stays open.
+                    if (!c.hub.leave(c, name)) c.stats.inc("malformed");
+                    return .stay;
+                }
+                if (c.room_count == 0) {
                     c.stats.inc("malformed");
                     return .stay;
                 }
