@@ -221,7 +221,7 @@ func TestSlowConsumerIsDroppedAndCountedWithoutBlocking(t *testing.T) {
 	const chats = 1000
 	for range chats {
 		h.chat(alice, h.rooms["public"], "x", nil) // straight to the hub: no rate limit here
-		queued(t, bob)          // bob keeps up
+		queued(t, bob)                             // bob keeps up
 	}
 	if got, want := h.Stats.DroppedSlow.Load(), int64(chats-(QueueSize-1)); got != want {
 		t.Fatalf("dropped_slow = %d, want %d", got, want)
