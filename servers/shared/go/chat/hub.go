@@ -327,7 +327,7 @@ func (m *Member) in(name string) int {
 	return -1
 }
 
-// NewMember makes the room's side of a new connection; Register adds it.
+// NewMember makes the hub's side of a new connection; Register adds it.
 func NewMember(hub *Hub) *Member {
 	return &Member{
 		hub:     hub,
