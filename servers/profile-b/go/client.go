@@ -66,8 +66,8 @@ type Client struct {
 	// pacer spaces a busy connection's batches (see chat.Pacer).
 	pacer chat.Pacer
 
-	// member is this connection in the room: its protocol state, its bounded
-	// queue (which writePump drains) and the request to close.
+	// member is this connection in the hub: its rooms, its protocol state,
+	// its bounded queue (which writePump drains) and the request to close.
 	member *chat.Member
 
 	readDone  chan struct{} // closed when readPump returns

@@ -1,11 +1,13 @@
-// hub.go owns the room: every open connection, the members who joined, and the
+// hub.go owns the rooms: every open connection, each room's members, and the
 // broadcasts. Each broadcast is serialized once and the same bytes go to every
-// recipient's bounded queue; the hub never waits for a slow recipient.
+// recipient's bounded queue in its room; the hub never waits for a slow
+// recipient, and a broadcast walks its own room's members only.
 //
-// A Member is one connection as the room sees it: its place in the room, its
-// token bucket and its bounded queue. The server's client owns the socket: its
-// reader hands each text frame to Member.Handle, and its writer drains
-// Member.Ready and Member.Take, and closes the socket when Member.Closing fires.
+// A Member is one connection as the hub sees it: the rooms it is in (its
+// place in each), its token bucket and its bounded queue. The server's client
+// owns the socket: its reader hands each text frame to Member.Handle, and its
+// writer drains Member.Ready and Member.Take, and closes the socket when
+// Member.Closing fires.
 package chat
 
 import (
@@ -17,7 +19,10 @@ import (
 // ones are dropped for it.
 const QueueSize = 256
 
-// Close codes the room asks a connection to close with.
+// MaxRooms is how many rooms one connection may be in at once.
+const MaxRooms = 16
+
+// Close codes the hub asks a connection to close with.
 const (
 	CloseNormal    = 1000 // after a leave
 	CloseGoingAway = 1001 // on shutdown
@@ -30,6 +35,22 @@ type Outbound struct {
 
 	// Prepared is what Hub.Prepare made of Data for a broadcast, or nil.
 	Prepared any
+}
+
+// room is one room's members: a slice, so that a broadcast walks contiguous
+// memory (a map walk was 3-4 % of the CPU in saturation, by pprof;
+// docs/fairness.md). Each member keeps its index in every room it is in
+// (membership). Guarded by the hub's mu.
+type room struct {
+	name    string
+	members []*Member
+}
+
+// membership is one room a member is in, and the member's index in that
+// room's members. Guarded by the hub's mu: another member's leave moves it.
+type membership struct {
+	room  *room
+	index int
 }
 
 type Hub struct {
@@ -46,22 +67,25 @@ type Hub struct {
 	// built once, and writing it takes no write buffer).
 	Prepare func(data []byte) any
 
-	// mu guards the maps and closed. Joins and leaves take it exclusively so
-	// that each member sees the online counts in one order; chats fan out
-	// under the read lock, concurrently. Nothing under it touches a socket.
+	// mu guards clients, rooms, every room's members, every member's
+	// memberships, and closed. Joins and leaves take it exclusively so that
+	// each member of a room sees its online counts in one order; chats fan
+	// out under the read lock, concurrently. Nothing under it touches a
+	// socket or a counter.
 	mu      sync.RWMutex
 	clients map[*Member]struct{} // every open connection, so shutdown reaches all
-	// members are the joined ones, who receive broadcasts: a slice, so that
-	// a broadcast walks contiguous memory (a map walk was 3-4 % of the CPU in
-	// saturation, by pprof; docs/fairness.md). Each member keeps its index.
-	members []*Member
-	closed  bool // set by shutdown; later connections are refused
+	// rooms holds the rooms with at least one member: a room is made by its
+	// first join and forgotten with its last leave, so the hub's memory
+	// follows the rooms in use, not every name ever joined.
+	rooms  map[string]*room
+	closed bool // set by shutdown; later connections are refused
 }
 
 func NewHub(stats *Stats) *Hub {
 	return &Hub{
 		Stats:   stats,
 		clients: make(map[*Member]struct{}),
+		rooms:   make(map[string]*room),
 	}
 }
 
@@ -77,64 +101,146 @@ func (h *Hub) Register(m *Member) bool {
 	return true
 }
 
-// Unregister forgets a connection. A member who did not leave is announced as
-// leaving, whatever ended the connection.
+// Unregister forgets a connection. It is announced as leaving every room it
+// is still in, whatever ended the connection, and joins nothing afterwards.
 func (h *Hub) Unregister(m *Member) {
-	h.leave(m)
 	h.mu.Lock()
+	dropped := h.leaveAll(m)
+	m.gone = true
 	delete(h.clients, m)
 	h.mu.Unlock()
+	h.Stats.DroppedSlow.Add(dropped)
 }
 
-// join adds m, whose user is set, to the members and announces it to every
-// member, m included: that copy is m's acknowledgement.
-func (h *Hub) join(m *Member) {
+// joinResult is what a join came to, for the stats.
+type joinResult int
+
+const (
+	joinDone    joinResult = iota // joined and announced
+	joinIgnored                   // already in the room, or the connection is going
+	joinTooMany                   // a room beyond MaxRooms: malformed
+)
+
+// join adds m to the room named name and announces it to every member of
+// that room, m included: that copy is m's acknowledgement. m's first join
+// sets its user name, which every later join announces.
+func (h *Hub) join(m *Member, name, user string) joinResult {
 	h.mu.Lock()
-	m.index = len(h.members)
-	h.members = append(h.members, m)
-	out := &Outbound{Data: encodeJoin(m.user, len(h.members))}
-	dropped := h.fanOut(out, nil)
+	if m.gone || m.in(name) >= 0 {
+		h.mu.Unlock()
+		return joinIgnored
+	}
+	if len(m.rooms) == MaxRooms {
+		h.mu.Unlock()
+		return joinTooMany
+	}
+	if m.user == "" {
+		m.user = user
+	}
+	r := h.rooms[name]
+	if r == nil {
+		r = &room{name: name}
+		h.rooms[name] = r
+	}
+	m.rooms = append(m.rooms, membership{room: r, index: len(r.members)})
+	r.members = append(r.members, m)
+	out := &Outbound{Data: encodeJoin(r.name, m.user, len(r.members))}
+	dropped := h.fanOut(r, out, nil)
 	h.mu.Unlock()
 	h.Stats.Joins.Add(1)
 	h.Stats.DroppedSlow.Add(dropped)
+	return joinDone
 }
 
-// leave removes m from the members and announces it to those who remain.
-// It does nothing for a connection that is not a member.
-func (h *Hub) leave(m *Member) {
+// leave takes m out of the room named name and announces it to those who
+// remain. It reports false, doing nothing, when m is not in that room.
+func (h *Hub) leave(m *Member, name string) bool {
 	h.mu.Lock()
-	if m.index < 0 {
+	i := m.in(name)
+	if i < 0 {
 		h.mu.Unlock()
-		return
+		return false
 	}
-	h.removeMember(m)
-	out := &Outbound{Data: encodeLeave(m.user, len(h.members))}
-	dropped := h.fanOut(out, nil)
+	dropped := h.leaveRoom(m, i)
 	h.mu.Unlock()
 	h.Stats.DroppedSlow.Add(dropped)
+	return true
 }
 
-// chat sends from's chat to every other member.
-func (h *Hub) chat(from *Member, text string, ts []byte) {
-	out := &Outbound{Data: encodeChat(from.user, text, ts), Chat: true}
+// leaveEvery takes m out of every room it is in, announcing it in each, and
+// marks it gone: the connection is closing, and joins nothing more. It
+// reports false, doing nothing, when m is in no room.
+func (h *Hub) leaveEvery(m *Member) bool {
+	h.mu.Lock()
+	if len(m.rooms) == 0 {
+		h.mu.Unlock()
+		return false
+	}
+	dropped := h.leaveAll(m)
+	m.gone = true
+	h.mu.Unlock()
+	h.Stats.DroppedSlow.Add(dropped)
+	return true
+}
+
+// leaveAll takes m out of every room it is in. The caller holds mu
+// exclusively and adds the dropped count to the stats after releasing it.
+func (h *Hub) leaveAll(m *Member) (dropped int64) {
+	for len(m.rooms) > 0 {
+		dropped += h.leaveRoom(m, len(m.rooms)-1)
+	}
+	return dropped
+}
+
+// leaveRoom takes m out of its i-th room, announces it to the room's
+// remaining members, and forgets the room if none remain. The caller holds
+// mu exclusively.
+func (h *Hub) leaveRoom(m *Member, i int) (dropped int64) {
+	r := m.rooms[i].room
+	r.remove(m.rooms[i].index)
+	last := len(m.rooms) - 1
+	m.rooms[i] = m.rooms[last]
+	m.rooms[last] = membership{}
+	m.rooms = m.rooms[:last]
+	if len(r.members) == 0 {
+		delete(h.rooms, r.name)
+		return 0
+	}
+	out := &Outbound{Data: encodeLeave(r.name, m.user, len(r.members))}
+	return h.fanOut(r, out, nil)
+}
+
+// roomOf returns the room named name if m is in it, else nil.
+func (h *Hub) roomOf(m *Member, name string) *room {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if i := m.in(name); i >= 0 {
+		return m.rooms[i].room
+	}
+	return nil
+}
+
+// chat sends from's chat to every other member of r.
+func (h *Hub) chat(from *Member, r *room, text string, ts []byte) {
+	out := &Outbound{Data: encodeChat(r.name, from.user, text, ts), Chat: true}
 	skip := from
 	if h.EchoChatToSender {
 		skip = nil
 	}
 	h.mu.RLock()
-	dropped := h.fanOut(out, skip)
+	dropped := h.fanOut(r, out, skip)
 	h.mu.RUnlock()
 	h.Stats.DroppedSlow.Add(dropped)
 }
 
-// fanOut offers out to every member but skip, and returns how many queues
-// were full. The caller holds mu and adds the count to the stats after
+// fanOut offers out to every member of r but skip, and returns how many
+// queues were full. The caller holds mu and adds the count to the stats after
 // releasing it.
-func (h *Hub) fanOut(out *Outbound, skip *Member) (dropped int64) {
+func (h *Hub) fanOut(r *room, out *Outbound, skip *Member) (dropped int64) {
 	if h.Prepare != nil {
 		out.Prepared = h.Prepare(out.Data)
 	}
-	for _, m := range h.members {
+	for _, m := range r.members {
 		if m != skip && !m.offer(out) {
 			dropped++
 		}
@@ -142,16 +248,16 @@ func (h *Hub) fanOut(out *Outbound, skip *Member) (dropped int64) {
 	return dropped
 }
 
-// removeMember takes m out of the members by moving the last one into its
-// place. The caller holds mu exclusively.
-func (h *Hub) removeMember(m *Member) {
-	last := len(h.members) - 1
-	moved := h.members[last]
-	h.members[m.index] = moved
-	moved.index = m.index
-	h.members[last] = nil
-	h.members = h.members[:last]
-	m.index = -1
+// remove takes the member at index i out of r by moving the last one into
+// its place, and updates the moved member's index. The caller holds the
+// hub's mu exclusively.
+func (r *room) remove(i int) {
+	last := len(r.members) - 1
+	moved := r.members[last]
+	r.members[i] = moved
+	moved.rooms[moved.in(r.name)].index = i
+	r.members[last] = nil
+	r.members = r.members[:last]
 }
 
 // Shutdown refuses new connections and asks every open one to close with code.
@@ -168,24 +274,21 @@ func (h *Hub) Shutdown(code int) {
 	}
 }
 
-// memberState is where a connection stands in the room.
-type memberState int
-
-const (
-	stateFresh  memberState = iota // connected, not joined
-	stateJoined                    // a member: receives broadcasts
-	stateLeft                      // sent leave; its connection is closing
-)
-
-// Member is one connection's side of the room. Handle is called by the
+// Member is one connection's side of the hub. Handle is called by the
 // connection's reader only; the hub and Handle offer to the queue, and the
 // connection's writer is its only consumer (Ready, then Take).
 type Member struct {
 	hub *Hub
 
-	// index is m's place in hub.members, -1 while it is not a member;
-	// guarded by the hub's mu.
-	index int
+	// rooms are the rooms m is in, at most MaxRooms, in no particular order
+	// (a linear search of at most 16 is as fast as a map, and allocates
+	// less); user is its name, set by its first join; gone is set once it
+	// has left every room with a leave or ended, after which it joins
+	// nothing. All three are guarded by the hub's mu, except that the
+	// reader reads user without it: only the reader's own join writes it.
+	rooms []membership
+	user  string
+	gone  bool
 
 	// queue is the bounded queue of outbound messages, guarded by queueMu:
 	// the hub and the reader append to it without blocking, the writer takes
@@ -209,18 +312,25 @@ type Member struct {
 	closeCode int
 	closing   chan struct{}
 
-	// Owned by the reader (through Handle); the hub reads user during join
-	// and leave, which Handle calls.
-	state   memberState
-	user    string
+	// limiter is owned by the reader (through Handle).
 	limiter *limiter
 }
 
-// NewMember makes the room's side of a new connection; Register adds it.
+// in returns the index in m.rooms of the room named name, or -1. The caller
+// holds the hub's mu.
+func (m *Member) in(name string) int {
+	for i := range m.rooms {
+		if m.rooms[i].room.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// NewMember makes the hub's side of a new connection; Register adds it.
 func NewMember(hub *Hub) *Member {
 	return &Member{
 		hub:     hub,
-		index:   -1,
 		ready:   make(chan struct{}, 1),
 		closing: make(chan struct{}),
 		limiter: newLimiter(time.Now),
@@ -329,14 +439,14 @@ func (m *Member) handle(data []byte) {
 			stats.DroppedSlow.Add(1)
 		}
 	case kindJoin:
-		// A second join is ignored, as is one on a connection that left.
-		if m.state == stateFresh {
-			m.user = msg.user
-			m.state = stateJoined
-			m.hub.join(m)
+		// A join to a room m is in is ignored, as is one on a connection
+		// that left every room with a leave and is closing.
+		if m.hub.join(m, msg.room, msg.user) == joinTooMany {
+			stats.Malformed.Add(1)
 		}
 	case kindChat:
-		if m.state != stateJoined {
+		r := m.hub.roomOf(m, msg.room)
+		if r == nil {
 			stats.Malformed.Add(1)
 			return
 		}
@@ -346,14 +456,19 @@ func (m *Member) handle(data []byte) {
 			return
 		}
 		stats.ChatAccepted.Add(1)
-		m.hub.chat(m, msg.text, msg.ts)
+		m.hub.chat(m, r, msg.text, msg.ts)
 	case kindLeave:
-		if m.state != stateJoined {
+		if msg.room != "" {
+			// One room: the connection stays open, in its other rooms.
+			if !m.hub.leave(m, msg.room) {
+				stats.Malformed.Add(1)
+			}
+			return
+		}
+		if !m.hub.leaveEvery(m) {
 			stats.Malformed.Add(1)
 			return
 		}
-		m.state = stateLeft
-		m.hub.leave(m)
 		m.Close(CloseNormal)
 	}
 }

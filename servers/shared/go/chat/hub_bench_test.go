@@ -23,8 +23,7 @@ func benchChatTo500(b *testing.B, batch int) {
 	ms := make([]*Member, 500)
 	for i := range ms {
 		ms[i] = testMember(h, "u"+strconv.Itoa(i))
-		ms[i].state = stateJoined
-		h.join(ms[i])
+		h.join(ms[i], "public", ms[i].user)
 	}
 	for _, m := range ms {
 		drainForBench(m)
@@ -33,7 +32,8 @@ func benchChatTo500(b *testing.B, batch int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.chat(ms[i%len(ms)], "hello, room", ts)
+		from := ms[i%len(ms)]
+		h.chat(from, h.roomOf(from, "public"), "hello, room", ts)
 		if (i+1)%batch == 0 {
 			for _, m := range ms {
 				drainForBench(m)

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -219,8 +220,8 @@ func TestSlowConsumerIsDroppedAndCountedWithoutBlocking(t *testing.T) {
 	// first QueueSize-1 chats fit, the rest are dropped for slow only.
 	const chats = 1000
 	for range chats {
-		h.chat(alice, "x", nil) // straight to the hub: no rate limit here
-		queued(t, bob)          // bob keeps up
+		h.chat(alice, h.rooms["public"], "x", nil) // straight to the hub: no rate limit here
+		queued(t, bob)                             // bob keeps up
 	}
 	if got, want := h.Stats.DroppedSlow.Load(), int64(chats-(QueueSize-1)); got != want {
 		t.Fatalf("dropped_slow = %d, want %d", got, want)
@@ -258,15 +259,16 @@ func TestEchoChatToSenderAlsoDeliversToTheSender(t *testing.T) {
 func TestMembersWhoLeaveInAnyOrderLeaveEveryOtherMemberReachable(t *testing.T) {
 	h := NewHub(NewStats("test"))
 	m := members(t, h, "a", "b", "c", "d", "e")
-	// From the middle, the end and the start of the hub's list, each leave
+	public := h.rooms["public"]
+	// From the middle, the end and the start of the room's list, each leave
 	// moving another member into the gap.
 	for i, gone := range []*Member{m[2], m[4], m[0]} {
 		gone.Handle([]byte(`{"type":"leave","room":"public"}`))
 		for _, c := range m {
 			queued(t, c)
 		}
-		if gone.index != -1 || len(h.members) != 4-i {
-			t.Fatalf("after %s left: its index %d, %d members", gone.user, gone.index, len(h.members))
+		if len(gone.rooms) != 0 || len(public.members) != 4-i {
+			t.Fatalf("after %s left: in %d rooms, %d members", gone.user, len(gone.rooms), len(public.members))
 		}
 	}
 	m[1].Handle([]byte(`{"type":"chat","room":"public","text":"still here?"}`))
@@ -278,8 +280,198 @@ func TestMembersWhoLeaveInAnyOrderLeaveEveryOtherMemberReachable(t *testing.T) {
 	}
 	h.Unregister(m[3])
 	m[1].Handle([]byte(`{"type":"chat","room":"public","text":"alone"}`))
-	if len(h.members) != 1 || h.members[0] != m[1] || m[1].index != 0 {
-		t.Errorf("the one member left is not the hub's only member at index 0")
+	if len(public.members) != 1 || public.members[0] != m[1] || m[1].rooms[0].index != 0 {
+		t.Errorf("the one member left is not the room's only member at index 0")
+	}
+}
+
+// joinRoom has c join room and empties the queues of everyone in watchers.
+func joinRoom(t *testing.T, c *Member, room string, watchers ...*Member) {
+	t.Helper()
+	c.Handle([]byte(`{"type":"join","room":"` + room + `","user":"` + c.user + `"}`))
+	for _, w := range append(watchers, c) {
+		queued(t, w)
+	}
+}
+
+func TestAChatReachesTheOtherMembersOfItsRoomOnly(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	m := members(t, h, "alice", "bob", "carol")
+	alice, bob, carol := m[0], m[1], m[2]
+	joinRoom(t, alice, "lobby", m...)
+	joinRoom(t, carol, "lobby", m...)
+	alice.Handle([]byte(`{"type":"chat","room":"lobby","text":"psst"}`))
+	if got := queued(t, carol); len(got) != 1 || got[0]["room"] != "lobby" || got[0]["text"] != "psst" {
+		t.Errorf("carol got %v, want alice's chat in lobby", got)
+	}
+	expectNothing(t, bob, "a member of public only, for a chat in lobby")
+	expectNothing(t, alice, "the sender")
+	bob.Handle([]byte(`{"type":"chat","room":"public","text":"all"}`))
+	for _, c := range []*Member{alice, carol} {
+		if got := queued(t, c); len(got) != 1 || got[0]["room"] != "public" {
+			t.Errorf("%s got %v, want bob's chat in public", c.user, got)
+		}
+	}
+}
+
+func TestOnlineCountsTheMembersOfTheJoinedRoomOnly(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	m := members(t, h, "alice", "bob", "carol")
+	m[0].Handle([]byte(`{"type":"join","room":"lobby","user":"ignored"}`))
+	got := queued(t, m[0])
+	if len(got) != 1 || got[0]["room"] != "lobby" || got[0]["online"] != 1.0 || got[0]["user"] != "alice" {
+		t.Fatalf("alice's join to lobby: %v, want it under her first name with online 1", got)
+	}
+	expectNothing(t, m[1], "a member of public only, for a join to lobby")
+	m[1].Handle([]byte(`{"type":"join","room":"lobby","user":"bob"}`))
+	for _, c := range m[:2] {
+		if got := queued(t, c); len(got) != 1 || got[0]["user"] != "bob" || got[0]["online"] != 2.0 {
+			t.Errorf("%s got %v, want bob's join to lobby with online 2", c.user, got)
+		}
+	}
+	if h.Stats.Joins.Load() != 5 {
+		t.Errorf("joins = %d, want 5 (one per room joined)", h.Stats.Joins.Load())
+	}
+}
+
+func TestASecondJoinToARoomIsIgnoredWhileInOthers(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	alice := members(t, h, "alice")[0]
+	joinRoom(t, alice, "lobby")
+	alice.Handle([]byte(`{"type":"join","room":"public","user":"alice"}`))
+	expectNothing(t, alice, "a second join to public")
+	if len(alice.rooms) != 2 || h.Stats.Joins.Load() != 2 || h.Stats.Malformed.Load() != 0 {
+		t.Fatalf("in %d rooms, joins %d, malformed %d; want 2, 2, 0", len(alice.rooms), h.Stats.Joins.Load(), h.Stats.Malformed.Load())
+	}
+}
+
+func TestLeavingOneRoomKeepsTheConnectionInItsOthers(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	m := members(t, h, "alice", "bob")
+	alice, bob := m[0], m[1]
+	joinRoom(t, alice, "lobby", bob)
+	joinRoom(t, bob, "lobby", alice)
+	alice.Handle([]byte(`{"type":"leave","room":"lobby"}`))
+	got := queued(t, bob)
+	if len(got) != 1 || got[0]["type"] != "leave" || got[0]["room"] != "lobby" || got[0]["online"] != 1.0 {
+		t.Fatalf("bob got %v, want alice's leave of lobby with online 1", got)
+	}
+	expectNothing(t, alice, "the leaver")
+	select {
+	case <-alice.Closing():
+		t.Fatal("a leave of one room closed the connection")
+	default:
+	}
+	alice.Handle([]byte(`{"type":"chat","room":"lobby","text":"gone?"}`))
+	expectNothing(t, bob, "a chat to a room its sender left")
+	alice.Handle([]byte(`{"type":"chat","room":"public","text":"here"}`))
+	if got := queued(t, bob); len(got) != 1 || got[0]["text"] != "here" {
+		t.Errorf("bob got %v, want alice's chat in public", got)
+	}
+	if h.Stats.Malformed.Load() != 1 {
+		t.Errorf("malformed = %d, want 1 (the chat to lobby)", h.Stats.Malformed.Load())
+	}
+}
+
+func TestLeavingARoomOneIsNotInIsMalformed(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	m := members(t, h, "alice", "bob")
+	joinRoom(t, m[1], "lobby", m[0])
+	m[0].Handle([]byte(`{"type":"leave","room":"lobby"}`))
+	m[0].Handle([]byte(`{"type":"leave","room":""}`))
+	expectNothing(t, m[1], "a leave of a room the leaver is not in")
+	if h.Stats.Malformed.Load() != 2 || len(m[0].rooms) != 1 {
+		t.Fatalf("malformed %d, alice in %d rooms; want 2 and 1", h.Stats.Malformed.Load(), len(m[0].rooms))
+	}
+}
+
+func TestAConnectionThatLeftItsLastRoomIsAsOneThatNeverJoined(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	m := members(t, h, "alice", "bob")
+	alice, bob := m[0], m[1]
+	alice.Handle([]byte(`{"type":"leave","room":"public"}`))
+	queued(t, bob)
+	alice.Handle([]byte(`{"type":"chat","room":"public","text":"x"}`))
+	alice.Handle([]byte(`{"type":"leave"}`))
+	expectNothing(t, bob, "a chat and a leave from a connection in no room")
+	if h.Stats.Malformed.Load() != 2 || h.Stats.ChatIn.Load() != 0 {
+		t.Fatalf("malformed %d, chat_in %d; want 2 and 0", h.Stats.Malformed.Load(), h.Stats.ChatIn.Load())
+	}
+	alice.Handle([]byte(`{"type":"join","room":"public","user":"alice-again"}`))
+	if got := queued(t, bob); len(got) != 1 || got[0]["type"] != "join" || got[0]["user"] != "alice" || got[0]["online"] != 2.0 {
+		t.Errorf("bob got %v, want alice's join under her first name with online 2", got)
+	}
+}
+
+func TestAJoinToASeventeenthRoomIsMalformed(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	alice := testMember(h, "alice")
+	for i := range MaxRooms {
+		joinRoom(t, alice, "room-"+strconv.Itoa(i))
+	}
+	alice.Handle([]byte(`{"type":"join","room":"one-too-many","user":"alice"}`))
+	expectNothing(t, alice, "a join to a 17th room")
+	if h.Stats.Joins.Load() != MaxRooms || h.Stats.Malformed.Load() != 1 || h.rooms["one-too-many"] != nil {
+		t.Fatalf("joins %d, malformed %d; want %d and 1, and no room made", h.Stats.Joins.Load(), h.Stats.Malformed.Load(), MaxRooms)
+	}
+	alice.Handle([]byte(`{"type":"leave","room":"room-3"}`))
+	joinRoom(t, alice, "one-too-many")
+	if len(alice.rooms) != MaxRooms || h.Stats.Joins.Load() != MaxRooms+1 {
+		t.Fatalf("after leaving one room, in %d rooms, joins %d", len(alice.rooms), h.Stats.Joins.Load())
+	}
+}
+
+func TestLeaveWithoutRoomLeavesEveryRoomAndCloses(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	m := members(t, h, "alice", "bob", "carol")
+	alice, bob, carol := m[0], m[1], m[2]
+	joinRoom(t, alice, "lobby", m...)
+	joinRoom(t, carol, "lobby", m...)
+	alice.Handle([]byte(`{"type":"leave"}`))
+	expectLeave(t, bob, "alice", 2)
+	got := queued(t, carol)
+	online := map[any]any{}
+	for _, g := range got {
+		online[g["room"]] = g["online"]
+	}
+	if len(got) != 2 || online["public"] != 2.0 || online["lobby"] != 1.0 {
+		t.Errorf("carol got %v, want alice's leave of public (online 2) and of lobby (online 1)", got)
+	}
+	expectClosing(t, alice, 1000)
+	alice.Handle([]byte(`{"type":"join","room":"public","user":"alice"}`))
+	expectNothing(t, bob, "a join from a connection closing after its leave")
+}
+
+func TestDisconnectIsAnnouncedInEveryRoomOfTheConnection(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	m := members(t, h, "alice", "bob")
+	alice, bob := m[0], m[1]
+	joinRoom(t, alice, "lobby", bob)
+	joinRoom(t, bob, "lobby", alice)
+	h.Unregister(alice)
+	got := queued(t, bob)
+	if len(got) != 2 || got[0]["type"] != "leave" || got[1]["type"] != "leave" || got[0]["room"] == got[1]["room"] {
+		t.Errorf("bob got %v, want alice's leave of public and of lobby", got)
+	}
+}
+
+func TestARoomWithNoMembersLeftIsForgotten(t *testing.T) {
+	h := NewHub(NewStats("test"))
+	alice := members(t, h, "alice")[0]
+	for i := range 1000 {
+		room := "room-" + strconv.Itoa(i)
+		joinRoom(t, alice, room)
+		alice.Handle([]byte(`{"type":"leave","room":"` + room + `"}`))
+	}
+	bob := members(t, h, "bob")[0]
+	joinRoom(t, bob, "lobby")
+	h.Unregister(bob)
+	if len(h.rooms) != 1 || h.rooms["public"] == nil {
+		t.Fatalf("the hub holds %d rooms, want public only", len(h.rooms))
+	}
+	alice.Handle([]byte(`{"type":"leave"}`))
+	if len(h.rooms) != 0 {
+		t.Fatalf("the hub holds %d rooms after every member left, want 0", len(h.rooms))
 	}
 }
 

@@ -10,12 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-const (
-	// room is the one room every server serves.
-	room = "public"
-	// maxUserRunes bounds a user name, counted in Unicode scalar values.
-	maxUserRunes = 64
-)
+// maxNameRunes bounds a user or room name, counted in Unicode scalar values.
+const maxNameRunes = 64
 
 // kind is the type of a valid client message.
 type kind int
@@ -30,6 +26,9 @@ const (
 // inbound is one client message that passed validation.
 type inbound struct {
 	kind kind
+	// room is the room a join or chat names, or the one a leave names;
+	// empty for a leave of every room (an empty room is invalid).
+	room string
 	user string // join only
 	text string // chat only
 	// ts is the number's text exactly as received, so it echoes unchanged;
@@ -49,7 +48,7 @@ type wireIn struct {
 
 var (
 	errNoType    = errors.New("missing type")
-	errRoom      = errors.New("room is not \"public\"")
+	errRoom      = errors.New("room is not a string of 1 to 64 characters")
 	errUser      = errors.New("user is not a string of 1 to 64 characters")
 	errText      = errors.New("text is not a string")
 	errTimestamp = errors.New("ts is not a number")
@@ -73,28 +72,42 @@ func parseInbound(data []byte) (inbound, error) {
 	}
 	switch *w.Type {
 	case "join":
-		if w.Room == nil || *w.Room != room {
+		if w.Room == nil || !validName(*w.Room) {
 			return inbound{}, errRoom
 		}
-		if w.User == nil || *w.User == "" || utf8.RuneCountInString(*w.User) > maxUserRunes {
+		if w.User == nil || !validName(*w.User) {
 			return inbound{}, errUser
 		}
-		return inbound{kind: kindJoin, user: *w.User}, nil
+		return inbound{kind: kindJoin, room: *w.Room, user: *w.User}, nil
 	case "chat":
-		if w.Room == nil || *w.Room != room {
+		if w.Room == nil || !validName(*w.Room) {
 			return inbound{}, errRoom
 		}
 		if w.Text == nil {
 			return inbound{}, errText
 		}
-		return inbound{kind: kindChat, text: *w.Text, ts: w.TS}, nil
+		return inbound{kind: kindChat, room: *w.Room, text: *w.Text, ts: w.TS}, nil
 	case "ping":
 		return inbound{kind: kindPing, ts: w.TS}, nil
 	case "leave":
-		return inbound{kind: kindLeave}, nil
+		// Without room it leaves every room; with one, that room only.
+		if w.Room != nil && !validName(*w.Room) {
+			return inbound{}, errRoom
+		}
+		msg := inbound{kind: kindLeave}
+		if w.Room != nil {
+			msg.room = *w.Room
+		}
+		return msg, nil
 	default:
 		return inbound{}, fmt.Errorf("unknown type %q", *w.Type)
 	}
+}
+
+// validName reports whether s is a valid user or room name: 1 to 64
+// Unicode scalar values.
+func validName(s string) bool {
+	return s != "" && utf8.RuneCountInString(s) <= maxNameRunes
 }
 
 // isNumber reports whether raw, already checked to be one valid JSON value,
@@ -124,15 +137,15 @@ type (
 	}
 )
 
-func encodeJoin(user string, online int) []byte {
+func encodeJoin(room, user string, online int) []byte {
 	return encode(presenceOut{Type: "join", Room: room, User: user, Online: online})
 }
 
-func encodeLeave(user string, online int) []byte {
+func encodeLeave(room, user string, online int) []byte {
 	return encode(presenceOut{Type: "leave", Room: room, User: user, Online: online})
 }
 
-func encodeChat(user, text string, ts json.RawMessage) []byte {
+func encodeChat(room, user, text string, ts json.RawMessage) []byte {
 	return encode(chatOut{Type: "chat", Room: room, User: user, Text: text, TS: ts})
 }
 
