@@ -93,7 +93,7 @@ impl RunRequest {
             None => check_transports(args, &servers, &transports)?,
         };
         let sweep = Sweep::new(args.sweep.clone()).map_err(usage)?;
-        sweep.check(&scenarios).map_err(usage)?;
+        sweep.check(&scenarios, args.mode).map_err(usage)?;
         let load_points = if sweep.is_empty() {
             Vec::new()
         } else {
@@ -218,6 +218,13 @@ fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)>
         (
             scenarios.contains(&Scenario::Capacity) && args.loadgen != LoadPath::Native,
             "the capacity scenario needs the native load path (its per-step histograms come from k6/x/chat): drop --loadgen js",
+        ),
+        (
+            scenarios
+                .iter()
+                .any(|s| matches!(s, Scenario::Fanout | Scenario::SlowConsumers))
+                && args.loadgen != LoadPath::Native,
+            "the fanout and slow-consumers scenarios need the native load path (their rooms and slow readers are k6/x/chat's): drop --loadgen js",
         ),
     ]
 }
