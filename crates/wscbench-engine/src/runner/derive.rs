@@ -1,12 +1,15 @@
 //! Figures derived from a point's counters and per-second samples: resource use of each
 //! container, rates, CPU-seconds and efficiency, the inputs of the load-generator verdict,
-//! and for stepped and long runs the capacity steps and the soak KPIs.
+//! and for stepped and long runs the capacity steps and the soak KPIs, and the slow-consumers
+//! figures.
 
 use wscbench_results::{Derived, Mode, Outcome, RunResult, Sample, Scenario, ServerStats, Usage};
 
 use super::Plan;
 use crate::capacity::{self, CapacityInputs};
 use crate::native::Merged;
+use crate::scenarios::SlowConsumersShape;
+use crate::slow_consumers::{self, SlowInputs};
 use crate::soak::{self, SoakInputs};
 use crate::verdict::{self, Ceilings, Counters};
 
@@ -38,10 +41,14 @@ pub struct Long<'a> {
     pub outcome: Outcome,
 }
 
-/// Fills `result.capacity` (the capacity scenario) and `result.soak` (soak mode, or any run
-/// of at least [`soak::SOAK_MIN_MS`]).
+/// Fills `result.capacity` (the capacity scenario), `result.slow_consumers` (the
+/// slow-consumers scenario) and `result.soak` (soak mode, or any run of at least
+/// [`soak::SOAK_MIN_MS`]).
 pub fn derive_long(result: &mut RunResult, plan: &Plan, long: &Long<'_>) {
     let (_, loadgen_ceiling, cores) = ceilings(plan);
+    if result.scenario == Scenario::SlowConsumers {
+        result.slow_consumers = Some(slow_consumers_of(result, plan.mode, long));
+    }
     if result.scenario == Scenario::Capacity {
         let number = |key: &str, default: f64| {
             long.shape
@@ -87,6 +94,43 @@ pub fn derive_long(result: &mut RunResult, plan: &Plan, long: &Long<'_>) {
             deliveries: stats.deliveries,
         }));
     }
+}
+
+/// The slow-consumers figures of a result whose counters and series are in: the phases
+/// count from the scenario's start the report gives, or (an extension that gives none) from
+/// when the load started.
+fn slow_consumers_of(
+    result: &RunResult,
+    mode: Mode,
+    long: &Long<'_>,
+) -> wscbench_results::SlowConsumers {
+    let started_epoch_ms = long
+        .merged
+        .slow
+        .as_ref()
+        .and_then(|s| s.started_epoch_ms)
+        .unwrap_or(long.load_started_epoch_ms);
+    // Without a start in the report, its close times count from 0: put them on our clock.
+    let slow = long.merged.slow.clone().map(|mut s| {
+        if s.started_epoch_ms.is_none() {
+            for t in &mut s.closed_at_epoch_ms {
+                *t += started_epoch_ms;
+            }
+        }
+        s
+    });
+    slow_consumers::slow_consumers(&SlowInputs {
+        shape: SlowConsumersShape::with_params(mode, &result.load_params),
+        periods: &long.merged.periods,
+        slow: slow.as_ref(),
+        started_epoch_ms,
+        load_started_epoch_ms: long.load_started_epoch_ms,
+        series: &result.series,
+        dropped_slow: result
+            .server_stats
+            .as_ref()
+            .map_or(0, |stats| stats.dropped_slow),
+    })
 }
 
 /// Fills `result.derived`, `loadgen_bound` and `loadgen_bound_reasons` from its counters and

@@ -990,6 +990,7 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
         capacity: None,
         idle: None,
         soak: None,
+        slow_consumers: None,
         series: Vec::new(),
     }
 }
