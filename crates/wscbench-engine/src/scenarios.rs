@@ -534,9 +534,12 @@ mod tests {
         );
         // What the orchestrator refuses before a run, the script refuses too.
         for (clients, room_size) in [(60.0, 2.0), (50.0, 100.0)] {
-            let params = [("clients".to_string(), clients), ("room-size".to_string(), room_size)]
-                .into_iter()
-                .collect();
+            let params = [
+                ("clients".to_string(), clients),
+                ("room-size".to_string(), room_size),
+            ]
+            .into_iter()
+            .collect();
             assert!(check_point(Scenario::Fanout, Mode::Smoke, &params).is_err());
             let env = format!("MODE: 'smoke', ROOM_SIZE: '{room_size}', CLIENTS: '{clients}'");
             assert!(shape(&env, "fanout").is_err(), "{env}");
@@ -572,10 +575,28 @@ mod tests {
                 .map(|&(k, v)| (k.to_string(), v))
                 .collect::<std::collections::BTreeMap<_, _>>()
         };
-        assert!(check_point(Scenario::Fanout, Mode::Quick, &params(&[("room-size", 1000.0)])).is_ok());
-        assert!(check_point(Scenario::Fanout, Mode::Quick, &params(&[("room-size", 2.0)])).is_ok());
-        let err = check_point(Scenario::Fanout, Mode::Smoke, &params(&[("room-size", 1000.0)]))
-            .unwrap_err();
+        assert!(
+            check_point(
+                Scenario::Fanout,
+                Mode::Quick,
+                &params(&[("room-size", 1000.0)])
+            )
+            .is_ok()
+        );
+        assert!(
+            check_point(
+                Scenario::Fanout,
+                Mode::Quick,
+                &params(&[("room-size", 2.0)])
+            )
+            .is_ok()
+        );
+        let err = check_point(
+            Scenario::Fanout,
+            Mode::Smoke,
+            &params(&[("room-size", 1000.0)]),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "--sweep room-size=1000: fanout in smoke mode has 100 clients, fewer than one room; use room sizes up to 100 or more clients (--sweep clients=...)"
@@ -587,7 +608,10 @@ mod tests {
             &params(&[("room-size", 2.0), ("clients", 40.0)]),
         )
         .unwrap_err();
-        assert!(err.to_string().contains("20.0 chats per second per client"), "{err}");
+        assert!(
+            err.to_string().contains("20.0 chats per second per client"),
+            "{err}"
+        );
         assert!(check_point(Scenario::Steady, Mode::Smoke, &params(&[("clients", 1.0)])).is_ok());
     }
 

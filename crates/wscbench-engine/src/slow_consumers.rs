@@ -42,7 +42,12 @@ pub fn slow_consumers(inputs: &SlowInputs<'_>) -> SlowConsumers {
     // The chats stop a second before the end: windows after that have nothing to say.
     let chats_end = recovery.1.saturating_sub(1000);
     let recovery_s = p99_baseline.and_then(|base| {
-        recovery_from(inputs.periods, slow_phase.1, chats_end, base * RECOVERY_FACTOR)
+        recovery_from(
+            inputs.periods,
+            slow_phase.1,
+            chats_end,
+            base * RECOVERY_FACTOR,
+        )
     });
     let slow_clients = inputs.slow.map_or(0, |s| s.clients);
     let memory = Memory::of(inputs);
@@ -118,9 +123,8 @@ fn recovery_from(
         .iter()
         .filter(|w| w.to_ms > slow_end && w.from_ms < chats_end)
         .collect();
-    let within = |w: &&MergedWindow| {
-        p99_ms(Some(&w.response_time_us)).is_some_and(|p99| p99 <= bound_ms)
-    };
+    let within =
+        |w: &&MergedWindow| p99_ms(Some(&w.response_time_us)).is_some_and(|p99| p99 <= bound_ms);
     after
         .windows(RECOVERY_WINDOWS)
         .find(|run| run.iter().all(within))
@@ -260,7 +264,14 @@ mod tests {
         // After the slow phase: 9 ms, 2.5 ms (within 3 ms), 9 ms, then back for good at 30 s.
         let periods = windows(&p99s(
             20.0,
-            &[Some(9.0), Some(2.5), Some(9.0), Some(2.0), Some(2.0), Some(2.9)],
+            &[
+                Some(9.0),
+                Some(2.5),
+                Some(9.0),
+                Some(2.0),
+                Some(2.0),
+                Some(2.9),
+            ],
         ));
         // Memory: 10 MB in the baseline, up to 13 MB in the slow phase (series clock: +500 ms).
         let series: Vec<Sample> = (0..43)
@@ -278,7 +289,8 @@ mod tests {
         let got = slow_consumers(&inputs(&periods, Some(&s), &series));
         assert_eq!(got.slow_clients, 30);
         assert_eq!(got.clients, 300);
-        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 0.02 * b.abs().max(1.0));
+        let close =
+            |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 0.02 * b.abs().max(1.0));
         assert!(close(got.healthy_p99_baseline_ms, 2.0), "{got:?}");
         assert!(close(got.healthy_p99_slow_ms, 20.0), "{got:?}");
         assert!(close(got.healthy_p99_ratio, 10.0), "{got:?}");

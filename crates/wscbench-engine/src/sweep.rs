@@ -181,10 +181,9 @@ mod tests {
         let message = |text: &str| key(text).unwrap_err().to_string();
         assert!(message("clients").contains("expected KEY=V1,V2"));
         assert!(message("clients=").contains("expected KEY=V1,V2"));
-        assert!(
-            message("speed=1,2")
-                .contains("unknown load parameter; the parameters are clients, rate, room-size, slow-share")
-        );
+        assert!(message("speed=1,2").contains(
+            "unknown load parameter; the parameters are clients, rate, room-size, slow-share"
+        ));
         assert!(message("clients=100,abc").contains("\"abc\" is not a positive whole number"));
         assert!(message("clients=0").contains("\"0\" is not a positive whole number"));
         assert!(message("clients=2.5").contains("\"2.5\" is not a positive whole number"));
@@ -194,7 +193,8 @@ mod tests {
         assert!(message("clients=10,10").contains("10 is given twice"));
         assert!(message("room-size=1").contains("\"1\" is not a whole number of at least 2"));
         assert!(
-            message("slow-share=1").contains("\"1\" is not a fraction between 0 and 1 (both excluded)")
+            message("slow-share=1")
+                .contains("\"1\" is not a fraction between 0 and 1 (both excluded)")
         );
     }
 
@@ -231,9 +231,20 @@ mod tests {
         assert!(sweep.check(&[Scenario::Fanout], Mode::Quick).is_ok());
         assert_eq!(sweep.points().len(), 4);
         let err = sweep.check(&[Scenario::Fanout], Mode::Smoke).unwrap_err();
-        assert!(err.to_string().starts_with("--sweep room-size=1000: fanout in smoke mode has 100 clients"), "{err}");
-        let err = sweep.check(&[Scenario::SlowConsumers], Mode::Quick).unwrap_err();
-        assert!(err.to_string().contains("the slow-consumers scenario does not take it (it takes clients, slow-share)"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("--sweep room-size=1000: fanout in smoke mode has 100 clients"),
+            "{err}"
+        );
+        let err = sweep
+            .check(&[Scenario::SlowConsumers], Mode::Quick)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "the slow-consumers scenario does not take it (it takes clients, slow-share)"
+            ),
+            "{err}"
+        );
     }
 
     #[test]

@@ -47,7 +47,10 @@ fn by_profile_and_load<'g, 'a>(
         .filter(|g| g.first().scenario == scenario)
         .collect();
     let mut out: Vec<(String, Vec<&Group>)> = Vec::new();
-    for profile in ordered(of.iter().map(|g| g.first().server.profile.as_str()), &PROFILES) {
+    for profile in ordered(
+        of.iter().map(|g| g.first().server.profile.as_str()),
+        &PROFILES,
+    ) {
         for g in of.iter().filter(|g| g.first().server.profile == profile) {
             let title = format!(
                 "{}{}",
@@ -230,7 +233,10 @@ fn slow_cells(g: &Group) -> Vec<Cell> {
         bound,
     ));
     cells.push(summary_cell(
-        &slow.iter().map(|s| s.dropped_slow as f64).collect::<Vec<_>>(),
+        &slow
+            .iter()
+            .map(|s| s.dropped_slow as f64)
+            .collect::<Vec<_>>(),
         |v| units::count(v.round() as u64),
         true,
     ));

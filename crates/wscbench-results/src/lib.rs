@@ -23,8 +23,9 @@ pub use capacity::{
     Capacity, CapacityStep, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis, StepReason,
 };
 pub use dimensions::{
-    FANOUT_DEFAULT_ROOM_SIZE, HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR, RUN_MANIFEST_FILE, Repetition, Scenario,
-    Transport, UnknownName, raw_relative_dir, result_relative_path,
+    FANOUT_DEFAULT_ROOM_SIZE, HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR,
+    RUN_MANIFEST_FILE, Repetition, Scenario, Transport, UnknownName, raw_relative_dir,
+    result_relative_path,
 };
 pub use manifest::{RunManifest, RunStatus};
 pub use rounds::{MachineSpeed, PointStop, Round, RoundRecord, StopReason};

@@ -432,7 +432,10 @@ fn capitalized(word: &str) -> String {
 }
 
 /// A colour per line: its language's, or the next free one when another line has it.
-fn free_color(language: &str, used: &mut Vec<plotters::style::RGBColor>) -> plotters::style::RGBColor {
+fn free_color(
+    language: &str,
+    used: &mut Vec<plotters::style::RGBColor>,
+) -> plotters::style::RGBColor {
     let mut color = charts::language_color(language, 0);
     let mut other = 0;
     while used.contains(&color) && other <= 8 {
@@ -468,11 +471,20 @@ fn fanout_figure(points: &[Point]) -> Figure {
         let Some((mean, _)) = mean_and_interval(&p99s) else {
             continue;
         };
-        let mut label = format!("{} · {}", group_name(point.profile()), capitalized(point.language()));
+        let mut label = format!(
+            "{} · {}",
+            group_name(point.profile()),
+            capitalized(point.language())
+        );
         if let Some(variant) = &point.key.variant {
             label.push_str(&format!("@{variant}"));
         }
-        for (k, v) in point.key.load_params.iter().filter(|(k, _)| k != "room-size") {
+        for (k, v) in point
+            .key
+            .load_params
+            .iter()
+            .filter(|(k, _)| k != "room-size")
+        {
             label.push_str(&format!(" {k}={v}"));
         }
         match lines.iter_mut().find(|l| l.label == label) {

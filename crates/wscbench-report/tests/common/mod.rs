@@ -381,7 +381,8 @@ pub fn write(dir: &Path, results: &[RunResult]) {
 pub fn fanout(run_id: &str, server_id: &str, room_size: u64) -> RunResult {
     let mut r = result(run_id, server_id, "steady");
     r.scenario = wscbench_results::Scenario::Fanout;
-    r.load_params.insert("room-size".to_string(), room_size as f64);
+    r.load_params
+        .insert("room-size".to_string(), room_size as f64);
     let scale = (room_size as f64).log10();
     r.derived.deliveries_per_s = 8_000.0 - 50.0 * scale;
     r.derived.deliveries_per_server_cpu_s = Some(40_000.0 / (1.0 + scale));
@@ -445,7 +446,14 @@ pub fn rooms_run() -> Vec<RunResult> {
         }
     }
     results.push(slow_consumers(RUN, "profile-b/go", 2.0, 9.0, Some(3.0), 0));
-    results.push(slow_consumers(RUN, "profile-b/rust", 1.5, 2.0, Some(0.0), 0));
+    results.push(slow_consumers(
+        RUN,
+        "profile-b/rust",
+        1.5,
+        2.0,
+        Some(0.0),
+        0,
+    ));
     results.push(slow_consumers(RUN, "profile-b/zig", 1.8, 45.0, None, 30));
     results
 }
