@@ -432,6 +432,43 @@ mod tests {
     }
 
     #[test]
+    fn a_fanout_room_size_sweep_plans_one_point_per_size_and_the_room_scenarios_need_the_native_path()
+     {
+        let request = check(&[
+            "--server",
+            "profile-b/go",
+            "--scenario",
+            "fanout",
+            "--sweep",
+            "room-size=2,10,100,1000",
+        ])
+        .unwrap();
+        assert_eq!(request.scenarios, [Scenario::Fanout]);
+        let sizes: Vec<f64> = request.load_points.iter().map(|p| p["room-size"]).collect();
+        assert_eq!(sizes, [2.0, 10.0, 100.0, 1000.0]);
+        // Smoke mode's 100 clients make no room of 1,000.
+        let err = check(&[
+            "--mode",
+            "smoke",
+            "--scenario",
+            "fanout",
+            "--sweep",
+            "room-size=2,1000",
+        ])
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("fanout in smoke mode has 100 clients"),
+            "{err}"
+        );
+        let err = check(&["--loadgen", "js", "--scenario", "slow-consumers"]).unwrap_err();
+        assert!(
+            err.to_string().contains("need the native load path"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn transports_default_to_ws_and_repeat_once() {
         let request = check(&["--server", "profile-b/go"]).unwrap();
         assert_eq!(request.transports, [Transport::Ws]);
