@@ -5,11 +5,11 @@
 // through k6/x/chat) connect step by step through `steps` clients (quick:
 // 100 -> 200 -> 500 -> 1k -> 2k -> 5k -> 10k -> 20k). Each step is a
 // `rampSeconds` ramp that connects its new rooms, then a `holdSeconds` hold
-// that is measured. Every member receives what a member of a room of
-// `roomSize` chatting `memberChatsPerSecond` each would: the servers have one
-// room ("public"), so with N clients in it each client chats
-// memberChatsPerSecond * (roomSize - 1) / (N - 1) per second, re-paced at each
-// step (k6/x/chat's rateChanges), far under the 10/s rate limit.
+// that is measured. Each room is a real room of its own (`room-<n>`, n the
+// VU's room number), and each client chats `memberChatsPerSecond` from its
+// start to the end of the last hold: every member receives
+// memberChatsPerSecond * (roomSize - 1) chats a second whatever the step, and
+// the server's work grows with the clients, not with their square.
 //
 // The extension keeps a histogram and counters per hold (chat.schedule); at
 // the end of each hold a monitor reads them and the server's /stats, and stops
@@ -26,6 +26,7 @@ import { scenarioClock } from './lib/scenario.js';
 import { steppedScenario } from './lib/steps.js';
 import { config } from './lib/config.js';
 import { shapeOf } from './lib/modes.js';
+import { sessionBase, unique } from './lib/rooms.js';
 
 const shape = shapeOf('capacity');
 const slo = sloP95Ms();
@@ -47,24 +48,17 @@ export const { options, setup, handleSummary } = stepped;
 
 /** One VU is one room of roomSize clients, from the step that needs it to the end. */
 export function room() {
-  const step = joinStep();
-  if (step < 0) return;
+  if (joinStep() < 0) return;
+  // Numbered as joinStep numbers rooms: this scenario's iteration, not __VU.
+  const n = exec.scenario.iterationInTest + 1;
   // Chats go on to the end of the last hold; everyone leaves after it.
   const stopChatAt = scenarioClock(totalSeconds);
-  // Each step re-paces every client to what a member of a room of roomSize would receive.
-  const rateChanges = shape.steps.map((clients, i) => [
-    stepTimes(i).start,
-    (shape.memberChatsPerSecond * (shape.roomSize - 1)) / Math.max(1, clients - 1),
-  ]);
   chat.session({
-    ...config.sampling,
-    ...config.transport,
-    url: config.wsUrl,
-    user: `k6-${__VU}`,
+    ...sessionBase(),
+    user: unique('k6', n),
     clients: shape.roomSize,
-    room: 'public',
-    chatsPerSecond: rateChanges[step][1],
-    rateChanges: rateChanges.slice(step + 1),
+    room: unique('room', n),
+    chatsPerSecond: shape.memberChatsPerSecond,
     stopChatAt,
     leaveAt: stopChatAt + LEAVE_AFTER_MS,
   });

@@ -119,6 +119,8 @@ type clientOptions struct {
 	countOnly bool
 	// transport: TLS settings and permessage-deflate (transport.go).
 	transport transportOptions
+	// slow: a slow reader (slow.go), which never chats; nil for the others.
+	slow *slowOptions
 
 	// Test hooks, zero in k6. timerDelay is added to every wait of the chat
 	// timer (a load generator short of CPU); sendBufferBytes sets the
@@ -185,6 +187,20 @@ type session struct {
 	// progress is the reader's frame count, updated every progressEvery
 	// frames: how the controller tells a draining reader from a stalled one.
 	progress atomic.Int64
+
+	// A slow reader's (slow.go): its options; set by the reader, read by the
+	// controller once the reader has ended: whether it has paused, for how
+	// long, when it first saw the connection closed while paused, and when
+	// the reader ended.
+	slow         *slowOptions
+	pausedDone   bool
+	pausedFor    time.Duration
+	closedSeenAt time.Time
+	readEndedAt  time.Time
+	// Set by the controller: when it sent its leave (or close), and ending
+	// once it is ending the session (a paused reader stops pausing).
+	leftAt time.Time
+	ending atomic.Bool
 }
 
 const progressEvery = 16
@@ -202,8 +218,8 @@ var nextSource atomic.Uint32
 // dialSpread dials as net.Dialer does, from 127.0.0.2 ... 127.0.0.9 in turn
 // when the server is at an IPv4 loopback address (all of 127.0.0.0/8 is this
 // host), from the kernel's choice otherwise.
-func dialSpread(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
+func dialSpread(ctx context.Context, network, addr string, slow *slowOptions) (net.Conn, error) {
+	d := net.Dialer{Control: slow.socketControl()}
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		if ip := net.ParseIP(host).To4(); ip != nil && ip.IsLoopback() {
 			n := nextSource.Add(1) % loopbackSources
@@ -221,7 +237,7 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 	var rc *readConn
 	dialer := websocket.Dialer{
 		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialSpread(ctx, network, addr)
+			c, err := dialSpread(ctx, network, addr, o.slow)
 			if err != nil {
 				return nil, err
 			}
@@ -240,6 +256,9 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 	// start is also when the scenario meant this client to start chatting:
 	// its schedule runs from here, whatever connecting and joining take.
 	start := time.Now()
+	if o.slow != nil {
+		t.totals.slow.started(start)
+	}
 	conn, resp, err := dialer.DialContext(ctx, o.url, nil)
 	t.sessionStarted(start, time.Since(start))
 	if resp != nil && resp.Body != nil {
@@ -269,6 +288,7 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 		timed:    !o.countOnly,
 		ownJoin:  userJSON,
 		joined:   make(chan struct{}),
+		slow:     o.slow,
 	}
 	conn.SetReadLimit(maxFrameBytes)
 	// A write blocked on a server that does not read must not outlive the
@@ -281,7 +301,19 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 	outcome := s.control(ctx, o, ended, start)
 	_ = conn.Close()
 	t.sessionEnded(start)
+	if o.slow != nil {
+		closedAt, closed := s.closedByServer()
+		closed = closed && outcome != outcomeCutOff
+		t.totals.slow.ended(s.pausedFor, closedAt, closed)
+		if closed {
+			outcome = outcomeClosedByServer
+		}
+	}
 	switch outcome {
+	case outcomeClosedByServer:
+		// A slow client the server let go of: what the scenario is about,
+		// not an error (slow.go).
+		t.add(cSessionsClosed, 1)
 	case outcomeClean:
 		t.add(cSessionsClosed, 1)
 	case outcomeAbnormal:
@@ -309,6 +341,9 @@ const (
 	outcomeClean outcome = iota
 	outcomeAbnormal
 	outcomeCutOff
+	// outcomeClosedByServer: a slow client closed or dropped by the server
+	// before its leave.
+	outcomeClosedByServer
 )
 
 // control is the writer side: join, chats, leave, close. It returns once the
@@ -325,6 +360,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 	// fail ends a session whose write failed: every chat due is missed.
 	fail := func() outcome {
 		c.settle(time.Now())
+		s.ending.Store(true)
 		if ctx.Err() != nil {
 			s.cutOff(ended)
 			return outcomeCutOff
@@ -365,6 +401,8 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 	// leave sends what is due, counts the rest missed, and says goodbye.
 	leave := func() bool {
 		leaving = true
+		s.ending.Store(true)
+		s.leftAt = time.Now()
 		chatC, joinTimeoutC, leaveC = nil, nil, nil
 		if !c.joinedAt.IsZero() && !c.sendDue() {
 			return false
@@ -379,6 +417,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 		select {
 		case <-ctx.Done():
 			c.settle(time.Now())
+			s.ending.Store(true)
 			s.cutOff(ended)
 			return outcomeCutOff
 		case e := <-ended:
@@ -687,12 +726,20 @@ func (s *session) read() readEnd {
 			_ = s.conn.SetReadDeadline(deadline)
 			deadlineSet, endBySet = now, endBy
 		}
+		if s.slow != nil && !s.pausedDone {
+			s.pauseReading()
+			if s.pausedDone {
+				continue // the read deadline from the resumed clock
+			}
+		}
 		mt, r, err := s.conn.NextReader()
 		if err != nil {
+			s.readEndedAt = time.Now()
 			return readEnd{err: err}
 		}
 		buf, err = readAll(r, buf[:0])
 		if err != nil {
+			s.readEndedAt = time.Now()
 			return readEnd{err: err}
 		}
 		now = s.rc.lastRead

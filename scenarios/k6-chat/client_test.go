@@ -432,7 +432,7 @@ func TestLoopbackConnectionsComeFromEightSourceAddresses(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 16; i++ {
-		c, err := dialSpread(context.Background(), "tcp", ln.Addr().String())
+		c, err := dialSpread(context.Background(), "tcp", ln.Addr().String(), nil)
 		if err != nil {
 			t.Fatalf("dial %d: %v", i, err)
 		}

@@ -5,8 +5,8 @@
 //
 //	import chat from 'k6/x/chat';
 //	chat.session({ url, user, room, chats, chatsPerSecond, rateChanges, stopChatAt, leaveAt, stayMs, clients, instance,
-//	               latencyProbeEvery });
-//	chat.schedule({ periodMs, steps: [{ clients, fromMs, toMs }] }); // windows of the report
+//	               latencyProbeEvery, slow: { recvBufferBytes, pauseFromMs, pauseUntilMs } });
+//	chat.schedule({ periodMs, startMs, steps: [{ clients, fromMs, toMs }] }); // windows of the report
 //	chat.stepStats(i); // step i so far, to stop a test whose step broke
 //	chat.report(); // in handleSummary: this process's totals and latency histogram
 //
@@ -58,6 +58,11 @@ type (
 		// clientSeq numbers every client this process starts; every
 		// latencyProbeEvery-th is a probe (see "Latency probes").
 		clientSeq atomic.Uint64
+		// slowTotals are the slow clients' (slow.go), kept apart from totals.
+		slowTotals *totals
+		// startMs is the test's start as chat.schedule gave it (0: not given),
+		// the origin of the slow report's closed_at_ms.
+		startMs atomic.Int64
 	}
 
 	// ModuleInstance is one VU's k6/x/chat.
@@ -66,6 +71,9 @@ type (
 		root    *RootModule
 		metrics *chatMetrics
 		tally   *tally
+		// slowTally counts this VU's slow clients into the root's slowTotals;
+		// it feeds no k6 metric.
+		slowTally *tally
 	}
 
 	// chatMetrics are the metrics the JS path records, by the same names, so
@@ -85,7 +93,7 @@ var (
 
 // New returns the root module, with empty totals.
 func New() *RootModule {
-	return &RootModule{totals: newTotals()}
+	return &RootModule{totals: newTotals(), slowTotals: newTotals()}
 }
 
 // NewModuleInstance registers (or finds) the metrics once for this VU.
@@ -94,7 +102,7 @@ func (r *RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
 	if err != nil {
 		common.Throw(vu.Runtime(), fmt.Errorf("k6/x/chat: failed to register metrics: %w", err))
 	}
-	return &ModuleInstance{vu: vu, root: r, metrics: m, tally: newTally(r.totals)}
+	return &ModuleInstance{vu: vu, root: r, metrics: m, tally: newTally(r.totals), slowTally: newTally(r.slowTotals)}
 }
 
 func registerMetrics(registry *metrics.Registry, builtin *metrics.BuiltinMetrics) (*chatMetrics, error) {
@@ -163,19 +171,25 @@ func (mi *ModuleInstance) session(v sobek.Value) {
 		}
 	}()
 
+	// A slow client is never a probe and counts into the slow tally only.
+	t := mi.tally
+	if o.slow != nil {
+		t = mi.slowTally
+	}
+	probe := func() bool { return o.slow == nil && mi.root.nextIsProbe(sm) }
 	if clients == 1 {
-		o.countOnly = !mi.root.nextIsProbe(sm)
-		runClient(ctx, o, mi.tally)
+		o.countOnly = !probe()
+		runClient(ctx, o, t)
 	} else {
 		var wg sync.WaitGroup
 		for i := 1; i <= clients; i++ {
 			oi := o
 			oi.user = o.user + "-" + strconv.Itoa(i)
-			oi.countOnly = !mi.root.nextIsProbe(sm)
+			oi.countOnly = !probe()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				runClient(ctx, oi, mi.tally)
+				runClient(ctx, oi, t)
 			}()
 		}
 		wg.Wait()
@@ -201,6 +215,7 @@ func (r *RootModule) nextIsProbe(s sampling) bool {
 // k6: one sample per counter, at most reservoirSize latencies, one connect
 // time and one duration per session.
 func (mi *ModuleInstance) flush(state *lib.State, tags metrics.TagsAndMeta) {
+	mi.slowTally.drain() // into the slow totals only
 	d := mi.tally.drain()
 	now := time.Now()
 	samples := make([]metrics.Sample, 0, int(numCounters)+len(d.latencyUs)+len(d.connecting)+len(d.durations))
@@ -237,20 +252,53 @@ func (mi *ModuleInstance) flush(state *lib.State, tags metrics.TagsAndMeta) {
 // report returns this k6 process's totals (see Report); call it from
 // handleSummary, when every VU has flushed.
 func (mi *ModuleInstance) report() map[string]any {
-	return mi.root.totals.report().jsValue()
+	return mi.root.report().jsValue()
+}
+
+// report is the process's report, with the slow clients' object when there
+// were any.
+func (r *RootModule) report() Report {
+	rep := r.totals.report()
+	var start time.Time
+	if ms := r.startMs.Load(); ms > 0 {
+		start = time.UnixMilli(ms)
+	}
+	rep.Slow = r.slowTotals.slowReport(start)
+	return rep
 }
 
 // schedule sets the report's windows once per k6 process (see
 // totals.schedule): periodMs, the length of the periodic windows (default
 // 10000), and steps, the step schedule as epoch ms [fromMs, toMs) windows in
-// order, each with its planned clients.
+// order, each with its planned clients; and startMs, the test's start in
+// epoch ms, from which the slow report's closed_at_ms count.
 func (mi *ModuleInstance) schedule(v sobek.Value) {
 	rt := mi.vu.Runtime()
 	period, steps, err := parseSchedule(rt, v)
 	if err != nil {
 		common.Throw(rt, err)
 	}
+	start, err := parseStart(rt, v)
+	if err != nil {
+		common.Throw(rt, err)
+	}
+	if start > 0 {
+		mi.root.startMs.CompareAndSwap(0, start)
+	}
 	mi.root.totals.schedule(period, steps)
+}
+
+// parseStart reads chat.schedule's startMs (0 when absent).
+func parseStart(rt *sobek.Runtime, v sobek.Value) (int64, error) {
+	val := v.ToObject(rt).Get("startMs")
+	if common.IsNullish(val) {
+		return 0, nil
+	}
+	ms := val.ToFloat()
+	if math.IsNaN(ms) || ms <= 0 || math.IsInf(ms, 0) {
+		return 0, fmt.Errorf("chat.schedule: startMs must be epoch milliseconds, got %q", val.String())
+	}
+	return int64(ms), nil
 }
 
 // stepStats returns step i so far (StepStats as a plain object), or null.
@@ -332,7 +380,7 @@ func parseSchedule(rt *sobek.Runtime, v sobek.Value) (time.Duration, []step, err
 // The options session() takes.
 var optionNames = []string{
 	"url", "user", "room", "chats", "chatsPerSecond", "rateChanges", "stopChatAt", "leaveAt", "stayMs", "clients", "instance",
-	"latencyProbeEvery", "caFile", "insecureSkipVerify", "deflate",
+	"latencyProbeEvery", "caFile", "insecureSkipVerify", "deflate", "slow",
 }
 
 // maxProbeEvery bounds latencyProbeEvery.
@@ -370,7 +418,12 @@ const maxRateChanges = 1000
 //   - insecureSkipVerify: for wss://, accept any certificate (explicit only;
 //     not with caFile);
 //   - deflate: offer permessage-deflate, and count a handshake whose answer
-//     lacks it as a failed connect (default false).
+//     lacks it as a failed connect (default false);
+//   - slow: {recvBufferBytes, pauseFromMs, pauseUntilMs}: slow readers
+//     (slow.go): dialed with that SO_RCVBUF, their readers stop reading from
+//     pauseFromMs to pauseUntilMs (epoch ms), they never chat (no chats,
+//     chatsPerSecond or rateChanges with it), and they count into the
+//     report's "slow" object only (default: none).
 //
 // It returns the options, the number of clients and which of them time chats.
 func parseOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, sampling, error) {
@@ -562,6 +615,12 @@ func parseSessionOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, 
 	}
 	if o.hasStay && !o.leaveAt.IsZero() {
 		return o, 0, errors.New("chat.session: give leaveAt or stayMs, not both")
+	}
+	if o.slow, err = parseSlow(rt, obj); err != nil {
+		return o, 0, err
+	}
+	if o.slow != nil && (o.chats > 0 || o.chatsPerSecond > 0 || len(o.rateChanges) > 0) {
+		return o, 0, errors.New("chat.session: a slow session never chats: no chats, chatsPerSecond or rateChanges with slow")
 	}
 	return o, clients, nil
 }

@@ -67,6 +67,11 @@ type Report struct {
 	// ConnectErrorReasons counts the failed connects by reason (see
 	// transport.go); they add up to counters.connect_errors.
 	ConnectErrorReasons map[string]int64 `json:"connect_error_reasons"`
+	// Slow is the slow readers' own counts (slow.go), null when the process
+	// ran none: nothing of theirs is in the counters, histograms or windows
+	// above (added to format 1 without a bump: a reader that does not know
+	// it reads a run without slow clients).
+	Slow *SlowReport `json:"slow"`
 }
 
 // LatencyHistogram is an HDR histogram of chat latencies in microseconds.

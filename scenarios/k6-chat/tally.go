@@ -134,6 +134,9 @@ type totals struct {
 	now func() time.Time
 	// handshakes: what each session negotiated, and why connects failed.
 	handshakes handshakes
+	// slow: the slow clients' closes and pauses (slow.go), in the totals
+	// that count slow clients.
+	slow slowLog
 }
 
 // setSampling records how the clients time chats, for the report (the last

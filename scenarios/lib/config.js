@@ -1,6 +1,6 @@
 // Owns the environment interface every scenario shares: WS_URL, MODE, LOADGEN,
 // SUMMARY_PATH, NATIVE_PATH, INSTANCE, LATENCY_PROBE_EVERY, TLS_CA_FILE, DEFLATE, and the load parameters a sweep sets
-// (CLIENTS, RATE; see SWEEP_KEYS in modes.js for which shape takes which).
+// (CLIENTS, RATE, ROOM_SIZE, SLOW_SHARE; see SWEEP_KEYS in modes.js for which shape takes which).
 //
 // Read once in the init context, so a missing or malformed setting stops k6
 // before a single VU starts, with a message that says what to set.
@@ -42,19 +42,28 @@ function readLoadgen() {
 
 /**
  * The load parameters given in the environment (`wscbench run --sweep`), each
- * under its upper-case name: `clients` a positive whole number, `rate` (chats
- * per second per client) a positive number. Absent ones are left out, so the
+ * under its upper-case name with '-' as '_': `clients` a positive whole number,
+ * `rate` (chats per second per client) a positive number, `room-size`
+ * (ROOM_SIZE, clients per fanout room) a whole number of at least 2,
+ * `slow-share` (SLOW_SHARE, the share of slow-consumers' clients that are slow)
+ * a fraction between 0 and 1, both excluded. Absent ones are left out, so the
  * shape keeps its mode's default.
  */
+const LOAD_PARAM_RULES = [
+  ['clients', 'a positive whole number', (v) => Number.isInteger(v) && v > 0],
+  ['rate', 'a positive number', (v) => v > 0],
+  ['room-size', 'a whole number of at least 2', (v) => Number.isInteger(v) && v >= 2],
+  ['slow-share', 'a fraction between 0 and 1 (both excluded)', (v) => v > 0 && v < 1],
+];
+
 function readLoadParams() {
   const params = {};
-  for (const [key, whole] of [['clients', true], ['rate', false]]) {
-    const name = key.toUpperCase();
+  for (const [key, what, valid] of LOAD_PARAM_RULES) {
+    const name = key.toUpperCase().replace(/-/g, '_');
     const text = __ENV[name];
     if (text === undefined || text === '') continue;
     const value = Number(text);
-    if (!Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
-      const what = whole ? 'a positive whole number' : 'a positive number';
+    if (!Number.isFinite(value) || !valid(value)) {
       throw new Error(`${name} must be ${what}, got "${text}"`);
     }
     params[key] = value;

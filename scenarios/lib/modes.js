@@ -7,7 +7,8 @@
 // seed:  the seed's exact lengths, one long pass per point.
 // soak:  longer holds where length changes what is measured (steady, churn),
 //        DURATION seconds when set (wscbench run --duration); burst, saturation and
-//        capacity are defined by their ramps and steps, so soak = seed.
+//        capacity are defined by their ramps and steps, fanout and slow-consumers by
+//        their phases, so soak = seed.
 import { config } from './config.js';
 
 const SHAPES = {
@@ -51,10 +52,40 @@ const SHAPES = {
     smoke: { roomSize: 50, steps: [100, 200, 400], rampSeconds: 2, holdSeconds: 2 },
     quick: { roomSize: 50, steps: [1000, 2000, 5000, 10000, 15000, 19000], rampSeconds: 10, holdSeconds: 10 },
   },
+  fanout: {
+    // `clients` in rooms of `roomSize`, one VU per room; each client chats
+    // deliveriesPerSecond / (clients * (roomSize - 1)) per second, so every room size
+    // asks the same deliveries per second of the server.
+    smoke: { clients: 100, roomSize: 10, deliveriesPerSecond: 800, rampSeconds: 2, holdSeconds: 6 },
+    quick: { clients: 1000, roomSize: 10, deliveriesPerSecond: 8000, rampSeconds: 5, holdSeconds: 15 },
+  },
+  'slow-consumers': {
+    // One room of `clients`; ceil(clients * slowShare) of them are slow readers. After
+    // joinSeconds: a baseline, a slow phase in which the slow ones stop reading, and a
+    // recovery in which they read again.
+    smoke: {
+      clients: 40,
+      slowShare: 0.1,
+      chatsPerSecond: 2,
+      joinSeconds: 1,
+      baselineSeconds: 3,
+      slowSeconds: 3,
+      recoverySeconds: 3,
+    },
+    quick: {
+      clients: 300,
+      slowShare: 0.1,
+      chatsPerSecond: 3,
+      joinSeconds: 2,
+      baselineSeconds: 10,
+      slowSeconds: 15,
+      recoverySeconds: 15,
+    },
+  },
 };
 
 /** Every load parameter a sweep can set (crates/wscbench-engine/src/scenarios.rs). */
-export const LOAD_PARAMS = ['clients', 'rate'];
+export const LOAD_PARAMS = ['clients', 'rate', 'room-size', 'slow-share'];
 
 /**
  * The load parameters each shape takes, and how each changes it. A swept
@@ -86,7 +117,46 @@ const OVERRIDES = {
   // Stepped by design: their steps are the knob.
   capacity: {},
   'idle-capacity': {},
+  fanout: {
+    clients: (shape, n) => ({ ...shape, clients: n }),
+    'room-size': (shape, s) => ({ ...shape, roomSize: s }),
+  },
+  'slow-consumers': {
+    clients: (shape, n) => ({ ...shape, clients: n }),
+    'slow-share': (shape, s) => ({ ...shape, slowShare: s }),
+  },
 };
+
+/** The servers' rate limit: chats per second one connection may send (docs/protocol.md). */
+export const RATE_LIMIT = 10;
+
+/** Checks a shape can run as asked, once its load parameters are applied. */
+const CHECKS = {
+  fanout: (shape) => {
+    const { clients, roomSize, deliveriesPerSecond } = shape;
+    if (roomSize > clients) {
+      throw new Error(
+        `fanout: ROOM_SIZE ${roomSize} is larger than the ${clients} clients: no room at all; use room sizes up to ${clients} or more CLIENTS`,
+      );
+    }
+    const rate = fanoutChatsPerSecond(shape);
+    if (rate > RATE_LIMIT) {
+      throw new Error(
+        `fanout: ${clients} clients in rooms of ${roomSize} need ${rate.toFixed(1)} chats per second per client for ${deliveriesPerSecond} deliveries/s, over the servers' limit of ${RATE_LIMIT}; use more clients or larger rooms`,
+      );
+    }
+  },
+};
+
+/** What each fanout client chats per second: deliveriesPerSecond / (clients * (roomSize - 1)). */
+export function fanoutChatsPerSecond({ clients, roomSize, deliveriesPerSecond }) {
+  return deliveriesPerSecond / (clients * (roomSize - 1));
+}
+
+/** A load parameter's environment variable: upper case, '-' as '_' (room-size: ROOM_SIZE). */
+export function envName(key) {
+  return key.toUpperCase().replace(/-/g, '_');
+}
 
 /** Which load parameters each scenario takes; the orchestrator checks a sweep against it. */
 export const SWEEP_KEYS = Object.fromEntries(
@@ -110,6 +180,7 @@ function soakSeconds() {
  */
 export function shapeOf(name) {
   const rows = SHAPES[name];
+  if (!rows) throw new Error(`no shape named ${name} (known: ${Object.keys(SHAPES).join(', ')})`);
   let shape = { ...(rows[config.mode] || rows.seed || rows.quick) };
   const seconds = config.mode === 'soak' ? soakSeconds() : undefined;
   if (seconds !== undefined && SOAK_LENGTH[name]) shape[SOAK_LENGTH[name]] = seconds;
@@ -117,10 +188,11 @@ export function shapeOf(name) {
     const apply = OVERRIDES[name][key];
     if (!apply) {
       throw new Error(
-        `${name} does not take ${key.toUpperCase()} (it takes ${SWEEP_KEYS[name].map((k) => k.toUpperCase()).join(', ') || 'none'})`,
+        `${name} does not take ${envName(key)} (it takes ${SWEEP_KEYS[name].map(envName).join(', ') || 'none'})`,
       );
     }
     shape = apply(shape, value);
   }
+  if (CHECKS[name]) CHECKS[name](shape);
   return shape;
 }

@@ -47,7 +47,18 @@ function paragraph(scenario, data, report) {
     `${count(data, 'ws_errors')} ws errors, ${cutOff} sessions cut off by k6; ` +
     `k6 used ${(report.process_cpu_ns / 1e9).toFixed(2)} CPU-s, ${perCpuSecond(data, report)} frames received per CPU-s; ` +
     `thresholds ${failed.length === 0 ? 'ok' : `failed: ${failed.join(', ')}`}. ` +
+    slowSentence(report.slow) +
     `Summary JSON: ${config.summaryPath}, native report: ${config.nativePath}\n`
+  );
+}
+
+// The slow readers (slow-consumers), counted apart from everything above.
+function slowSentence(slow) {
+  if (!slow) return '';
+  const first = slow.closed_at_ms.length > 0 ? `, the first ${(slow.closed_at_ms[0] / 1000).toFixed(1)} s in` : '';
+  return (
+    `Slow readers: ${slow.clients}, paused ${(slow.read_paused_ms / 1000).toFixed(1)} s, received ${slow.received}, ` +
+    `${slow.closed_by_server} closed by the server${first}, ${slow.errors} errors. `
   );
 }
 

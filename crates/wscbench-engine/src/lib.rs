@@ -20,6 +20,7 @@ pub mod runner;
 pub mod runtime;
 pub mod scenarios;
 pub mod series;
+pub mod slow_consumers;
 pub mod soak;
 pub mod split;
 pub mod stats;

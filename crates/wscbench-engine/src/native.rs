@@ -103,6 +103,35 @@ pub struct NativeReport {
     /// Failed connects by reason; absent in older reports.
     #[serde(default, deserialize_with = "null_as_default")]
     pub connect_error_reasons: std::collections::BTreeMap<String, u64>,
+    /// The slow clients of the slow-consumers scenario, kept out of every other figure;
+    /// `null` or absent when the scenario had none (and in older reports).
+    #[serde(default)]
+    pub slow: Option<NativeSlow>,
+}
+
+/// The slow clients of one instance (slow-consumers): their chats received and latencies are
+/// not in the report's counters, histograms or windows, which are the healthy clients'.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct NativeSlow {
+    /// Slow clients started.
+    pub clients: u64,
+    /// Chats the slow clients received.
+    pub received: u64,
+    /// Slow clients whose connection the server closed or dropped before their own leave.
+    pub closed_by_server: u64,
+    /// When each of those was closed, in ms since `started_epoch_ms`.
+    #[serde(deserialize_with = "null_as_default")]
+    pub closed_at_ms: Vec<u64>,
+    /// The slow clients' errors.
+    pub errors: u64,
+    /// How long the slow clients did not read, in ms.
+    pub read_paused_ms: u64,
+    /// Epoch ms that `closed_at_ms` counts from (`start_ms`): the test's start as the script
+    /// gave it, which the shape's phases count from too; absent (or 0) in reports that do
+    /// not give it.
+    #[serde(rename = "start_ms", alias = "started_epoch_ms")]
+    pub started_epoch_ms: Option<u64>,
 }
 
 /// One outcome of the handshakes, as the extension reports it.
@@ -306,6 +335,47 @@ pub struct Merged {
     pub negotiated: Vec<Negotiated>,
     /// Failed connects by reason, added over instances.
     pub connect_error_reasons: std::collections::BTreeMap<String, u64>,
+    /// The slow clients, added over instances; `None` when no report had any.
+    pub slow: Option<MergedSlow>,
+}
+
+/// The slow clients of every instance.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MergedSlow {
+    /// Slow clients started.
+    pub clients: u64,
+    /// Chats they received.
+    pub received: u64,
+    /// Slow clients the server closed or dropped before their own leave.
+    pub closed_by_server: u64,
+    /// When each of those was closed, epoch ms (on an instance without a start time, ms
+    /// since its own start), ascending.
+    pub closed_at_epoch_ms: Vec<u64>,
+    /// Their errors.
+    pub errors: u64,
+    /// The longest pause in reading, in ms.
+    pub read_paused_ms: u64,
+    /// The earliest scenario start the instances gave, epoch ms.
+    pub started_epoch_ms: Option<u64>,
+}
+
+impl MergedSlow {
+    fn add(&mut self, s: &NativeSlow) {
+        self.clients += s.clients;
+        self.received += s.received;
+        self.closed_by_server += s.closed_by_server;
+        let given = s.started_epoch_ms.filter(|&t| t > 0);
+        let start = given.unwrap_or(0);
+        self.closed_at_epoch_ms
+            .extend(s.closed_at_ms.iter().map(|&t| start + t));
+        self.closed_at_epoch_ms.sort_unstable();
+        self.errors += s.errors;
+        self.read_paused_ms = self.read_paused_ms.max(s.read_paused_ms);
+        self.started_epoch_ms = match (self.started_epoch_ms, given) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
 }
 
 /// One window, merged over instances.
@@ -443,6 +513,7 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
     let mut latency_probe_every = 1;
     let mut negotiated: std::collections::BTreeMap<NativeNegotiation, u64> = Default::default();
     let mut connect_error_reasons = std::collections::BTreeMap::new();
+    let mut slow: Option<MergedSlow> = None;
     let new_window = |w: &NativeWindow| -> Result<MergedWindow, NativeError> {
         Ok(MergedWindow {
             clients: w.clients,
@@ -476,6 +547,9 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
         }
         for (reason, count) in &report.connect_error_reasons {
             *connect_error_reasons.entry(reason.clone()).or_default() += count;
+        }
+        if let Some(s) = &report.slow {
+            slow.get_or_insert_with(MergedSlow::default).add(s);
         }
         for (i, w) in report.steps.iter().enumerate() {
             if steps.len() <= i {
@@ -515,6 +589,7 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
         latency_probe_every,
         negotiated: negotiated_of(negotiated),
         connect_error_reasons,
+        slow,
     })
 }
 
@@ -683,6 +758,7 @@ mod tests {
             negotiated: Vec::new(),
             connect_error_reasons: Default::default(),
             latency_probe_every: 10,
+            slow: None,
         }
     }
 
@@ -854,5 +930,40 @@ mod tests {
         );
         let read = NativeReport::from_json(&go_nil).unwrap();
         assert!(read.negotiated.is_empty() && read.connect_error_reasons.is_empty());
+    }
+
+    #[test]
+    fn slow_clients_add_up_over_instances_on_one_clock_and_older_reports_have_none() {
+        let empty_histogram = r#""latency_us":{"lowest_trackable_us":1,"highest_trackable_us":60000000,"significant_figures":3,"buckets":[]}"#;
+        let with_slow = |slow: &str| {
+            NativeReport::from_json(&format!(
+                r#"{{"format":"{FORMAT}","counters":{{}},{empty_histogram},"slow":{slow}}}"#
+            ))
+            .unwrap()
+        };
+        let a = with_slow(
+            r#"{"clients":3,"received":100,"closed_by_server":2,"closed_at_ms":[15234,15240],"errors":0,"read_paused_ms":15000,"start_ms":1000000}"#,
+        );
+        let b = with_slow(
+            r#"{"clients":2,"received":50,"closed_by_server":1,"closed_at_ms":[15000],"errors":1,"read_paused_ms":14000,"start_ms":1000100}"#,
+        );
+        let merged = merge(&[a, b]).unwrap().slow.unwrap();
+        assert_eq!(
+            merged,
+            MergedSlow {
+                clients: 5,
+                received: 150,
+                closed_by_server: 3,
+                closed_at_epoch_ms: vec![1_015_100, 1_015_234, 1_015_240],
+                errors: 1,
+                read_paused_ms: 15000,
+                started_epoch_ms: Some(1_000_000),
+            }
+        );
+        // null, a missing object and a missing field all read as nothing there.
+        assert!(merge(&[with_slow("null")]).unwrap().slow.is_none());
+        assert!(merge(&[report(&[1], 1)]).unwrap().slow.is_none());
+        let partial = with_slow(r#"{"clients":4,"closed_at_ms":null}"#);
+        assert_eq!(partial.slow.unwrap().clients, 4);
     }
 }

@@ -1,6 +1,8 @@
-//! The scenario set as the runner plans it: how long each shape runs in each mode, and which
-//! load parameters (`--sweep` keys) each shape takes. Both are those of
-//! `scenarios/lib/modes.js` (tests read that file under node and check them).
+//! The scenario set as the runner plans it: how long each shape runs in each mode, which
+//! load parameters (`--sweep` keys) each shape takes and what values they accept, and the
+//! shapes of fan-out and slow consumers, whose figures are derived from their phases and room
+//! sizes. All are those of `scenarios/lib/modes.js` (tests read that file under node and
+//! check them).
 
 use wscbench_results::{Mode, Scenario};
 
@@ -41,13 +43,19 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
         (Scenario::Capacity, _) => 240,
         (Scenario::IdleCapacity, Mode::Smoke) => 12,
         (Scenario::IdleCapacity, _) => 120,
+        (Scenario::Fanout, Mode::Smoke) => 8,
+        (Scenario::Fanout, _) => 20,
+        (Scenario::SlowConsumers, Mode::Smoke) => 10,
+        (Scenario::SlowConsumers, _) => 42,
     }
 }
 
-/// The load parameters a sweep can set, each passed to k6 as its upper-case environment
-/// variable (`clients` → `CLIENTS`): `clients` is how many clients the shape holds (at once,
-/// or over its length for churn), `rate` the chats per second each client sends.
-pub const LOAD_PARAMS: &[&str] = &["clients", "rate"];
+/// The load parameters a sweep can set, each passed to k6 as its environment variable
+/// ([`env_name`]: `room-size` → `ROOM_SIZE`): `clients` is how many clients the shape holds
+/// (at once, or over its length for churn), `rate` the chats per second each client sends,
+/// `room-size` the clients of each fan-out room, `slow-share` the share of slow-consumers'
+/// clients that are slow.
+pub const LOAD_PARAMS: &[&str] = &["clients", "rate", "room-size", "slow-share"];
 
 /// The load parameters scenario `scenario` takes (`SWEEP_KEYS` in `scenarios/lib/modes.js`).
 /// A burst's clients chat once and a churn client once per stay, so only the shapes that
@@ -58,17 +66,244 @@ pub fn load_params(scenario: Scenario) -> &'static [&'static str] {
         Scenario::Burst | Scenario::Churn => &["clients"],
         // Stepped by design: their steps are the knob.
         Scenario::Capacity | Scenario::IdleCapacity => &[],
+        // Its chat rate follows from the room size: the deliveries asked are fixed.
+        Scenario::Fanout => &["clients", "room-size"],
+        Scenario::SlowConsumers => &["clients", "slow-share"],
     }
 }
 
 /// True when a value of `key` must be a whole number (a count of clients).
 pub fn is_count(key: &str) -> bool {
-    key == "clients"
+    matches!(key, "clients" | "room-size")
 }
 
-/// The environment variable k6 reads `key` from.
+/// What a value of `key` must be, as error messages say it.
+pub fn requirement(key: &str) -> &'static str {
+    match key {
+        "room-size" => "a whole number of at least 2",
+        "slow-share" => "a fraction between 0 and 1 (both excluded)",
+        key if is_count(key) => "a positive whole number",
+        _ => "a positive number",
+    }
+}
+
+/// True when `value` is one [`requirement`] allows for `key`.
+pub fn accepts(key: &str, value: f64) -> bool {
+    value.is_finite()
+        && value > 0.0
+        && (!is_count(key) || value.fract() == 0.0)
+        && match key {
+            "room-size" => value >= 2.0,
+            "slow-share" => value < 1.0,
+            _ => true,
+        }
+}
+
+/// The environment variable k6 reads `key` from: upper case, `-` → `_`.
 pub fn env_name(key: &str) -> String {
-    key.to_ascii_uppercase()
+    key.to_ascii_uppercase().replace('-', "_")
+}
+
+/// The fan-out shape (`fanout` in `scenarios/lib/modes.js`): `clients` split into rooms of
+/// `room_size`, each client chatting `deliveries_per_second / (clients · (room_size − 1))`
+/// times a second, so the deliveries asked are the same for every room size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FanoutShape {
+    /// Clients in all.
+    pub clients: u64,
+    /// Clients per room.
+    pub room_size: u64,
+    /// Deliveries asked of the server per second, for every room size.
+    pub deliveries_per_second: f64,
+    /// Seconds over which the rooms connect.
+    pub ramp_seconds: u64,
+    /// Seconds the rooms are held, chatting.
+    pub hold_seconds: u64,
+}
+
+impl FanoutShape {
+    /// The shape in `mode` (soak and seed are quick's).
+    pub fn of(mode: Mode) -> FanoutShape {
+        match mode {
+            Mode::Smoke => FanoutShape {
+                clients: 100,
+                room_size: wscbench_results::dimensions::FANOUT_DEFAULT_ROOM_SIZE,
+                deliveries_per_second: 800.0,
+                ramp_seconds: 2,
+                hold_seconds: 6,
+            },
+            _ => FanoutShape {
+                clients: 1000,
+                room_size: wscbench_results::dimensions::FANOUT_DEFAULT_ROOM_SIZE,
+                deliveries_per_second: 8000.0,
+                ramp_seconds: 5,
+                hold_seconds: 15,
+            },
+        }
+    }
+
+    /// The rooms the clients fill: `floor(clients / room_size)`.
+    pub fn rooms(&self) -> u64 {
+        self.clients / self.room_size.max(1)
+    }
+
+    /// The chats per second each client sends.
+    pub fn chats_per_client_s(&self) -> f64 {
+        self.deliveries_per_second / (self.clients as f64 * (self.room_size as f64 - 1.0))
+    }
+}
+
+/// The slow-consumers shape (`slow-consumers` in `scenarios/lib/modes.js`): one room of
+/// `clients`, of which `ceil(clients · slow_share)` are slow. After a join period come three
+/// phases: baseline (everyone reads), slow (the slow clients stop reading), recovery (they
+/// read again).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlowConsumersShape {
+    /// Clients in all, slow ones included.
+    pub clients: u64,
+    /// The share of them that is slow, in (0, 1).
+    pub slow_share: f64,
+    /// Chats per second of each healthy client.
+    pub chats_per_second: f64,
+    /// Seconds over which everyone joins.
+    pub join_seconds: u64,
+    /// Seconds in which everyone reads.
+    pub baseline_seconds: u64,
+    /// Seconds in which the slow clients do not read.
+    pub slow_seconds: u64,
+    /// Seconds after the slow clients read again.
+    pub recovery_seconds: u64,
+}
+
+impl SlowConsumersShape {
+    /// The shape in `mode` (soak and seed are quick's).
+    pub fn of(mode: Mode) -> SlowConsumersShape {
+        match mode {
+            Mode::Smoke => SlowConsumersShape {
+                clients: 40,
+                slow_share: 0.1,
+                chats_per_second: 2.0,
+                join_seconds: 1,
+                baseline_seconds: 3,
+                slow_seconds: 3,
+                recovery_seconds: 3,
+            },
+            _ => SlowConsumersShape {
+                clients: 300,
+                slow_share: 0.1,
+                chats_per_second: 3.0,
+                join_seconds: 2,
+                baseline_seconds: 10,
+                slow_seconds: 15,
+                recovery_seconds: 15,
+            },
+        }
+    }
+
+    /// The shape in `mode` with a point's load parameters (`clients`, `slow-share`) applied.
+    pub fn with_params(
+        mode: Mode,
+        params: &std::collections::BTreeMap<String, f64>,
+    ) -> SlowConsumersShape {
+        let mut shape = SlowConsumersShape::of(mode);
+        if let Some(&n) = params.get("clients") {
+            shape.clients = n as u64;
+        }
+        if let Some(&s) = params.get("slow-share") {
+            shape.slow_share = s;
+        }
+        shape
+    }
+
+    /// How many clients are slow: `ceil(clients · slow_share)`.
+    pub fn slow_clients(&self) -> u64 {
+        (self.clients as f64 * self.slow_share).ceil() as u64
+    }
+
+    /// The baseline phase, in ms since the scenario's start, `[from, to)`.
+    pub fn baseline_ms(&self) -> (u64, u64) {
+        let from = self.join_seconds * 1000;
+        (from, from + self.baseline_seconds * 1000)
+    }
+
+    /// The slow phase, in ms since the scenario's start, `[from, to)`.
+    pub fn slow_ms(&self) -> (u64, u64) {
+        let from = self.baseline_ms().1;
+        (from, from + self.slow_seconds * 1000)
+    }
+
+    /// The recovery phase, in ms since the scenario's start, `[from, to)`.
+    pub fn recovery_ms(&self) -> (u64, u64) {
+        let from = self.slow_ms().1;
+        (from, from + self.recovery_seconds * 1000)
+    }
+}
+
+/// Why a point's load parameters cannot make its shape.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ShapeError {
+    /// Fan-out rooms larger than the clients.
+    #[error(
+        "--sweep room-size={room_size}: fanout in {mode} mode has {clients} clients, fewer than one room; use room sizes up to {clients} or more clients (--sweep clients=...)"
+    )]
+    RoomLargerThanClients {
+        /// The room size asked for.
+        room_size: u64,
+        /// The clients of the point.
+        clients: u64,
+        /// The mode, whose shape gave the clients when no sweep did.
+        mode: Mode,
+    },
+    /// Fan-out rooms of two that would have to chat over the rate limit.
+    #[error(
+        "fanout with {clients} clients in rooms of {room_size} needs {rate:.1} chats per second per client, over the servers' limit of 10; use more clients or larger rooms"
+    )]
+    OverRateLimit {
+        /// The clients of the point.
+        clients: u64,
+        /// Its room size.
+        room_size: u64,
+        /// The chats per second each client would send.
+        rate: f64,
+    },
+}
+
+/// The servers' rate limit: chats per second per connection (docs/protocol.md).
+pub const RATE_LIMIT_PER_S: f64 = 10.0;
+
+/// Checks that a point's load parameters make a shape that can run in `mode`: fan-out rooms
+/// no larger than the clients, and within the rate limit.
+pub fn check_point(
+    scenario: Scenario,
+    mode: Mode,
+    params: &std::collections::BTreeMap<String, f64>,
+) -> Result<(), ShapeError> {
+    if scenario != Scenario::Fanout {
+        return Ok(());
+    }
+    let mut shape = FanoutShape::of(mode);
+    if let Some(&n) = params.get("clients") {
+        shape.clients = n as u64;
+    }
+    if let Some(&s) = params.get("room-size") {
+        shape.room_size = s as u64;
+    }
+    if shape.room_size > shape.clients {
+        return Err(ShapeError::RoomLargerThanClients {
+            room_size: shape.room_size,
+            clients: shape.clients,
+            mode,
+        });
+    }
+    let rate = shape.chats_per_client_s();
+    if rate > RATE_LIMIT_PER_S {
+        return Err(ShapeError::OverRateLimit {
+            clients: shape.clients,
+            room_size: shape.room_size,
+            rate,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -92,7 +327,7 @@ mod tests {
                 duration.map(|d| d.to_string()).unwrap_or_default()
             ),
             "console.log(JSON.stringify(Object.fromEntries(\
-               ['steady', 'burst', 'churn', 'saturation', 'capacity', 'idle-capacity'].map((n) => [n, m.shapeOf(n)]))));",
+               ['steady', 'burst', 'churn', 'saturation', 'capacity', 'idle-capacity', 'fanout', 'slow-consumers'].map((n) => [n, m.shapeOf(n)]))));",
         )
         .unwrap()
     }
@@ -216,6 +451,13 @@ mod tests {
                         shape["steps"].as_array().unwrap().len() as u64
                             * (sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"]))
                     }
+                    Scenario::Fanout => sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"]),
+                    Scenario::SlowConsumers => {
+                        sum(&shape["joinSeconds"])
+                            + sum(&shape["baselineSeconds"])
+                            + sum(&shape["slowSeconds"])
+                            + sum(&shape["recoverySeconds"])
+                    }
                 }
             };
             for &scenario in Scenario::ALL {
@@ -226,6 +468,161 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_fanout_and_slow_consumers_shapes_are_those_of_modes_js() {
+        for &mode in Mode::ALL {
+            let s = shapes(mode);
+            let fanout = FanoutShape::of(mode);
+            let js = &s["fanout"];
+            assert_eq!(
+                (
+                    js["clients"].as_u64(),
+                    js["roomSize"].as_u64(),
+                    js["deliveriesPerSecond"].as_f64(),
+                    js["rampSeconds"].as_u64(),
+                    js["holdSeconds"].as_u64()
+                ),
+                (
+                    Some(fanout.clients),
+                    Some(fanout.room_size),
+                    Some(fanout.deliveries_per_second),
+                    Some(fanout.ramp_seconds),
+                    Some(fanout.hold_seconds)
+                ),
+                "fanout in {mode}"
+            );
+            let slow = SlowConsumersShape::of(mode);
+            let js = &s["slow-consumers"];
+            assert_eq!(
+                (
+                    js["clients"].as_u64(),
+                    js["slowShare"].as_f64(),
+                    js["chatsPerSecond"].as_f64(),
+                    js["joinSeconds"].as_u64(),
+                    js["baselineSeconds"].as_u64(),
+                    js["slowSeconds"].as_u64(),
+                    js["recoverySeconds"].as_u64()
+                ),
+                (
+                    Some(slow.clients),
+                    Some(slow.slow_share),
+                    Some(slow.chats_per_second),
+                    Some(slow.join_seconds),
+                    Some(slow.baseline_seconds),
+                    Some(slow.slow_seconds),
+                    Some(slow.recovery_seconds)
+                ),
+                "slow-consumers in {mode}"
+            );
+        }
+    }
+
+    #[test]
+    fn room_size_and_slow_share_reach_their_shapes_through_the_environment() {
+        let shape = |env: &str, name: &str| {
+            node(
+                env,
+                &format!("console.log(JSON.stringify(m.shapeOf('{name}')));"),
+            )
+        };
+        let fanout = shape("MODE: 'smoke', ROOM_SIZE: '2', CLIENTS: '80'", "fanout").unwrap();
+        assert_eq!(
+            (fanout["roomSize"].as_u64(), fanout["clients"].as_u64()),
+            (Some(2), Some(80))
+        );
+        // What the orchestrator refuses before a run, the script refuses too.
+        for (clients, room_size) in [(60.0, 2.0), (50.0, 100.0)] {
+            let params = [
+                ("clients".to_string(), clients),
+                ("room-size".to_string(), room_size),
+            ]
+            .into_iter()
+            .collect();
+            assert!(check_point(Scenario::Fanout, Mode::Smoke, &params).is_err());
+            let env = format!("MODE: 'smoke', ROOM_SIZE: '{room_size}', CLIENTS: '{clients}'");
+            assert!(shape(&env, "fanout").is_err(), "{env}");
+        }
+        let slow = shape("MODE: 'quick', SLOW_SHARE: '0.25'", "slow-consumers").unwrap();
+        assert_eq!(slow["slowShare"].as_f64(), Some(0.25));
+        let mut params = std::collections::BTreeMap::new();
+        params.insert("slow-share".to_string(), 0.25);
+        let ours = SlowConsumersShape::with_params(Mode::Quick, &params);
+        assert_eq!(ours.slow_share, 0.25);
+        assert_eq!(ours.slow_clients(), 75);
+    }
+
+    #[test]
+    fn every_load_parameter_has_its_environment_name_and_its_allowed_values() {
+        assert_eq!(env_name("room-size"), "ROOM_SIZE");
+        assert_eq!(env_name("slow-share"), "SLOW_SHARE");
+        assert_eq!(env_name("clients"), "CLIENTS");
+        assert!(accepts("room-size", 2.0) && accepts("room-size", 1000.0));
+        assert!(!accepts("room-size", 1.0) && !accepts("room-size", 2.5));
+        assert!(accepts("slow-share", 0.1) && accepts("slow-share", 0.99));
+        assert!(!accepts("slow-share", 0.0) && !accepts("slow-share", 1.0));
+        assert!(!accepts("slow-share", f64::NAN));
+        assert!(accepts("rate", 2.5) && !accepts("clients", 2.5));
+        assert_eq!(requirement("room-size"), "a whole number of at least 2");
+    }
+
+    #[test]
+    fn a_fanout_room_larger_than_the_clients_or_over_the_rate_limit_is_refused() {
+        let params = |pairs: &[(&str, f64)]| {
+            pairs
+                .iter()
+                .map(|&(k, v)| (k.to_string(), v))
+                .collect::<std::collections::BTreeMap<_, _>>()
+        };
+        assert!(
+            check_point(
+                Scenario::Fanout,
+                Mode::Quick,
+                &params(&[("room-size", 1000.0)])
+            )
+            .is_ok()
+        );
+        assert!(
+            check_point(
+                Scenario::Fanout,
+                Mode::Quick,
+                &params(&[("room-size", 2.0)])
+            )
+            .is_ok()
+        );
+        let err = check_point(
+            Scenario::Fanout,
+            Mode::Smoke,
+            &params(&[("room-size", 1000.0)]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--sweep room-size=1000: fanout in smoke mode has 100 clients, fewer than one room; use room sizes up to 100 or more clients (--sweep clients=...)"
+        );
+        // 800 deliveries a second from 40 clients in pairs: 20 chats a second each.
+        let err = check_point(
+            Scenario::Fanout,
+            Mode::Smoke,
+            &params(&[("room-size", 2.0), ("clients", 40.0)]),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("20.0 chats per second per client"),
+            "{err}"
+        );
+        assert!(check_point(Scenario::Steady, Mode::Smoke, &params(&[("clients", 1.0)])).is_ok());
+    }
+
+    #[test]
+    fn the_slow_consumers_phases_follow_one_another_from_the_join() {
+        let shape = SlowConsumersShape::of(Mode::Quick);
+        assert_eq!(shape.baseline_ms(), (2000, 12000));
+        assert_eq!(shape.slow_ms(), (12000, 27000));
+        assert_eq!(shape.recovery_ms(), (27000, 42000));
+        assert_eq!(shape.slow_clients(), 30);
+        assert_eq!(SlowConsumersShape::of(Mode::Smoke).slow_clients(), 4);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use wscbench_results::Scenario;
+use wscbench_results::{Mode, Scenario};
 
 use crate::scenarios;
 
@@ -18,8 +18,8 @@ pub enum SweepError {
     /// A key no scenario takes.
     #[error("--sweep {key}: unknown load parameter; the parameters are {}", scenarios::LOAD_PARAMS.join(", "))]
     UnknownKey { key: String },
-    /// A value that is not a positive number (or not whole, for a count).
-    #[error("--sweep {key}: {value:?} is not {}", if scenarios::is_count(key) { "a positive whole number" } else { "a positive number" })]
+    /// A value the key does not allow ([`scenarios::requirement`]).
+    #[error("--sweep {key}: {value:?} is not {}", scenarios::requirement(key))]
     BadValue { key: String, value: String },
     /// The same value twice in one key.
     #[error("--sweep {key}: {value} is given twice")]
@@ -30,14 +30,17 @@ pub enum SweepError {
     /// A key one of the chosen scenarios does not take.
     #[error("--sweep {key}: the {scenario} scenario does not take it (it takes {}); choose scenarios with --scenario", scenarios::load_params(*scenario).join(", "))]
     NotTaken { key: String, scenario: Scenario },
+    /// A point whose parameters make no shape that can run.
+    #[error(transparent)]
+    Shape(#[from] scenarios::ShapeError),
 }
 
 /// One `--sweep` flag: a load parameter and its values, in the order given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepKey {
-    /// `clients` or `rate`.
+    /// One of [`scenarios::LOAD_PARAMS`].
     pub key: String,
-    /// The values, each a positive number (whole for counts).
+    /// The values, each one [`scenarios::requirement`] allows.
     pub values: Vec<f64>,
 }
 
@@ -63,10 +66,7 @@ impl FromStr for SweepKey {
                 value: text.to_string(),
             };
             let value: f64 = text.parse().map_err(|_| bad())?;
-            if !value.is_finite()
-                || value <= 0.0
-                || (scenarios::is_count(&key) && value.fract() != 0.0)
-            {
+            if !scenarios::accepts(&key, value) {
                 return Err(bad());
             }
             if parsed.contains(&value) {
@@ -101,8 +101,9 @@ impl Sweep {
         Ok(Sweep { keys })
     }
 
-    /// Refuses a key that one of `scenarios` does not take.
-    pub fn check(&self, scenarios: &[Scenario]) -> Result<(), SweepError> {
+    /// Refuses a key that one of `scenarios` does not take, and a point whose parameters
+    /// make a shape that cannot run in `mode` (a fan-out room larger than its clients).
+    pub fn check(&self, scenarios: &[Scenario], mode: Mode) -> Result<(), SweepError> {
         for k in &self.keys {
             if let Some(&scenario) = scenarios
                 .iter()
@@ -112,6 +113,11 @@ impl Sweep {
                     key: k.key.clone(),
                     scenario,
                 });
+            }
+        }
+        for point in self.points() {
+            for &scenario in scenarios {
+                scenarios::check_point(scenario, mode, &point)?;
             }
         }
         Ok(())
@@ -175,10 +181,9 @@ mod tests {
         let message = |text: &str| key(text).unwrap_err().to_string();
         assert!(message("clients").contains("expected KEY=V1,V2"));
         assert!(message("clients=").contains("expected KEY=V1,V2"));
-        assert!(
-            message("speed=1,2")
-                .contains("unknown load parameter; the parameters are clients, rate")
-        );
+        assert!(message("speed=1,2").contains(
+            "unknown load parameter; the parameters are clients, rate, room-size, slow-share"
+        ));
         assert!(message("clients=100,abc").contains("\"abc\" is not a positive whole number"));
         assert!(message("clients=0").contains("\"0\" is not a positive whole number"));
         assert!(message("clients=2.5").contains("\"2.5\" is not a positive whole number"));
@@ -186,6 +191,11 @@ mod tests {
         assert!(message("rate=inf").contains("\"inf\" is not a positive number"));
         assert!(message("rate=1,,2").contains("\"\" is not a positive number"));
         assert!(message("clients=10,10").contains("10 is given twice"));
+        assert!(message("room-size=1").contains("\"1\" is not a whole number of at least 2"));
+        assert!(
+            message("slow-share=1")
+                .contains("\"1\" is not a fraction between 0 and 1 (both excluded)")
+        );
     }
 
     #[test]
@@ -202,15 +212,38 @@ mod tests {
         let sweep = Sweep::new(vec![key("rate=1,2").unwrap()]).unwrap();
         assert!(
             sweep
-                .check(&[Scenario::Steady, Scenario::Saturation])
+                .check(&[Scenario::Steady, Scenario::Saturation], Mode::Quick)
                 .is_ok()
         );
         let err = sweep
-            .check(&[Scenario::Saturation, Scenario::Burst])
+            .check(&[Scenario::Saturation, Scenario::Burst], Mode::Quick)
             .unwrap_err();
         assert_eq!(
             err.to_string(),
             "--sweep rate: the burst scenario does not take it (it takes clients); choose scenarios with --scenario"
+        );
+    }
+
+    #[test]
+    fn a_fanout_room_size_sweep_plans_in_quick_mode_and_is_refused_where_rooms_outgrow_the_clients()
+    {
+        let sweep = Sweep::new(vec![key("room-size=2,10,100,1000").unwrap()]).unwrap();
+        assert!(sweep.check(&[Scenario::Fanout], Mode::Quick).is_ok());
+        assert_eq!(sweep.points().len(), 4);
+        let err = sweep.check(&[Scenario::Fanout], Mode::Smoke).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("--sweep room-size=1000: fanout in smoke mode has 100 clients"),
+            "{err}"
+        );
+        let err = sweep
+            .check(&[Scenario::SlowConsumers], Mode::Quick)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "the slow-consumers scenario does not take it (it takes clients, slow-share)"
+            ),
+            "{err}"
         );
     }
 

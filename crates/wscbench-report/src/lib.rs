@@ -35,6 +35,7 @@ pub mod load;
 pub mod metrics;
 pub mod precision;
 pub mod render;
+pub mod rooms;
 pub mod rounds;
 pub mod stats;
 mod summary;

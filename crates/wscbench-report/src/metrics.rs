@@ -334,6 +334,8 @@ pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
         ],
         Scenario::Capacity => &[&MAX_CLIENTS, &PEAK_MEMORY],
         Scenario::IdleCapacity => &[&IDLE_CLIENTS, &PEAK_MEMORY],
+        Scenario::Fanout => &[&DELIVERIES, &CPU_EFFICIENCY, &LATENCY_P99, &PEAK_MEMORY],
+        Scenario::SlowConsumers => &[&LATENCY_P99, &SLOW_DROPS, &PEAK_MEMORY],
     }
 }
 
@@ -344,6 +346,8 @@ pub fn lead(scenario: Scenario) -> &'static Metric {
         Scenario::Saturation => &DELIVERIES,
         Scenario::Capacity => &MAX_CLIENTS,
         Scenario::IdleCapacity => &IDLE_CLIENTS,
+        Scenario::Fanout => &DELIVERIES,
+        Scenario::SlowConsumers => &LATENCY_P99,
         _ => &THROUGHPUT,
     }
 }

@@ -37,10 +37,12 @@ pub fn headlines(scenario: Scenario) -> &'static [Headline] {
     ];
     const CAPACITY: &[Headline] = &[headline(&metrics::MAX_CLIENTS, 1.0)];
     const IDLE: &[Headline] = &[headline(&metrics::IDLE_CLIENTS, 1.0)];
+    const P99: &[Headline] = &[headline(&metrics::LATENCY_P99, 2.0)];
     match scenario {
         Scenario::Steady => STEADY,
         Scenario::Burst | Scenario::Churn => LATENCY,
-        Scenario::Saturation => SATURATION,
+        Scenario::Saturation | Scenario::Fanout => SATURATION,
+        Scenario::SlowConsumers => P99,
         Scenario::Capacity => CAPACITY,
         Scenario::IdleCapacity => IDLE,
     }

@@ -322,6 +322,8 @@ impl Report {
             tables.extend(profile_tables(&all, profile));
         }
         tables.extend(crate::knobs::knob_tables(&all));
+        tables.extend(crate::rooms::fanout_tables(&all));
+        tables.extend(crate::rooms::slow_consumers_tables(&all));
         tables.push(crate::capacity::capacity_table(&all));
         tables.push(crate::capacity::soak_table(&all));
         let mut sizes = binary_sizes(&refs);
@@ -1055,6 +1057,16 @@ pub(crate) fn profile_title(profile: &str) -> String {
 /// A row's name in a profile's tables: the language, with the variant and the load
 /// parameters when the result has them (`Go@gomaxprocs-1 clients=100`).
 pub(crate) fn language(result: &RunResult) -> String {
+    let mut name = server_name(result);
+    for (k, v) in wscbench_results::dimensions::params_text(&result.load_params) {
+        name.push_str(&format!(" {k}={v}"));
+    }
+    name
+}
+
+/// A row's name without the load parameters: the language (an external server's name),
+/// with the variant (`Go@gomaxprocs-1`).
+pub(crate) fn server_name(result: &RunResult) -> String {
     // An external server has no language of record: its name (`external/NAME`) stands.
     let mut name = match &result.external_url {
         Some(_) => result
@@ -1069,9 +1081,6 @@ pub(crate) fn language(result: &RunResult) -> String {
     if let Some(variant) = &result.variant {
         name.push_str(&format!("@{variant}"));
     }
-    for (k, v) in wscbench_results::dimensions::params_text(&result.load_params) {
-        name.push_str(&format!(" {k}={v}"));
-    }
     name
 }
 
@@ -1084,10 +1093,17 @@ pub(crate) fn server_order(result: &RunResult) -> usize {
 
 /// A scenario's name in table titles (`Steady`).
 pub(crate) fn scenario_title(scenario: Scenario) -> &'static str {
+    let own = match scenario {
+        Scenario::Fanout => "Fan-out",
+        Scenario::SlowConsumers => "Slow consumers",
+        Scenario::Capacity => "Capacity",
+        Scenario::IdleCapacity => "Idle capacity",
+        _ => "",
+    };
     SCENARIO_TABLES
         .iter()
         .find(|t| t.scenario == scenario)
-        .map_or("", |t| t.title)
+        .map_or(own, |t| t.title)
 }
 
 fn capitalized(word: &str) -> String {

@@ -414,3 +414,79 @@ fn a_real_browser_shows_the_reference_page_without_console_errors_and_not_blank(
         seen.ink_ratio * 100.0
     );
 }
+
+mod common;
+
+/// The page of a run of the two room scenarios.
+fn rooms_page() -> String {
+    let results = common::rooms_run();
+    let report = Report::from_selected(&results);
+    render_page(&results, &report, &PageContext::default())
+}
+
+#[test]
+fn fanout_and_slow_consumers_have_their_own_charts_and_tables_in_their_sections() {
+    let page = rooms_page();
+    let fanout = section(&page, "fanout");
+    assert!(fanout.contains("<h2>Fan-out</h2>"));
+    assert_eq!(count(fanout, "data-chart=\"wide\""), 1);
+    assert!(fanout.contains("latency p99 against room size"));
+    assert!(fanout.contains("room size (clients, log scale)"));
+    assert!(
+        fanout.contains("<caption>Profile B (minimal / stdlib) — Fan-out by room size</caption>")
+    );
+    // One line per server through its four room sizes, a dot on each.
+    let start = fanout.find("data-chart=\"wide\"").unwrap();
+    let chart = &fanout[start..start + fanout[start..].find("</figure>").unwrap()];
+    assert_eq!(count(chart, "<circle"), 8);
+
+    let slow = section(&page, "slow-consumers");
+    assert!(slow.contains("<h2>Slow consumers</h2>"));
+    assert_eq!(count(slow, "data-chart=\"wide\""), 1);
+    assert!(slow.contains("shaded: slow phase"));
+    assert!(slow.contains("<caption>Profile B (minimal / stdlib) — Slow consumers</caption>"));
+    // Both tables sit in their scenario's section, not among the tables across scenarios.
+    assert!(
+        !page.contains("id=\"other-tables\"") || {
+            let start = page.find("id=\"other-tables\"").unwrap();
+            !page[start..].contains("Fan-out by room size")
+                && !page[start..].contains("— Slow consumers")
+        }
+    );
+}
+
+#[test]
+fn the_rooms_page_references_nothing_outside_itself() {
+    let page = rooms_page();
+    assert!(!page.contains(wscbench_report::html::SVG_XMLNS.trim()));
+    for reference in [
+        "http://", "https://", "<script", "<link", "<img", "src=", "url(", "@import",
+    ] {
+        assert!(!page.contains(reference), "the page contains {reference:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs chromium; scripts/test runs it"]
+fn a_real_browser_shows_the_rooms_page_without_console_errors_and_not_blank() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("rooms.html");
+    std::fs::write(&page, rooms_page()).unwrap();
+    let seen = browse(&page, &dir.path().join("rooms.png"));
+    assert_eq!(
+        console_lines(&seen.log),
+        Vec::<&str>::new(),
+        "console messages"
+    );
+    let page_url = format!("file://{}", page.display());
+    assert_eq!(
+        loaded_files(&seen.log),
+        vec![page_url.as_str()],
+        "files loaded"
+    );
+    assert!(
+        seen.ink_ratio > 0.03,
+        "blank: {:.2}%",
+        seen.ink_ratio * 100.0
+    );
+}

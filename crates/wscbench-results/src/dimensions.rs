@@ -81,12 +81,19 @@ named_enum!(
         /// Steps of joined clients that never chat, until the server's memory nears its limit
         /// or connects fail: idle clients held and bytes per client.
         IdleCapacity => "idle-capacity",
+        /// Clients split into rooms of `room-size`, the deliveries asked per second the same
+        /// for every room size: what a room's size costs a server.
+        Fanout => "fanout",
+        /// One room in which a share of the clients stop reading for a while, then read
+        /// again: what slow readers cost the healthy ones, and how fast the server recovers.
+        SlowConsumers => "slow-consumers",
     }
 );
 
 impl Scenario {
     /// The scenarios `wscbench run` runs when none is named: the fixed shapes. Capacity and
-    /// idle capacity run until the server breaks, so they run only when asked for.
+    /// idle capacity run until the server breaks, and fan-out and slow consumers study one
+    /// property each, so they run only when asked for.
     pub const DEFAULT: &'static [Scenario] = &[
         Scenario::Steady,
         Scenario::Burst,
@@ -94,6 +101,10 @@ impl Scenario {
         Scenario::Saturation,
     ];
 }
+
+/// The fan-out scenario's room size when no sweep sets one, in every mode
+/// (`scenarios/lib/modes.js`).
+pub const FANOUT_DEFAULT_ROOM_SIZE: u64 = 10;
 
 named_enum!(
     /// How long the scenarios run (`scenarios/lib/modes.js`).
@@ -305,7 +316,7 @@ mod tests {
         let err = "stedy".parse::<Scenario>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation, capacity, idle-capacity"
+            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation, capacity, idle-capacity, fanout, slow-consumers"
         );
         assert_eq!("js".parse::<LoadPath>().unwrap(), LoadPath::Js);
     }

@@ -15,6 +15,7 @@ pub mod capacity;
 pub mod dimensions;
 pub mod manifest;
 pub mod rounds;
+pub mod slow_consumers;
 pub mod transport;
 pub mod verdict;
 
@@ -22,11 +23,13 @@ pub use capacity::{
     Capacity, CapacityStep, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis, StepReason,
 };
 pub use dimensions::{
-    HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR, RUN_MANIFEST_FILE, Repetition, Scenario,
-    Transport, UnknownName, raw_relative_dir, result_relative_path,
+    FANOUT_DEFAULT_ROOM_SIZE, HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR,
+    RUN_MANIFEST_FILE, Repetition, Scenario, Transport, UnknownName, raw_relative_dir,
+    result_relative_path,
 };
 pub use manifest::{RunManifest, RunStatus};
 pub use rounds::{MachineSpeed, PointStop, Round, RoundRecord, StopReason};
+pub use slow_consumers::SlowConsumers;
 pub use transport::{DeflateParams, Negotiated, NotOffered};
 pub use verdict::BoundReason;
 
@@ -45,7 +48,8 @@ pub use verdict::BoundReason;
 ///   clients' schedule ([`ChatSchedule`]) beside it; rounds (the result's [`Round`]: its shuffled position and its round's machine
 ///   speed), the CPU model in the conditions, the transport, an external server's URL, and
 ///   the quick mode's shorter holds: a version-2 result's `quick` was the seed's lengths, so
-///   it reads as [`Mode::Seed`].
+///   it reads as [`Mode::Seed`]. Added later without a bump (older files read unchanged):
+///   the `fanout` and `slow-consumers` scenarios and `slow_consumers`.
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// Everything one run of one server under one scenario measured.
@@ -140,6 +144,10 @@ pub struct RunResult {
     /// The soak KPIs (soak mode, and any run of at least five minutes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak: Option<SoakKpis>,
+    /// The healthy clients' latency, the recovery and the slow readers' cost
+    /// (slow-consumers results only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_consumers: Option<SlowConsumers>,
     /// One docker stats sample per second for both containers.
     #[serde(default)]
     pub series: Vec<Sample>,

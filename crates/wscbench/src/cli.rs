@@ -168,10 +168,14 @@ pub struct RunArgs {
     /// --container the server's CPU and memory are absent from the results
     #[arg(long, value_name = "PID", requires = "url")]
     pub pid: Option<u32>,
-    /// Only this scenario (repeatable) [default: steady, burst, churn, saturation; capacity
-    /// and idle-capacity run only when named: capacity steps chatting clients until latency
-    /// p95 passes --slo-p95-ms, at most 4 min a server; idle-capacity steps idle clients
-    /// until the server's memory nears its limit or connects fail]
+    /// Only this scenario (repeatable) [default: steady, burst, churn, saturation; capacity,
+    /// idle-capacity, fanout and slow-consumers run only when named: capacity steps chatting
+    /// clients until latency p95 passes --slo-p95-ms, at most 4 min a server; idle-capacity
+    /// steps idle clients until the server's memory nears its limit or connects fail;
+    /// fanout splits the clients into rooms of room-size with the same deliveries asked for
+    /// every size (sweep it: --sweep room-size=2,10,100,1000); slow-consumers stops a share
+    /// of one room's clients from reading for a while and measures the healthy ones'
+    /// latency, the recovery and the memory per slow client]
     #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
     pub scenarios: Vec<Scenario>,
     /// Reach the servers over these transports, each a point of its own (comma list or
@@ -188,9 +192,12 @@ pub struct RunArgs {
     #[arg(long = "variant", value_name = "NAME")]
     pub variants: Vec<String>,
     /// Run each scenario once per value of a load parameter, each its own result:
-    /// clients=100,200,500 (clients held) or rate=1,2,5 (chats/s per client); two --sweep
-    /// flags run their product. steady and saturation take clients and rate, burst and
-    /// churn clients
+    /// clients=100,200,500 (clients held), rate=1,2,5 (chats/s per client),
+    /// room-size=2,10,100 (clients per fanout room, whole, at least 2, at most the clients)
+    /// or slow-share=0.05,0.2 (share of slow-consumers' clients that are slow, between 0 and
+    /// 1); two --sweep flags run their product. steady and saturation take clients and rate,
+    /// burst and churn clients, fanout clients and room-size, slow-consumers clients and
+    /// slow-share
     #[arg(long = "sweep", value_name = "KEY=V1,V2,...", value_parser = parse_sweep)]
     pub sweep: Vec<wscbench_engine::sweep::SweepKey>,
     /// Refuse, before building anything, a run whose estimated length (its scenarios plus

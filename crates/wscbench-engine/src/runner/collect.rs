@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use wscbench_results::{Outcome, RunResult};
+use wscbench_results::{Outcome, RunResult, Scenario};
 
 use crate::engine::ContainerState;
 use crate::k6;
@@ -112,6 +112,16 @@ pub(super) fn collect(
             }),
         _ => None,
     };
+    // A slow-consumers run always has slow clients: a report without them came from a k6
+    // whose k6/x/chat predates slow readers, and its figures would be the healthy ones alone.
+    let no_slow = match &native {
+        Some(Ok((merged, _))) if result.scenario == Scenario::SlowConsumers && merged.slow.is_none() => Some(
+            "the native report has no slow clients: this k6's k6/x/chat predates slow readers (run scripts/build-k6, then wscbench build --rebuild)"
+                .to_string(),
+        ),
+        _ => None,
+    };
+    let unstamped = unstamped.or(no_slow);
     let native = native.map(|n| n.map(|(merged, _)| merged));
     let (outcome, detail) = match end {
         LoadEnd::K6Exited(state) if !(state.oom_killed || teardown.loadgen_oom) => k6_outcome(
@@ -431,6 +441,38 @@ mod tests {
             detail.starts_with("k6 2 of 2 on tcp://10.0.0.2:2375"),
             "{detail}"
         );
+    }
+
+    #[test]
+    fn a_slow_consumers_run_whose_k6_ran_no_slow_clients_failed_the_load() {
+        let report = |slow: &str| {
+            NativeReport::from_json(&format!(
+                r#"{{"format":"{}","counters":{{}},"latency_us":{{"lowest_trackable_us":1,"highest_trackable_us":60000000,"significant_figures":3,"buckets":[]}}{slow}}}"#,
+                native::FORMAT
+            ))
+            .unwrap()
+        };
+        let run = |slow: &str| {
+            let mut result = blank();
+            result.scenario = Scenario::SlowConsumers;
+            let reports = vec![report(slow)];
+            let outputs = Outputs {
+                summary: Some(Ok(summary(1))),
+                native: Some(Ok((native::merge(&reports).unwrap(), reports))),
+            };
+            collect(
+                &mut result,
+                outputs,
+                LoadEnd::K6Exited(exited(0)),
+                &Teardown::default(),
+                &one_k6(),
+            )
+        };
+        let got = run("");
+        assert_eq!(got.outcome, Outcome::LoadgenFailed);
+        assert!(got.detail.unwrap().contains("predates slow readers"));
+        let got = run(r#","slow":{"clients":4,"start_ms":1000}"#);
+        assert_eq!(got.outcome, Outcome::Ok);
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! Figures derived from a point's counters and per-second samples: resource use of each
 //! container, rates, CPU-seconds and efficiency, the inputs of the load-generator verdict,
-//! and for stepped and long runs the capacity steps and the soak KPIs.
+//! and for stepped and long runs the capacity steps and the soak KPIs, and the slow-consumers
+//! figures.
 
 use wscbench_results::{Derived, Mode, Outcome, RunResult, Sample, Scenario, ServerStats, Usage};
 
 use super::Plan;
 use crate::capacity::{self, CapacityInputs};
 use crate::native::Merged;
+use crate::scenarios::SlowConsumersShape;
+use crate::slow_consumers::{self, SlowInputs};
 use crate::soak::{self, SoakInputs};
 use crate::verdict::{self, Ceilings, Counters};
 
@@ -38,10 +41,14 @@ pub struct Long<'a> {
     pub outcome: Outcome,
 }
 
-/// Fills `result.capacity` (the capacity scenario) and `result.soak` (soak mode, or any run
-/// of at least [`soak::SOAK_MIN_MS`]).
+/// Fills `result.capacity` (the capacity scenario), `result.slow_consumers` (the
+/// slow-consumers scenario) and `result.soak` (soak mode, or any run of at least
+/// [`soak::SOAK_MIN_MS`]).
 pub fn derive_long(result: &mut RunResult, plan: &Plan, long: &Long<'_>) {
     let (_, loadgen_ceiling, cores) = ceilings(plan);
+    if result.scenario == Scenario::SlowConsumers {
+        result.slow_consumers = Some(slow_consumers_of(result, plan.mode, long));
+    }
     if result.scenario == Scenario::Capacity {
         let number = |key: &str, default: f64| {
             long.shape
@@ -89,6 +96,43 @@ pub fn derive_long(result: &mut RunResult, plan: &Plan, long: &Long<'_>) {
     }
 }
 
+/// The slow-consumers figures of a result whose counters and series are in: the phases
+/// count from the scenario's start the report gives, or (an extension that gives none) from
+/// when the load started.
+fn slow_consumers_of(
+    result: &RunResult,
+    mode: Mode,
+    long: &Long<'_>,
+) -> wscbench_results::SlowConsumers {
+    let started_epoch_ms = long
+        .merged
+        .slow
+        .as_ref()
+        .and_then(|s| s.started_epoch_ms)
+        .unwrap_or(long.load_started_epoch_ms);
+    // Without a start in the report, its close times count from 0: put them on our clock.
+    let slow = long.merged.slow.clone().map(|mut s| {
+        if s.started_epoch_ms.is_none() {
+            for t in &mut s.closed_at_epoch_ms {
+                *t += started_epoch_ms;
+            }
+        }
+        s
+    });
+    slow_consumers::slow_consumers(&SlowInputs {
+        shape: SlowConsumersShape::with_params(mode, &result.load_params),
+        periods: &long.merged.periods,
+        slow: slow.as_ref(),
+        started_epoch_ms,
+        load_started_epoch_ms: long.load_started_epoch_ms,
+        series: &result.series,
+        dropped_slow: result
+            .server_stats
+            .as_ref()
+            .map_or(0, |stats| stats.dropped_slow),
+    })
+}
+
 /// Fills `result.derived`, `loadgen_bound` and `loadgen_bound_reasons` from its counters and
 /// series. `loadgen_oom` is set when the k6 container was killed for its memory limit.
 pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
@@ -132,7 +176,7 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
         }
     }
     let stats = result.server_stats.clone().unwrap_or_default();
-    let received = result.k6.as_ref().map(|k| k.chat_received);
+    let received = chats_received(result);
     result.derived = Derived {
         throughput_msgs_per_s: stats.chat_accepted as f64 / seconds,
         deliveries_per_s: stats.deliveries as f64 / seconds,
@@ -173,6 +217,17 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
     };
     result.loadgen_bound_reasons = verdict::verdict(&result.series, &counters, &ceilings);
     result.loadgen_bound = !result.loadgen_bound_reasons.is_empty();
+}
+
+/// The chats every client received, to set against the server's deliveries: k6's (the
+/// healthy clients' in slow-consumers) and the slow consumers', which the native report
+/// keeps apart (so [`derive_long`] must have run).
+fn chats_received(result: &RunResult) -> Option<u64> {
+    let slow = result
+        .slow_consumers
+        .as_ref()
+        .map_or(0, |s| s.slow_received);
+    result.k6.as_ref().map(|k| k.chat_received + slow)
 }
 
 /// The sessions the verdict counts as finished, of `(sessions, closed)`: all of them in
@@ -283,6 +338,38 @@ mod tests {
         assert_eq!(finished_sessions(Scenario::IdleCapacity, (3000, 0)), 3000);
         assert_eq!(finished_sessions(Scenario::Capacity, (3000, 2990)), 2990);
         assert_eq!(finished_sessions(Scenario::Steady, (100, 0)), 0);
+    }
+
+    #[test]
+    fn the_slow_consumers_chats_count_as_received_beside_the_healthy_clients() {
+        let mut result: RunResult = serde_json::from_value(serde_json::json!({
+            "schema_version": wscbench_results::SCHEMA_VERSION,
+            "run_id": "20261126-000000",
+            "server": {"id": "profile-b/go", "image": "wsc-go", "language": "go",
+                       "profile": "b", "framework": "gorilla", "source_hash": "abc"},
+            "scenario": "slow_consumers", "mode": "smoke",
+            "conditions": {"server_cpus": 2.0, "server_memory_bytes": 536870912u64,
+                           "machine_cores": 2, "kernel": "6.1", "docker_version": "20.10",
+                           "docker_api_version": "1.41", "k6_version": "v1.8.1"},
+            "started_at": "2026-11-26T00:00:00Z", "duration_ms": 0, "overhead_ms": 0,
+            "outcome": "ok", "loadgen_bound": false,
+            "errors": serde_json::to_value(wscbench_results::ErrorCounts::default()).unwrap(),
+            "derived": serde_json::to_value(Derived::default()).unwrap(),
+            "k6": serde_json::to_value(wscbench_results::K6Metrics {
+                chat_received: 20_160,
+                ..Default::default()
+            })
+            .unwrap()
+        }))
+        .unwrap();
+        assert_eq!(chats_received(&result), Some(20_160));
+        result.slow_consumers = Some(wscbench_results::SlowConsumers {
+            slow_received: 2_304,
+            ..Default::default()
+        });
+        assert_eq!(chats_received(&result), Some(22_464));
+        result.k6 = None;
+        assert_eq!(chats_received(&result), None);
     }
 
     #[test]

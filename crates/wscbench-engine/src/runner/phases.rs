@@ -190,7 +190,7 @@ pub(super) async fn run_point<E: Engine>(
             (collected.outcome, collected.detail, collected.native)
         }
     };
-    derive(&mut result, plan, teardown.loadgen_oom);
+    // The long figures first: the verdict counts the slow consumers' chats as received.
     if let Some(Ok(merged)) = &native {
         let long = Long {
             merged,
@@ -200,6 +200,7 @@ pub(super) async fn run_point<E: Engine>(
         };
         derive_long(&mut result, plan, &long);
     }
+    derive(&mut result, plan, teardown.loadgen_oom);
     if point.scenario == Scenario::IdleCapacity
         && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted)
     {
@@ -990,6 +991,7 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
         capacity: None,
         idle: None,
         soak: None,
+        slow_consumers: None,
         series: Vec::new(),
     }
 }

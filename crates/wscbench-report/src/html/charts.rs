@@ -304,6 +304,107 @@ pub(crate) fn knob_chart(
     })
 }
 
+/// Size of a chart across room sizes or over a run's seconds, in pixels.
+pub(crate) const WIDE_SIZE: (u32, u32) = (780, 300);
+
+/// A figure against room size: one line per server with a dot on each size, the sizes on a
+/// logarithmic axis (2 to 1,000 clients read evenly), the values from zero.
+pub(crate) fn room_size_chart(title: &str, y_desc: &str, lines: &[Line]) -> String {
+    svg(WIDE_SIZE, |root| {
+        let points = || lines.iter().flat_map(|l| &l.points);
+        let top = points().map(|p| p.1).fold(0.0_f64, f64::max);
+        let top = if top > 0.0 { top * 1.45 } else { 1.0 };
+        let (lo, hi) = points().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
+            (lo.min(p.0), hi.max(p.0))
+        });
+        let (lo, hi) = if lo <= hi { (lo, hi) } else { (2.0, 10.0) };
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, font(CAPTION_PX))
+            .margin(8)
+            .margin_right(16)
+            .x_label_area_size(34)
+            .y_label_area_size(56)
+            .build_cartesian_2d((lo / 1.3..hi * 1.3).log_scale(), 0.0..top)?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .bold_line_style(BLACK.mix(0.08))
+            .x_desc("room size (clients, log scale)")
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| short_number(*x))
+            .y_label_formatter(&|y| short_number(*y))
+            .label_style(font(LABEL_PX))
+            .axis_desc_style(font(LABEL_PX))
+            .draw()?;
+        for line in lines {
+            let style = line.color.stroke_width(2);
+            let drawn = chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?;
+            let color = line.color;
+            drawn.label(&line.label).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled())
+            });
+            draw_marks(&mut chart, line)?;
+        }
+        draw_legend(&mut chart)
+    })
+}
+
+/// A figure second by second: one line per server, with the span `shaded` (seconds) drawn
+/// behind as a pale band and named in the x axis' description.
+pub(crate) fn over_time_chart(
+    title: &str,
+    y_desc: &str,
+    lines: &[Line],
+    shaded: Option<(f64, f64, &str)>,
+) -> String {
+    svg(WIDE_SIZE, |root| {
+        let points = || lines.iter().flat_map(|l| &l.points);
+        let top = points().map(|p| p.1).fold(0.0_f64, f64::max);
+        let top = if top > 0.0 { top * 1.3 } else { 1.0 };
+        let right = points()
+            .map(|p| p.0)
+            .chain(shaded.map(|s| s.1))
+            .fold(1.0_f64, f64::max);
+        let left = points().map(|p| p.0).fold(0.0_f64, f64::min);
+        let x_desc = match shaded {
+            Some((_, _, name)) => format!("seconds since the scenario's start (shaded: {name})"),
+            None => "seconds since the scenario's start".to_string(),
+        };
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, font(CAPTION_PX))
+            .margin(8)
+            .margin_right(16)
+            .x_label_area_size(34)
+            .y_label_area_size(56)
+            .build_cartesian_2d(left..right, 0.0..top)?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .bold_line_style(BLACK.mix(0.08))
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .y_label_formatter(&|y| short_number(*y))
+            .label_style(font(LABEL_PX))
+            .axis_desc_style(font(LABEL_PX))
+            .draw()?;
+        if let Some((from, to, _)) = shaded {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(from, 0.0), (to, top)],
+                MUTED.mix(0.15).filled(),
+            )))?;
+        }
+        for line in lines {
+            let style = line.color.stroke_width(2);
+            let drawn = chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?;
+            let color = line.color;
+            drawn.label(&line.label).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled())
+            });
+        }
+        draw_legend(&mut chart)
+    })
+}
+
 /// The latency chart's x position of the maximum, right of p99.9.
 pub(crate) const MAX_AT: f64 = 4.0;
 

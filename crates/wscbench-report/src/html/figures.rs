@@ -431,6 +431,129 @@ fn capitalized(word: &str) -> String {
     }
 }
 
+/// A colour per line: its language's, or the next free one when another line has it.
+fn free_color(
+    language: &str,
+    used: &mut Vec<plotters::style::RGBColor>,
+) -> plotters::style::RGBColor {
+    let mut color = charts::language_color(language, 0);
+    let mut other = 0;
+    while used.contains(&color) && other <= 8 {
+        color = charts::language_color("", other);
+        other += 1;
+    }
+    used.push(color);
+    color
+}
+
+/// The figures only some scenarios have: fan-out's latency p99 against room size, and slow
+/// consumers' healthy p99 second by second with the slow phase shaded.
+pub(crate) fn scenario_figures(points: &[Point], scenario: Scenario) -> Vec<Figure> {
+    match scenario {
+        Scenario::Fanout => vec![fanout_figure(points)],
+        Scenario::SlowConsumers => vec![slow_consumers_figure(points)],
+        _ => Vec::new(),
+    }
+}
+
+/// Latency p99 against room size: one line per server (and other load parameters), each
+/// room size's rounds folded into their mean.
+fn fanout_figure(points: &[Point]) -> Figure {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut used = Vec::new();
+    for point in points {
+        let size = crate::rooms::room_size(point.first()) as f64;
+        let p99s: Vec<f64> = point
+            .results
+            .iter()
+            .filter_map(|r| latency(r).map(|l| l.p99_ms))
+            .collect();
+        let Some((mean, _)) = mean_and_interval(&p99s) else {
+            continue;
+        };
+        let mut label = format!(
+            "{} · {}",
+            group_name(point.profile()),
+            capitalized(point.language())
+        );
+        if let Some(variant) = &point.key.variant {
+            label.push_str(&format!("@{variant}"));
+        }
+        for (k, v) in point
+            .key
+            .load_params
+            .iter()
+            .filter(|(k, _)| k != "room-size")
+        {
+            label.push_str(&format!(" {k}={v}"));
+        }
+        match lines.iter_mut().find(|l| l.label == label) {
+            Some(line) => line.points.push((size, mean)),
+            None => lines.push(Line {
+                color: free_color(point.language(), &mut used),
+                label,
+                points: vec![(size, mean)],
+                dashed: false,
+            }),
+        }
+    }
+    if lines.is_empty() {
+        return Figure::Note("Fan-out: no latency to draw against room size.".to_string());
+    }
+    for line in &mut lines {
+        line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let title = "Fan-out: chat latency p99 against room size";
+    Figure::Chart {
+        svg: charts::room_size_chart(title, "latency p99 (ms)", &lines),
+        caption: title.to_string(),
+    }
+}
+
+/// The healthy clients' p99 second by second, one line per server (its last round), the slow
+/// phase shaded.
+fn slow_consumers_figure(points: &[Point]) -> Figure {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut used = Vec::new();
+    let mut shaded = None;
+    for point in points {
+        let Some(slow) = point
+            .results
+            .iter()
+            .rev()
+            .find_map(|r| r.slow_consumers.as_ref())
+        else {
+            continue;
+        };
+        let series: Vec<(f64, f64)> = slow
+            .healthy_p99_per_s_ms
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.map(|ms| (slow.per_s_start_s + i as f64, ms)))
+            .collect();
+        if series.is_empty() {
+            continue;
+        }
+        shaded.get_or_insert((slow.slow_phase_s[0], slow.slow_phase_s[1], "slow phase"));
+        lines.push(Line {
+            color: free_color(point.language(), &mut used),
+            label: point.full_label(),
+            points: series,
+            dashed: false,
+        });
+    }
+    if lines.is_empty() {
+        return Figure::Note(
+            "Slow consumers: no per-second latency of the healthy clients to draw.".to_string(),
+        );
+    }
+    let title = "Slow consumers: healthy clients' latency p99, second by second";
+    Figure::Chart {
+        svg: charts::over_time_chart(title, "latency p99 (ms)", &lines, shaded),
+        caption: title.to_string(),
+    }
+}
+
 /// A knob table as a line chart: one line per row (server) through the columns it has a
 /// value in, coloured by language (a second row of the same language takes the next free
 /// colour).

@@ -307,6 +307,14 @@ fn scenario_section(results: &[RunResult], scenario: Scenario, tables: &[&Table]
             out.push_str(&figure_html(&figure, "series"));
         }
         out.push_str("</div>\n");
+        let own = figures::scenario_figures(&points, scenario);
+        if !own.is_empty() {
+            let _ = write!(out, "<h3>{title}</h3>\n<div class=\"charts\">\n");
+            for figure in &own {
+                out.push_str(&figure_html(figure, "wide"));
+            }
+            out.push_str("</div>\n");
+        }
     }
     let knobs: Vec<(&Table, crate::knobs::Axis)> = tables
         .iter()
@@ -387,10 +395,16 @@ fn place_tables(report: &Report) -> Placed<'_> {
             .split(|c: char| !c.is_alphanumeric())
             .map(str::to_lowercase)
             .collect();
+        // Fan-out and slow consumers are named by their titles ("Fan-out by room size").
+        let title = table.title.to_lowercase();
         let named: Vec<Scenario> = Scenario::ALL
             .iter()
             .copied()
-            .filter(|s| words.iter().any(|w| w == s.as_str()))
+            .filter(|s| {
+                words.iter().any(|w| w == s.as_str())
+                    || (matches!(s, Scenario::Fanout | Scenario::SlowConsumers)
+                        && title.contains(&scenario_title(*s).to_lowercase()))
+            })
             .collect();
         match named[..] {
             [scenario] => placed.by_scenario.push((scenario, table)),
@@ -471,12 +485,24 @@ fn scenario_summary(scenario: Scenario) -> &'static str {
         Scenario::IdleCapacity => {
             "Steps of joined clients that never chat, until memory nears the limit or connects fail: clients held, bytes each."
         }
+        Scenario::Fanout => {
+            "Clients in rooms of one size, the same deliveries asked for every size: what a room's size costs."
+        }
+        Scenario::SlowConsumers => {
+            "A share of one room stops reading, then reads again: the healthy clients' latency, the recovery, the memory per slow client."
+        }
     }
 }
 
 fn scenario_title(scenario: Scenario) -> String {
-    let name = scenario.as_str();
-    name[..1].to_uppercase() + &name[1..]
+    match scenario {
+        Scenario::Fanout => "Fan-out".to_string(),
+        Scenario::SlowConsumers => "Slow consumers".to_string(),
+        _ => {
+            let name = scenario.as_str();
+            name[..1].to_uppercase() + &name[1..]
+        }
+    }
 }
 
 /// Text as HTML: the five characters that could end an element or an attribute.

@@ -261,6 +261,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
         capacity: None,
         idle: None,
         soak: None,
+        slow_consumers: None,
         series: Vec::new(),
     }
 }
@@ -373,4 +374,86 @@ pub fn write(dir: &Path, results: &[RunResult]) {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, r.to_json()).unwrap();
     }
+}
+
+/// A fan-out point of `server_id` at `room_size`: the deliveries asked are the same for every
+/// size, the latency p99 grows with the room.
+pub fn fanout(run_id: &str, server_id: &str, room_size: u64) -> RunResult {
+    let mut r = result(run_id, server_id, "steady");
+    r.scenario = wscbench_results::Scenario::Fanout;
+    r.load_params
+        .insert("room-size".to_string(), room_size as f64);
+    let scale = (room_size as f64).log10();
+    r.derived.deliveries_per_s = 8_000.0 - 50.0 * scale;
+    r.derived.deliveries_per_server_cpu_s = Some(40_000.0 / (1.0 + scale));
+    if let Some(k6) = &mut r.k6 {
+        k6.latency.p99_ms = 1.0 + scale;
+    }
+    if let Some(server) = &mut r.derived.server {
+        server.peak_mem_bytes = (20 + room_size / 100) * MIB;
+    }
+    r
+}
+
+/// A slow-consumers result of `server_id`: healthy p99 `before_ms` then `while_ms`, recovered
+/// after `recovery_s` (`None`: never), `closed` slow clients disconnected.
+pub fn slow_consumers(
+    run_id: &str,
+    server_id: &str,
+    before_ms: f64,
+    while_ms: f64,
+    recovery_s: Option<f64>,
+    closed: u64,
+) -> RunResult {
+    let mut r = result(run_id, server_id, "steady");
+    r.scenario = wscbench_results::Scenario::SlowConsumers;
+    let per_s: Vec<Option<f64>> = (0..42)
+        .map(|s| match s {
+            0..=1 => None,
+            12..=26 => Some(while_ms),
+            27..=29 if recovery_s.is_none_or(|r| r > 0.0) => Some(while_ms / 2.0),
+            _ => Some(before_ms),
+        })
+        .collect();
+    r.slow_consumers = Some(wscbench_results::SlowConsumers {
+        slow_clients: 30,
+        clients: 300,
+        healthy_p99_baseline_ms: Some(before_ms),
+        healthy_p99_slow_ms: Some(while_ms),
+        healthy_p99_ratio: Some(while_ms / before_ms),
+        recovery_s,
+        memory_baseline_bytes: Some(10 * MIB),
+        memory_peak_slow_bytes: Some(10 * MIB + 30 * 70_000),
+        memory_per_slow_client_bytes: Some(70_000.0),
+        dropped_slow: 12_345,
+        slow_closed_by_server: closed,
+        slow_first_closed_s: (closed > 0).then_some(4.25),
+        slow_received: 9_000,
+        slow_phase_s: [12.0, 27.0],
+        per_s_start_s: -0.4,
+        healthy_p99_per_s_ms: per_s,
+    });
+    r
+}
+
+/// A run of the two room scenarios: fan-out at four room sizes for two servers, slow
+/// consumers for three (one never recovered, one had slow clients closed).
+pub fn rooms_run() -> Vec<RunResult> {
+    let mut results = Vec::new();
+    for server in ["profile-b/go", "profile-b/rust"] {
+        for size in [2, 10, 100, 1000] {
+            results.push(fanout(RUN, server, size));
+        }
+    }
+    results.push(slow_consumers(RUN, "profile-b/go", 2.0, 9.0, Some(3.0), 0));
+    results.push(slow_consumers(
+        RUN,
+        "profile-b/rust",
+        1.5,
+        2.0,
+        Some(0.0),
+        0,
+    ));
+    results.push(slow_consumers(RUN, "profile-b/zig", 1.8, 45.0, None, 30));
+    results
 }

@@ -93,7 +93,7 @@ impl RunRequest {
             None => check_transports(args, &servers, &transports)?,
         };
         let sweep = Sweep::new(args.sweep.clone()).map_err(usage)?;
-        sweep.check(&scenarios).map_err(usage)?;
+        sweep.check(&scenarios, args.mode).map_err(usage)?;
         let load_points = if sweep.is_empty() {
             Vec::new()
         } else {
@@ -218,6 +218,13 @@ fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)>
         (
             scenarios.contains(&Scenario::Capacity) && args.loadgen != LoadPath::Native,
             "the capacity scenario needs the native load path (its per-step histograms come from k6/x/chat): drop --loadgen js",
+        ),
+        (
+            scenarios
+                .iter()
+                .any(|s| matches!(s, Scenario::Fanout | Scenario::SlowConsumers))
+                && args.loadgen != LoadPath::Native,
+            "the fanout and slow-consumers scenarios need the native load path (their rooms and slow readers are k6/x/chat's): drop --loadgen js",
         ),
     ]
 }
@@ -422,6 +429,43 @@ mod tests {
             .map(|s| s.id)
             .collect();
         assert_eq!(built, ["profile-b/go", "profile-b/zig"]);
+    }
+
+    #[test]
+    fn a_fanout_room_size_sweep_plans_one_point_per_size_and_the_room_scenarios_need_the_native_path()
+     {
+        let request = check(&[
+            "--server",
+            "profile-b/go",
+            "--scenario",
+            "fanout",
+            "--sweep",
+            "room-size=2,10,100,1000",
+        ])
+        .unwrap();
+        assert_eq!(request.scenarios, [Scenario::Fanout]);
+        let sizes: Vec<f64> = request.load_points.iter().map(|p| p["room-size"]).collect();
+        assert_eq!(sizes, [2.0, 10.0, 100.0, 1000.0]);
+        // Smoke mode's 100 clients make no room of 1,000.
+        let err = check(&[
+            "--mode",
+            "smoke",
+            "--scenario",
+            "fanout",
+            "--sweep",
+            "room-size=2,1000",
+        ])
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("fanout in smoke mode has 100 clients"),
+            "{err}"
+        );
+        let err = check(&["--loadgen", "js", "--scenario", "slow-consumers"]).unwrap_err();
+        assert!(
+            err.to_string().contains("need the native load path"),
+            "{err}"
+        );
     }
 
     #[test]
