@@ -431,9 +431,9 @@ mod tests {
 
     #[tokio::test]
     async fn leave_of_one_room_keeps_the_connection_open_in_its_others() {
-        let hub = hub();
-        let mut alice = joined(&hub, "alice").await;
-        let mut bob = joined(&hub, "bob").await;
+        let (hub, addr) = start().await;
+        let mut alice = joined(addr, "alice").await;
+        let mut bob = joined(addr, "bob").await;
         next_text(&mut alice).await; // bob's join to public
         send(&mut alice, r#"{"type":"join","room":"lobby","user":"alice"}"#).await;
         assert_eq!(
