@@ -435,7 +435,11 @@ mod tests {
         let mut alice = joined(addr, "alice").await;
         let mut bob = joined(addr, "bob").await;
         next_text(&mut alice).await; // bob's join to public
-        send(&mut alice, r#"{"type":"join","room":"lobby","user":"alice"}"#).await;
+        send(
+            &mut alice,
+            r#"{"type":"join","room":"lobby","user":"alice"}"#,
+        )
+        .await;
         assert_eq!(
             next_text(&mut alice).await,
             r#"{"type":"join","room":"lobby","user":"alice","online":1}"#
@@ -451,7 +455,11 @@ mod tests {
             r#"{"type":"leave","room":"public","user":"alice","online":1}"#
         );
         send(&mut bob, r#"{"type":"chat","room":"public","text":"gone"}"#).await;
-        send(&mut bob, r#"{"type":"chat","room":"lobby","text":"still here"}"#).await;
+        send(
+            &mut bob,
+            r#"{"type":"chat","room":"lobby","text":"still here"}"#,
+        )
+        .await;
         assert_eq!(
             next_text(&mut alice).await,
             r#"{"type":"chat","room":"lobby","user":"bob","text":"still here"}"#

@@ -424,7 +424,11 @@ mod tests {
         let mut alice = joined(&hub, "alice").await;
         let mut bob = joined(&hub, "bob").await;
         next_text(&mut alice).await; // bob's join to public
-        send(&mut alice, r#"{"type":"join","room":"lobby","user":"alice"}"#).await;
+        send(
+            &mut alice,
+            r#"{"type":"join","room":"lobby","user":"alice"}"#,
+        )
+        .await;
         assert_eq!(
             next_text(&mut alice).await,
             r#"{"type":"join","room":"lobby","user":"alice","online":1}"#
@@ -440,7 +444,11 @@ mod tests {
             r#"{"type":"leave","room":"public","user":"alice","online":1}"#
         );
         send(&mut bob, r#"{"type":"chat","room":"public","text":"gone"}"#).await;
-        send(&mut bob, r#"{"type":"chat","room":"lobby","text":"still here"}"#).await;
+        send(
+            &mut bob,
+            r#"{"type":"chat","room":"lobby","text":"still here"}"#,
+        )
+        .await;
         assert_eq!(
             next_text(&mut alice).await,
             r#"{"type":"chat","room":"lobby","user":"bob","text":"still here"}"#

@@ -134,7 +134,10 @@ impl<T: From<String> + Clone> Hub<T> {
     /// How many rooms have members now.
     #[cfg(test)]
     fn room_count(&self) -> usize {
-        self.rooms.read().unwrap_or_else(PoisonError::into_inner).len()
+        self.rooms
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Asks every client to close with 1001.
@@ -345,7 +348,13 @@ mod tests {
         for outbox in [&mut alice, &mut bob, &mut carol] {
             drain(outbox);
         }
-        hub.chat(alice_id, &room("public"), r#""alice""#, r#""hi""#, Some("5"));
+        hub.chat(
+            alice_id,
+            &room("public"),
+            r#""alice""#,
+            r#""hi""#,
+            Some("5"),
+        );
         let expected = r#"{"type":"chat","room":"public","user":"alice","text":"hi","ts":5}"#;
         assert_eq!(drain(&mut bob), [expected]);
         assert_eq!(drain(&mut carol), [expected]);
@@ -392,7 +401,13 @@ mod tests {
         drain(&mut fast);
         let chats = QUEUE_CAPACITY + 50;
         for i in 0..chats {
-            hub.chat(alice_id, &room("public"), r#""alice""#, r#""x""#, Some(&i.to_string()));
+            hub.chat(
+                alice_id,
+                &room("public"),
+                r#""alice""#,
+                r#""x""#,
+                Some(&i.to_string()),
+            );
             assert_eq!(drain(&mut fast).len(), 1, "the fast member gets chat {i}");
         }
         assert_eq!(drain(&mut slow).len(), QUEUE_CAPACITY);
@@ -537,7 +552,11 @@ mod tests {
                 r#"{"type":"join","room":"blue","user":"alice","online":1}"#,
             ]
         );
-        assert_eq!(hub.stats.malformed.load(Relaxed), 1, "an empty user is still invalid");
+        assert_eq!(
+            hub.stats.malformed.load(Relaxed),
+            1,
+            "an empty user is still invalid"
+        );
     }
 
     #[test]

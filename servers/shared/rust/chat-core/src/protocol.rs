@@ -291,7 +291,8 @@ mod tests {
         };
         assert_eq!(&*room.name, "a\"bé\n");
         assert_eq!(&*room.json, r#""a\"bé\n""#);
-        let value: serde_json::Value = serde_json::from_str(&join(&room.json, r#""u""#, 1)).unwrap();
+        let value: serde_json::Value =
+            serde_json::from_str(&join(&room.json, r#""u""#, 1)).unwrap();
         assert_eq!(value["room"], "a\"bé\n");
     }
 
