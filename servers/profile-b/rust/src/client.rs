@@ -27,7 +27,7 @@ use chat_core::hub::{self, Handled, QUEUE_CAPACITY};
 use chat_core::pacer::Pacer;
 use chat_core::stats::{self, Stats};
 
-/// The room, with this stack's shared text buffer: a broadcast's one
+/// The hub, with this stack's shared text buffer: a broadcast's one
 /// `Utf8Bytes` goes to every recipient's writer without a copy.
 pub type Hub = hub::Hub<Utf8Bytes>;
 type Outbound = hub::Outbound<Utf8Bytes>;
@@ -135,7 +135,7 @@ impl ReadEnd {
 
 /// The reader's state.
 struct Client {
-    /// This connection in the room: join state, token bucket, its queue.
+    /// This connection in the hub: user name, rooms, token bucket, its queue.
     member: Member,
     /// Tells the writer to close, once.
     close: Option<oneshot::Sender<Option<CloseCode>>>,
@@ -416,6 +416,46 @@ mod tests {
             next_text(&mut alice).await,
             r#"{"type":"leave","room":"public","user":"bob","online":1}"#
         );
+    }
+
+    #[tokio::test]
+    async fn leave_of_one_room_keeps_the_connection_open_in_its_others() {
+        let hub = hub();
+        let mut alice = joined(&hub, "alice").await;
+        let mut bob = joined(&hub, "bob").await;
+        next_text(&mut alice).await; // bob's join to public
+        send(
+            &mut alice,
+            r#"{"type":"join","room":"lobby","user":"alice"}"#,
+        )
+        .await;
+        assert_eq!(
+            next_text(&mut alice).await,
+            r#"{"type":"join","room":"lobby","user":"alice","online":1}"#
+        );
+        send(&mut bob, r#"{"type":"join","room":"lobby","user":"bob"}"#).await;
+        let bob_in_lobby = r#"{"type":"join","room":"lobby","user":"bob","online":2}"#;
+        assert_eq!(next_text(&mut bob).await, bob_in_lobby);
+        assert_eq!(next_text(&mut alice).await, bob_in_lobby);
+
+        send(&mut alice, r#"{"type":"leave","room":"public"}"#).await;
+        assert_eq!(
+            next_text(&mut bob).await,
+            r#"{"type":"leave","room":"public","user":"alice","online":1}"#
+        );
+        send(&mut bob, r#"{"type":"chat","room":"public","text":"gone"}"#).await;
+        send(
+            &mut bob,
+            r#"{"type":"chat","room":"lobby","text":"still here"}"#,
+        )
+        .await;
+        assert_eq!(
+            next_text(&mut alice).await,
+            r#"{"type":"chat","room":"lobby","user":"bob","text":"still here"}"#
+        );
+        round_trip(&mut alice).await;
+        assert_eq!(hub.stats.malformed.load(Relaxed), 0);
+        assert_eq!(hub.stats.joins.load(Relaxed), 4);
     }
 
     #[tokio::test]

@@ -1,20 +1,24 @@
-//! The room: its members and the broadcast.
+//! The rooms: their members and the broadcasts.
 //!
-//! A member is a client's bounded outbound queue. A broadcast serializes its
-//! message once, into a reference-counted text buffer that every recipient's
-//! queue shares, and hands it over with `try_send`: a full queue drops the
-//! message (counted as `dropped_slow`) and the hub moves on, so it never
-//! waits for a slow client. The lock around the member map is held only
-//! while handing out; no socket is written under it, and counters are added
-//! after it is released.
+//! The hub maps each room's name to its members, and a member to its client's
+//! bounded outbound queue. A broadcast goes to one room's members only, never
+//! to every connection: it serializes its message once, into a
+//! reference-counted text buffer that every recipient's queue shares, and
+//! hands it over with `try_send`: a full queue drops the message (counted as
+//! `dropped_slow`) and the hub moves on, so it never waits for a slow client.
+//! The lock around the map is held only while joining, leaving and handing
+//! out; no socket is written under it, and counters are added after it is
+//! released. A room whose last member leaves is removed, so the map holds
+//! only the rooms in use.
 //!
 //! The buffer type `T` is the server's: the `Utf8Bytes` of its WebSocket
 //! stack, which its writer sends without a copy. Any `T: From<String> +
 //! Clone` whose clone shares the bytes (`Arc<str>` in the tests) will do.
 //!
-//! [`Member`] is one connection as the room sees it: the reader's protocol
-//! state (joined or not, the token bucket) and its own queue. The server's
-//! client hands it each text frame; the client's writer drains the queue.
+//! [`Member`] is one connection as the hub sees it: the reader's protocol
+//! state (its user name, its rooms, the token bucket) and its own queue. The
+//! server's client hands it each text frame; the client's writer drains the
+//! queue.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -24,7 +28,7 @@ use std::time::Instant;
 use tokio::sync::{mpsc, watch};
 
 use crate::limiter::TokenBucket;
-use crate::protocol::{self, Inbound};
+use crate::protocol::{self, Inbound, MAX_ROOMS, RoomName};
 use crate::stats::{self, Stats};
 
 /// Messages a client's outbound queue holds before further ones are dropped.
@@ -44,9 +48,13 @@ pub type Queue<T> = mpsc::Sender<Outbound<T>>;
 /// Identifies a client within the hub.
 pub type ClientId = u64;
 
+/// One room's members.
+type Members<T> = HashMap<ClientId, Queue<T>>;
+
 pub struct Hub<T> {
     pub stats: Arc<Stats>,
-    members: RwLock<HashMap<ClientId, Queue<T>>>,
+    /// Every room with at least one member, by its decoded name.
+    rooms: RwLock<HashMap<Box<str>, Members<T>>>,
     next_id: AtomicU64,
     /// Becomes true on shutdown; every client's writer then closes with 1001.
     closing: watch::Sender<bool>,
@@ -56,7 +64,7 @@ impl<T: From<String> + Clone> Hub<T> {
     pub fn new(stats: Arc<Stats>) -> Self {
         Self {
             stats,
-            members: RwLock::new(HashMap::new()),
+            rooms: RwLock::new(HashMap::new()),
             next_id: AtomicU64::new(0),
             closing: watch::Sender::new(false),
         }
@@ -66,41 +74,54 @@ impl<T: From<String> + Clone> Hub<T> {
         self.next_id.fetch_add(1, Relaxed)
     }
 
-    /// Adds a member and announces it to everyone, the joiner included. The
-    /// queue is in the room before the announcement, so the joiner's own copy
-    /// is its acknowledgement and nothing broadcast after it is missed.
-    pub fn join(&self, id: ClientId, user: &str, queue: Queue<T>) {
+    /// Adds a member to `room` (creating the room) and announces it to every
+    /// member of the room, the joiner included. The queue is in the room
+    /// before the announcement, so the joiner's own copy is its
+    /// acknowledgement and nothing broadcast in the room after it is missed.
+    pub fn join(&self, id: ClientId, room: &RoomName, user: &str, queue: Queue<T>) {
         let dropped = {
-            let mut members = self.members.write().unwrap_or_else(PoisonError::into_inner);
+            let mut rooms = self.rooms.write().unwrap_or_else(PoisonError::into_inner);
+            let members = rooms.entry(room.name.clone()).or_default();
             members.insert(id, queue);
             // Under the write lock, so `online` counts rise in the order members see them.
-            let message = shared(protocol::join(user, members.len()), false);
+            let message = shared(protocol::join(&room.json, user, members.len()), false);
             hand_out(members.values(), &message)
         };
         stats::add(&self.stats.joins, 1);
         stats::add(&self.stats.dropped_slow, dropped);
     }
 
-    /// Removes a member and announces it to those remaining. Returns false
-    /// (and announces nothing) if it was not a member.
-    pub fn leave(&self, id: ClientId, user: &str) -> bool {
+    /// Removes a member from `room` and announces it to those remaining; the
+    /// last member's leave removes the room. Returns false (and announces
+    /// nothing) if it was not a member.
+    pub fn leave(&self, id: ClientId, room: &RoomName, user: &str) -> bool {
         let dropped = {
-            let mut members = self.members.write().unwrap_or_else(PoisonError::into_inner);
+            let mut rooms = self.rooms.write().unwrap_or_else(PoisonError::into_inner);
+            let Some(members) = rooms.get_mut(&*room.name) else {
+                return false;
+            };
             if members.remove(&id).is_none() {
                 return false;
             }
-            let message = shared(protocol::leave(user, members.len()), false);
+            if members.is_empty() {
+                rooms.remove(&*room.name);
+                return true;
+            }
+            let message = shared(protocol::leave(&room.json, user, members.len()), false);
             hand_out(members.values(), &message)
         };
         stats::add(&self.stats.dropped_slow, dropped);
         true
     }
 
-    /// Sends a chat to every member but its sender.
-    pub fn chat(&self, from: ClientId, user: &str, text: &str, ts: Option<&str>) {
-        let message = shared(protocol::chat(user, text, ts), true);
+    /// Sends a chat to every member of `room` but its sender.
+    pub fn chat(&self, from: ClientId, room: &RoomName, user: &str, text: &str, ts: Option<&str>) {
+        let message = shared(protocol::chat(&room.json, user, text, ts), true);
         let dropped = {
-            let members = self.members.read().unwrap_or_else(PoisonError::into_inner);
+            let rooms = self.rooms.read().unwrap_or_else(PoisonError::into_inner);
+            let Some(members) = rooms.get(&*room.name) else {
+                return;
+            };
             let others = members
                 .iter()
                 .filter(|&(&id, _)| id != from)
@@ -108,6 +129,15 @@ impl<T: From<String> + Clone> Hub<T> {
             hand_out(others, &message)
         };
         stats::add(&self.stats.dropped_slow, dropped);
+    }
+
+    /// How many rooms have members now.
+    #[cfg(test)]
+    fn room_count(&self) -> usize {
+        self.rooms
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Asks every client to close with 1001.
@@ -144,24 +174,28 @@ fn hand_out<'a, T: Clone + 'a>(
     dropped
 }
 
-/// What a frame asks of the connection, beyond what the room already did.
+/// What a frame asks of the connection, beyond what the hub already did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handled {
     /// Keep reading.
     Continue,
-    /// The member left: close the connection with 1000.
+    /// The member left every room: close the connection with 1000.
     Left,
 }
 
-/// One connection's side of the room, owned by its reader.
+/// One connection's side of the hub, owned by its reader.
 pub struct Member<T> {
     id: ClientId,
     hub: Arc<Hub<T>>,
-    /// This connection's own queue, for the room and for pongs.
+    /// This connection's own queue, for its rooms and for pongs.
     queue: Queue<T>,
     bucket: TokenBucket,
-    /// The JSON-encoded user name, once joined.
+    /// The JSON-encoded user name, set by the first successful join and kept
+    /// for every later one, even after the connection has left every room.
     user: Option<String>,
+    /// The rooms this connection is in, in the order it joined them; at most
+    /// `MAX_ROOMS`, so a linear search is the fastest lookup.
+    rooms: Vec<RoomName>,
 }
 
 impl<T: From<String> + Clone> Member<T> {
@@ -173,6 +207,7 @@ impl<T: From<String> + Clone> Member<T> {
             queue,
             bucket: TokenBucket::new(Instant::now()),
             user: None,
+            rooms: Vec::new(),
         }
     }
 
@@ -192,41 +227,69 @@ impl<T: From<String> + Clone> Member<T> {
             stats::add(&stats.malformed, 1);
             return Handled::Continue;
         };
-        match (inbound, &self.user) {
-            (Inbound::Join { user }, None) => {
-                self.hub.join(self.id, &user, self.queue.clone());
-                self.user = Some(user);
+        match inbound {
+            Inbound::Join { room, user } => {
+                if self.position(&room.name).is_some() {
+                    // A second join to a room is ignored.
+                } else if self.rooms.len() == MAX_ROOMS {
+                    stats::add(&stats.malformed, 1);
+                } else {
+                    let user = self.user.get_or_insert(user);
+                    self.hub.join(self.id, &room, user, self.queue.clone());
+                    self.rooms.push(room);
+                }
             }
-            (Inbound::Join { .. }, Some(_)) => {} // a second join is ignored
-            (Inbound::Chat { text, ts }, Some(user)) => {
+            Inbound::Chat { room, text, ts } => {
+                let joined = self.position(&room).map(|i| &self.rooms[i]);
+                let (Some(room), Some(user)) = (joined, &self.user) else {
+                    stats::add(&stats.malformed, 1);
+                    return Handled::Continue;
+                };
                 stats::add(&stats.chat_in, 1);
                 if self.bucket.allow(now) {
                     stats::add(&stats.chat_accepted, 1);
-                    self.hub.chat(self.id, user, text, ts);
+                    self.hub.chat(self.id, room, user, text, ts);
                 } else {
                     stats::add(&stats.dropped_ratelimit, 1);
                 }
             }
-            (Inbound::Ping { ts }, _) => {
+            Inbound::Ping { ts } => {
                 let pong = shared(protocol::pong(ts), false);
                 if let Err(mpsc::error::TrySendError::Full(_)) = self.queue.try_send(pong) {
                     stats::add(&stats.dropped_slow, 1);
                 }
             }
-            (Inbound::Leave, Some(_)) => {
+            Inbound::Leave { room: None } if !self.rooms.is_empty() => {
                 self.leave();
                 return Handled::Left;
             }
-            (Inbound::Chat { .. } | Inbound::Leave, None) => stats::add(&stats.malformed, 1),
+            Inbound::Leave { room: Some(room) } => {
+                let joined = self.position(&room);
+                let (Some(i), Some(user)) = (joined, &self.user) else {
+                    stats::add(&stats.malformed, 1);
+                    return Handled::Continue;
+                };
+                let room = self.rooms.remove(i);
+                self.hub.leave(self.id, &room, user);
+            }
+            Inbound::Leave { room: None } => stats::add(&stats.malformed, 1),
         }
         Handled::Continue
     }
 
-    /// Leaves the room if in it; the hub tells the remaining members. The
-    /// client calls it when its connection ends, whatever ended it.
+    /// Where `room` is in this connection's rooms, if it is in it.
+    fn position(&self, room: &str) -> Option<usize> {
+        self.rooms.iter().position(|joined| *joined.name == *room)
+    }
+
+    /// Leaves every room it is in; in each, the hub tells the remaining
+    /// members. The client calls it when its connection ends, whatever ended
+    /// it.
     pub fn leave(&mut self) {
-        if let Some(user) = self.user.take() {
-            self.hub.leave(self.id, &user);
+        if let Some(user) = &self.user {
+            for room in self.rooms.drain(..) {
+                self.hub.leave(self.id, &room, user);
+            }
         }
     }
 }
@@ -246,10 +309,15 @@ mod tests {
         Arc::new(Hub::new(Arc::new(Stats::new("wsc-test"))))
     }
 
+    fn room(name: &str) -> RoomName {
+        RoomName::new(name).unwrap()
+    }
+
+    /// A client that has joined `public` through the hub directly.
     fn member(hub: &Hub, user: &str) -> (ClientId, mpsc::Receiver<Outbound>) {
         let id = hub.next_id();
         let (queue, outbox) = mpsc::channel(QUEUE_CAPACITY);
-        hub.join(id, user, queue);
+        hub.join(id, &room("public"), user, queue);
         (id, outbox)
     }
 
@@ -280,7 +348,13 @@ mod tests {
         for outbox in [&mut alice, &mut bob, &mut carol] {
             drain(outbox);
         }
-        hub.chat(alice_id, r#""alice""#, r#""hi""#, Some("5"));
+        hub.chat(
+            alice_id,
+            &room("public"),
+            r#""alice""#,
+            r#""hi""#,
+            Some("5"),
+        );
         let expected = r#"{"type":"chat","room":"public","user":"alice","text":"hi","ts":5}"#;
         assert_eq!(drain(&mut bob), [expected]);
         assert_eq!(drain(&mut carol), [expected]);
@@ -295,7 +369,7 @@ mod tests {
         let (_, mut carol) = member(&hub, r#""carol""#);
         drain(&mut bob);
         drain(&mut carol);
-        hub.chat(alice_id, r#""alice""#, r#""hi""#, None);
+        hub.chat(alice_id, &room("public"), r#""alice""#, r#""hi""#, None);
         let (to_bob, to_carol) = (bob.try_recv().unwrap(), carol.try_recv().unwrap());
         assert!(to_bob.chat);
         assert_eq!(to_bob.text.as_ptr(), to_carol.text.as_ptr());
@@ -308,8 +382,8 @@ mod tests {
         let (_, mut bob) = member(&hub, r#""bob""#);
         drain(&mut alice);
         drain(&mut bob);
-        assert!(hub.leave(alice_id, r#""alice""#));
-        assert!(!hub.leave(alice_id, r#""alice""#));
+        assert!(hub.leave(alice_id, &room("public"), r#""alice""#));
+        assert!(!hub.leave(alice_id, &room("public"), r#""alice""#));
         assert_eq!(
             drain(&mut bob),
             [r#"{"type":"leave","room":"public","user":"alice","online":1}"#]
@@ -327,7 +401,13 @@ mod tests {
         drain(&mut fast);
         let chats = QUEUE_CAPACITY + 50;
         for i in 0..chats {
-            hub.chat(alice_id, r#""alice""#, r#""x""#, Some(&i.to_string()));
+            hub.chat(
+                alice_id,
+                &room("public"),
+                r#""alice""#,
+                r#""x""#,
+                Some(&i.to_string()),
+            );
             assert_eq!(drain(&mut fast).len(), 1, "the fast member gets chat {i}");
         }
         assert_eq!(drain(&mut slow).len(), QUEUE_CAPACITY);
@@ -353,11 +433,23 @@ mod tests {
     }
 
     fn join_frame(user: &str) -> String {
-        format!(r#"{{"type":"join","room":"public","user":"{user}"}}"#)
+        join_room_frame("public", user)
+    }
+
+    fn join_room_frame(room: &str, user: &str) -> String {
+        format!(r#"{{"type":"join","room":"{room}","user":"{user}"}}"#)
+    }
+
+    fn chat_frame(room: &str, text: &str) -> String {
+        format!(r#"{{"type":"chat","room":"{room}","text":"{text}"}}"#)
+    }
+
+    fn leave_frame(room: &str) -> String {
+        format!(r#"{{"type":"leave","room":"{room}"}}"#)
     }
 
     #[test]
-    fn a_member_joins_once_and_a_second_join_is_ignored() {
+    fn a_member_joins_a_room_once_and_a_second_join_is_ignored() {
         let hub = hub();
         let (mut alice, mut outbox) = connected(&hub);
         assert_eq!(alice.on_text(&join_frame("alice")), Handled::Continue);
@@ -377,12 +469,234 @@ mod tests {
         let (_, mut bob) = member(&hub, r#""bob""#);
         drain(&mut bob);
         let (mut stranger, _outbox) = connected(&hub);
-        stranger.on_text(r#"{"type":"chat","room":"public","text":"hi"}"#);
+        stranger.on_text(&chat_frame("public", "hi"));
         assert_eq!(stranger.on_text(r#"{"type":"leave"}"#), Handled::Continue);
+        assert_eq!(stranger.on_text(&leave_frame("public")), Handled::Continue);
         stranger.on_text("{");
         assert!(drain(&mut bob).is_empty());
-        assert_eq!(hub.stats.malformed.load(Relaxed), 3);
+        assert_eq!(hub.stats.malformed.load(Relaxed), 4);
         assert_eq!(hub.stats.chat_in.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn rooms_are_isolated_from_each_other() {
+        let hub = hub();
+        let (mut alice, mut alice_outbox) = connected(&hub);
+        let (mut bob, mut bob_outbox) = connected(&hub);
+        let (mut carol, mut carol_outbox) = connected(&hub);
+        alice.on_text(&join_room_frame("red", "alice"));
+        alice.on_text(&join_room_frame("blue", "alice"));
+        bob.on_text(&join_room_frame("red", "bob"));
+        carol.on_text(&join_room_frame("blue", "carol"));
+        assert_eq!(
+            drain(&mut alice_outbox),
+            [
+                r#"{"type":"join","room":"red","user":"alice","online":1}"#,
+                r#"{"type":"join","room":"blue","user":"alice","online":1}"#,
+                r#"{"type":"join","room":"red","user":"bob","online":2}"#,
+                r#"{"type":"join","room":"blue","user":"carol","online":2}"#,
+            ]
+        );
+        assert_eq!(
+            drain(&mut bob_outbox),
+            [r#"{"type":"join","room":"red","user":"bob","online":2}"#]
+        );
+        assert_eq!(
+            drain(&mut carol_outbox),
+            [r#"{"type":"join","room":"blue","user":"carol","online":2}"#]
+        );
+
+        bob.on_text(&chat_frame("red", "to red"));
+        carol.on_text(&chat_frame("blue", "to blue"));
+        alice.on_text(&chat_frame("blue", "from alice"));
+        assert_eq!(
+            drain(&mut alice_outbox),
+            [
+                r#"{"type":"chat","room":"red","user":"bob","text":"to red"}"#,
+                r#"{"type":"chat","room":"blue","user":"carol","text":"to blue"}"#,
+            ]
+        );
+        assert!(drain(&mut bob_outbox).is_empty());
+        assert_eq!(
+            drain(&mut carol_outbox),
+            [r#"{"type":"chat","room":"blue","user":"alice","text":"from alice"}"#]
+        );
+        assert_eq!(hub.stats.joins.load(Relaxed), 4);
+    }
+
+    #[test]
+    fn a_chat_to_a_room_the_member_is_not_in_is_malformed() {
+        let hub = hub();
+        let (mut alice, _alice_outbox) = connected(&hub);
+        let (mut bob, mut bob_outbox) = connected(&hub);
+        alice.on_text(&join_room_frame("red", "alice"));
+        bob.on_text(&join_room_frame("blue", "bob"));
+        drain(&mut bob_outbox);
+        alice.on_text(&chat_frame("blue", "intruding"));
+        assert!(drain(&mut bob_outbox).is_empty());
+        assert_eq!(hub.stats.malformed.load(Relaxed), 1);
+        assert_eq!(hub.stats.chat_in.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn later_joins_use_the_first_joins_user_name() {
+        let hub = hub();
+        let (mut alice, mut outbox) = connected(&hub);
+        alice.on_text(&join_room_frame("red", "alice"));
+        alice.on_text(&join_room_frame("blue", "mallory"));
+        alice.on_text(&join_room_frame("green", ""));
+        assert_eq!(
+            drain(&mut outbox),
+            [
+                r#"{"type":"join","room":"red","user":"alice","online":1}"#,
+                r#"{"type":"join","room":"blue","user":"alice","online":1}"#,
+            ]
+        );
+        assert_eq!(
+            hub.stats.malformed.load(Relaxed),
+            1,
+            "an empty user is still invalid"
+        );
+    }
+
+    #[test]
+    fn online_counts_the_members_of_that_room_only() {
+        let hub = hub();
+        let (mut alice, _a) = connected(&hub);
+        let (mut bob, _b) = connected(&hub);
+        let (mut carol, mut carol_outbox) = connected(&hub);
+        alice.on_text(&join_room_frame("red", "alice"));
+        bob.on_text(&join_room_frame("red", "bob"));
+        carol.on_text(&join_room_frame("red", "carol"));
+        carol.on_text(&join_room_frame("blue", "carol"));
+        bob.on_text(&leave_frame("red"));
+        assert_eq!(
+            drain(&mut carol_outbox),
+            [
+                r#"{"type":"join","room":"red","user":"carol","online":3}"#,
+                r#"{"type":"join","room":"blue","user":"carol","online":1}"#,
+                r#"{"type":"leave","room":"red","user":"bob","online":2}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_17th_room_is_malformed_and_a_repeat_join_at_16_is_ignored() {
+        let hub = hub();
+        let (mut alice, mut outbox) = connected(&hub);
+        for i in 0..MAX_ROOMS {
+            alice.on_text(&join_room_frame(&format!("room{i}"), "alice"));
+        }
+        assert_eq!(drain(&mut outbox).len(), MAX_ROOMS);
+        alice.on_text(&join_room_frame("room0", "alice"));
+        assert_eq!(hub.stats.malformed.load(Relaxed), 0);
+        alice.on_text(&join_room_frame("one-too-many", "alice"));
+        assert!(drain(&mut outbox).is_empty());
+        assert_eq!(hub.stats.malformed.load(Relaxed), 1);
+        assert_eq!(hub.stats.joins.load(Relaxed), MAX_ROOMS as u64);
+        // Leaving one makes room for another.
+        alice.on_text(&leave_frame("room3"));
+        alice.on_text(&join_room_frame("one-too-many", "alice"));
+        assert_eq!(
+            drain(&mut outbox),
+            [r#"{"type":"join","room":"one-too-many","user":"alice","online":1}"#]
+        );
+    }
+
+    #[test]
+    fn leave_of_one_room_keeps_the_connection_in_its_others() {
+        let hub = hub();
+        let (mut alice, mut alice_outbox) = connected(&hub);
+        let (mut bob, mut bob_outbox) = connected(&hub);
+        alice.on_text(&join_room_frame("red", "alice"));
+        alice.on_text(&join_room_frame("blue", "alice"));
+        bob.on_text(&join_room_frame("red", "bob"));
+        bob.on_text(&join_room_frame("blue", "bob"));
+        drain(&mut alice_outbox);
+        drain(&mut bob_outbox);
+
+        assert_eq!(alice.on_text(&leave_frame("red")), Handled::Continue);
+        assert_eq!(
+            drain(&mut bob_outbox),
+            [r#"{"type":"leave","room":"red","user":"alice","online":1}"#]
+        );
+        assert!(drain(&mut alice_outbox).is_empty());
+        bob.on_text(&chat_frame("red", "gone"));
+        bob.on_text(&chat_frame("blue", "still here"));
+        assert_eq!(
+            drain(&mut alice_outbox),
+            [r#"{"type":"chat","room":"blue","user":"bob","text":"still here"}"#]
+        );
+        // A second leave of the same room, and a chat to it, are malformed.
+        assert_eq!(alice.on_text(&leave_frame("red")), Handled::Continue);
+        alice.on_text(&chat_frame("red", "hi"));
+        assert_eq!(hub.stats.malformed.load(Relaxed), 2);
+        assert!(drain(&mut bob_outbox).is_empty());
+    }
+
+    #[test]
+    fn leaving_the_last_room_is_as_if_never_joined_but_the_name_stays() {
+        let hub = hub();
+        let (mut alice, mut outbox) = connected(&hub);
+        alice.on_text(&join_room_frame("red", "alice"));
+        assert_eq!(alice.on_text(&leave_frame("red")), Handled::Continue);
+        alice.on_text(&chat_frame("red", "hi"));
+        assert_eq!(alice.on_text(r#"{"type":"leave"}"#), Handled::Continue);
+        assert_eq!(hub.stats.malformed.load(Relaxed), 2);
+        alice.on_text(&join_room_frame("blue", "someone-else"));
+        assert_eq!(
+            drain(&mut outbox),
+            [
+                r#"{"type":"join","room":"red","user":"alice","online":1}"#,
+                r#"{"type":"join","room":"blue","user":"alice","online":1}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_room_is_forgotten() {
+        let hub = hub();
+        let (mut alice, _a) = connected(&hub);
+        let (mut bob, _b) = connected(&hub);
+        for i in 0..1000 {
+            let name = format!("room{i}");
+            alice.on_text(&join_room_frame(&name, "alice"));
+            bob.on_text(&join_room_frame(&name, "bob"));
+            alice.on_text(&leave_frame(&name));
+            assert_eq!(hub.room_count(), 1);
+            bob.on_text(&leave_frame(&name));
+            assert_eq!(hub.room_count(), 0);
+        }
+        alice.on_text(&join_room_frame("red", "alice"));
+        bob.on_text(&join_room_frame("blue", "bob"));
+        assert_eq!(hub.room_count(), 2);
+        alice.leave();
+        bob.leave();
+        assert_eq!(hub.room_count(), 0);
+    }
+
+    #[test]
+    fn leave_without_a_room_leaves_every_room_and_asks_for_the_close() {
+        let hub = hub();
+        let (mut alice, mut alice_outbox) = connected(&hub);
+        let (mut bob, mut bob_outbox) = connected(&hub);
+        alice.on_text(&join_room_frame("red", "alice"));
+        alice.on_text(&join_room_frame("blue", "alice"));
+        bob.on_text(&join_room_frame("red", "bob"));
+        bob.on_text(&join_room_frame("blue", "bob"));
+        drain(&mut alice_outbox);
+        drain(&mut bob_outbox);
+        assert_eq!(alice.on_text(r#"{"type":"leave"}"#), Handled::Left);
+        // The connection ending afterwards must not announce the leave twice.
+        alice.leave();
+        assert_eq!(
+            drain(&mut bob_outbox),
+            [
+                r#"{"type":"leave","room":"red","user":"alice","online":1}"#,
+                r#"{"type":"leave","room":"blue","user":"alice","online":1}"#,
+            ]
+        );
+        assert!(drain(&mut alice_outbox).is_empty());
     }
 
     #[test]
@@ -394,13 +708,28 @@ mod tests {
         drain(&mut bob);
         let now = Instant::now();
         for _ in 0..30 {
-            alice.on_text_at(r#"{"type":"chat","room":"public","text":"x"}"#, now);
+            alice.on_text_at(&chat_frame("public", "x"), now);
         }
         assert_eq!(drain(&mut bob).len(), 10);
         let stats = &hub.stats;
         assert_eq!(stats.chat_in.load(Relaxed), 30);
         assert_eq!(stats.chat_accepted.load(Relaxed), 10);
         assert_eq!(stats.dropped_ratelimit.load(Relaxed), 20);
+    }
+
+    #[test]
+    fn one_bucket_serves_every_room_of_a_connection() {
+        let hub = hub();
+        let (mut alice, _alice_outbox) = connected(&hub);
+        alice.on_text(&join_room_frame("red", "alice"));
+        alice.on_text(&join_room_frame("blue", "alice"));
+        let now = Instant::now();
+        for i in 0..20 {
+            let room = if i % 2 == 0 { "red" } else { "blue" };
+            alice.on_text_at(&chat_frame(room, "x"), now);
+        }
+        assert_eq!(hub.stats.chat_accepted.load(Relaxed), 10);
+        assert_eq!(hub.stats.dropped_ratelimit.load(Relaxed), 10);
     }
 
     #[test]
@@ -417,34 +746,22 @@ mod tests {
     }
 
     #[test]
-    fn leave_is_announced_once_and_asks_for_the_close() {
-        let hub = hub();
-        let (mut alice, mut alice_outbox) = connected(&hub);
-        alice.on_text(&join_frame("alice"));
-        let (_, mut bob) = member(&hub, r#""bob""#);
-        drain(&mut bob);
-        drain(&mut alice_outbox);
-        assert_eq!(alice.on_text(r#"{"type":"leave"}"#), Handled::Left);
-        // The connection ending afterwards must not announce the leave twice.
-        alice.leave();
-        assert_eq!(
-            drain(&mut bob),
-            [r#"{"type":"leave","room":"public","user":"alice","online":1}"#]
-        );
-        assert!(drain(&mut alice_outbox).is_empty());
-    }
-
-    #[test]
-    fn a_disconnect_without_leave_is_announced_as_a_leave() {
+    fn a_disconnect_without_leave_is_announced_in_every_room() {
         let hub = hub();
         let (mut alice, _outbox) = connected(&hub);
         alice.on_text(&join_frame("alice"));
-        let (_, mut bob) = member(&hub, r#""bob""#);
-        drain(&mut bob);
+        alice.on_text(&join_room_frame("lobby", "alice"));
+        let (mut bob, mut bob_outbox) = connected(&hub);
+        bob.on_text(&join_frame("bob"));
+        bob.on_text(&join_room_frame("lobby", "bob"));
+        drain(&mut bob_outbox);
         alice.leave();
         assert_eq!(
-            drain(&mut bob),
-            [r#"{"type":"leave","room":"public","user":"alice","online":1}"#]
+            drain(&mut bob_outbox),
+            [
+                r#"{"type":"leave","room":"public","user":"alice","online":1}"#,
+                r#"{"type":"leave","room":"lobby","user":"alice","online":1}"#,
+            ]
         );
     }
 }
