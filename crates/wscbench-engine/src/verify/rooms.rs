@@ -342,6 +342,16 @@ pub(super) fn leave_one_room(ctx: &Context) -> CheckFuture<'_> {
     })
 }
 
+/// A room name of exactly 64 characters: `prefix`, then `é` (two bytes each), so a server
+/// that counts bytes instead of characters refuses it.
+fn room_of_64(prefix: &str) -> String {
+    prefix
+        .chars()
+        .chain(std::iter::repeat('é'))
+        .take(64)
+        .collect()
+}
+
 /// Joins and chats whose room is empty, 65 characters long, a number, or missing: each
 /// one malformed.
 fn invalid_room_names(user: &str) -> Vec<(&'static str, Value)> {
@@ -401,12 +411,7 @@ pub(super) fn room_names(ctx: &Context) -> CheckFuture<'_> {
         )
         .await?;
         // 64 characters (Unicode scalar values, not bytes) is a valid room.
-        let prefix = ctx.room("names", "64-");
-        let room64: String = prefix
-            .chars()
-            .chain(std::iter::repeat('é'))
-            .take(64)
-            .collect();
+        let room64 = room_of_64(&ctx.room("names", "64-"));
         let online = join_room(&mut a, &room64)
             .await
             .map_err(|e| format!("a 64-character room must be joinable: {e}"))?;
@@ -503,4 +508,28 @@ pub(super) fn disconnect_leaves_every_room(ctx: &Context) -> CheckFuture<'_> {
                 .into(),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_64_character_room_is_64_characters_and_over_64_bytes() {
+        let room = room_of_64("v1a2b3c-names-64-");
+        assert_eq!(room.chars().count(), 64);
+        assert!(room.len() > 64, "{} bytes", room.len());
+    }
+
+    #[test]
+    fn every_invalid_room_name_case_lacks_a_valid_room() {
+        let cases = invalid_room_names("alice");
+        assert_eq!(cases.len(), 8);
+        for (what, message) in cases {
+            let valid = message["room"]
+                .as_str()
+                .is_some_and(|r| (1..=64).contains(&r.chars().count()));
+            assert!(!valid, "{what}: {message}");
+        }
+    }
 }
