@@ -346,7 +346,7 @@ const ROOM_CHECKS: [&str; 5] = [
     "online_per_room",
     "leave_one_room",
     "room_names",
-    "disconnect_leaves_every_room",
+    "disconnect_all_rooms",
 ];
 
 /// Runs the named checks (in `verify`'s order, whatever the order asked) against a server
@@ -377,15 +377,12 @@ async fn a_server_that_keeps_the_room_rules_passes_every_room_check() {
 async fn a_server_that_broadcasts_to_every_room_fails_the_isolation_check() {
     let results = check(
         Weakness::BroadcastsToAllRooms,
-        &["rooms_isolated", "disconnect_leaves_every_room"],
+        &["rooms_isolated", "disconnect_all_rooms"],
     )
     .await;
     assert_eq!(
         verdicts(&results),
-        [
-            ("rooms_isolated", false),
-            ("disconnect_leaves_every_room", true)
-        ],
+        [("rooms_isolated", false), ("disconnect_all_rooms", true)],
         "{results:#?}"
     );
     assert!(
@@ -418,15 +415,12 @@ async fn a_server_that_counts_online_over_all_rooms_fails_the_online_check() {
 async fn a_server_that_closes_on_a_leave_with_a_room_fails_the_leave_one_room_check() {
     let results = check(
         Weakness::ClosesOnLeaveWithRoom,
-        &["leave_one_room", "disconnect_leaves_every_room"],
+        &["leave_one_room", "disconnect_all_rooms"],
     )
     .await;
     assert_eq!(
         verdicts(&results),
-        [
-            ("leave_one_room", false),
-            ("disconnect_leaves_every_room", true)
-        ],
+        [("leave_one_room", false), ("disconnect_all_rooms", true)],
         "{results:#?}"
     );
     assert!(
@@ -463,15 +457,12 @@ async fn a_server_that_accepts_65_character_rooms_fails_the_room_names_check() {
 async fn a_server_that_broadcasts_a_disconnect_in_one_room_only_fails_the_disconnect_check() {
     let results = check(
         Weakness::DisconnectLeavesFirstRoomOnly,
-        &["disconnect_leaves_every_room", "leave_one_room"],
+        &["disconnect_all_rooms", "leave_one_room"],
     )
     .await;
     assert_eq!(
         verdicts(&results),
-        [
-            ("leave_one_room", true),
-            ("disconnect_leaves_every_room", false)
-        ],
+        [("leave_one_room", true), ("disconnect_all_rooms", false)],
         "{results:#?}"
     );
     assert!(

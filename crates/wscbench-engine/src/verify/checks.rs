@@ -96,9 +96,9 @@ pub(super) static ALL: &[Check] = &[
         run: rooms::room_names,
     },
     Check {
-        name: "disconnect_leaves_every_room",
+        name: "disconnect_all_rooms",
         rule: "a member of two rooms that drops its TCP connection is broadcast as a leave in both; an emptied room counts from 1 again",
-        run: rooms::disconnect_leaves_every_room,
+        run: rooms::disconnect_all_rooms,
     },
     Check {
         name: "rate_limit",

@@ -212,7 +212,7 @@ pub const QUICK_CHECKS: &[&str] = &[
     "online_per_room",
     "leave_one_room",
     "room_names",
-    "disconnect_leaves_every_room",
+    "disconnect_all_rooms",
 ];
 
 /// Longest any single check may take before it fails as hung.

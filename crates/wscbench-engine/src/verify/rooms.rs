@@ -462,7 +462,7 @@ pub(super) fn room_names(ctx: &Context) -> CheckFuture<'_> {
     })
 }
 
-pub(super) fn disconnect_leaves_every_room(ctx: &Context) -> CheckFuture<'_> {
+pub(super) fn disconnect_all_rooms(ctx: &Context) -> CheckFuture<'_> {
     Box::pin(async move {
         let t = &ctx.target;
         let (r1, r2) = (ctx.room("drop2", "r1"), ctx.room("drop2", "r2"));
