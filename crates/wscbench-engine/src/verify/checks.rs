@@ -10,6 +10,7 @@ use tokio_tungstenite::tungstenite::Message;
 use wscbench_results::ServerStats;
 
 use super::client::{self, Event, Member, code_text, is, now_ms, rand_ts};
+use super::rooms;
 use super::{Check, CheckFuture, Context, Target};
 use crate::http;
 
@@ -26,12 +27,12 @@ pub(super) static ALL: &[Check] = &[
     },
     Check {
         name: "join_ack",
-        rule: "join is broadcast to all, joiner included, with the online count",
+        rule: "join is broadcast to every member of its room, joiner included, with the room's online count",
         run: join_ack,
     },
     Check {
         name: "chat_broadcast",
-        rule: "chat reaches every other member, never the sender, ts echoed",
+        rule: "chat reaches every other member of its room, never the sender, ts echoed",
         run: chat_broadcast,
     },
     Check {
@@ -41,7 +42,7 @@ pub(super) static ALL: &[Check] = &[
     },
     Check {
         name: "leave",
-        rule: "leave is broadcast to the others and the server closes with 1000",
+        rule: "leave without room is broadcast to the room's others and the server closes with 1000",
         run: leave,
     },
     Check {
@@ -56,12 +57,12 @@ pub(super) static ALL: &[Check] = &[
     },
     Check {
         name: "chat_before_join",
-        rule: "chat and leave before join are ignored; the connection stays open",
+        rule: "chat and leave before any join are ignored; the connection stays open",
         run: chat_before_join,
     },
     Check {
         name: "invalid_input",
-        rule: "malformed JSON, unknown type, wrong room, wrong types and binary frames are ignored",
+        rule: "malformed JSON, unknown type, a chat to a room not joined, wrong types and binary frames are ignored",
         run: invalid_input,
     },
     Check {
@@ -73,6 +74,31 @@ pub(super) static ALL: &[Check] = &[
         name: "size_limit",
         rule: "4096 bytes pass; 4097 bytes close with 1009",
         run: size_limit,
+    },
+    Check {
+        name: "rooms_isolated",
+        rule: "a join or chat is broadcast in its own room only: r1's chat reaches r1's other members, never r2's, and r2's joins and chats never reach r1",
+        run: rooms::rooms_isolated,
+    },
+    Check {
+        name: "online_per_room",
+        rule: "a join's online counts the members of that room only; a member of two rooms hears each room's own count; a further join keeps the first join's user name",
+        run: rooms::online_per_room,
+    },
+    Check {
+        name: "leave_one_room",
+        rule: "leave with a room leaves that room only: its others get the leave with online decremented, the connection stays open in its other rooms, a chat to the room it left is malformed; leave without room then leaves the rest and closes 1000",
+        run: rooms::leave_one_room,
+    },
+    Check {
+        name: "room_names",
+        rule: "a room that is empty, over 64 characters, not a string, or missing on join or chat is malformed (counted, connection open); 64 characters are valid; a second join to a room is ignored; a join to a 17th room is malformed",
+        run: rooms::room_names,
+    },
+    Check {
+        name: "disconnect_all_rooms",
+        rule: "a member of two rooms that drops its TCP connection is broadcast as a leave in both; an emptied room counts from 1 again",
+        run: rooms::disconnect_all_rooms,
     },
     Check {
         name: "rate_limit",
@@ -249,7 +275,7 @@ fn stats_counters(ctx: &Context) -> CheckFuture<'_> {
     })
 }
 
-fn counter(s: &ServerStats, name: &str) -> u64 {
+pub(super) fn counter(s: &ServerStats, name: &str) -> u64 {
     match name {
         "connections_total" => s.connections_total,
         "joins" => s.joins,
@@ -438,6 +464,7 @@ fn invalid_input(ctx: &Context) -> CheckFuture<'_> {
         let mut a = Member::join(&ctx.target, ctx.user("bad", "a")).await?;
         let mut b = Member::join(&ctx.target, ctx.user("bad", "b")).await?;
         let long_user = "u".repeat(65);
+        let not_joined = ctx.room("bad", "not-joined");
         let cases: Vec<(&str, Message)> = vec![
             ("malformed JSON", Message::text("{not json")),
             ("a JSON array", Message::text("[1,2]")),
@@ -450,8 +477,10 @@ fn invalid_input(ctx: &Context) -> CheckFuture<'_> {
                 Message::text(r#"{"type":"shout","room":"public","text":"bad-2"}"#),
             ),
             (
-                "a wrong room",
-                Message::text(r#"{"type":"chat","room":"lobby","text":"bad-3"}"#),
+                "a chat to a room the connection is not in",
+                Message::text(
+                    json!({"type": "chat", "room": not_joined, "text": "bad-3"}).to_string(),
+                ),
             ),
             (
                 "a text that is not a string",

@@ -1,12 +1,14 @@
 //! Protocol verification: named checks, each proving one rule of docs/protocol.md
 //! against a running server with real WebSocket clients.
 //!
-//! The checks run one after another, each with its own users, so a failure names
-//! exactly one rule. The counters check needs a server that nobody else is using.
+//! The checks run one after another, each with its own users (and rooms), so a failure
+//! names exactly one rule. The counters check, and the room checks that count malformed
+//! input (`leave_one_room`, `room_names`), need a server that nobody else is using.
 
 mod checks;
 pub mod client;
 pub mod hostile;
+mod rooms;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -175,6 +177,15 @@ impl Context {
             .take(64)
             .collect()
     }
+
+    /// A room name unique to this verification, e.g. `v7f3a1-isolated-r1` (at most 64
+    /// characters), so that a check's counts start from an empty room.
+    pub fn room(&self, check: &str, name: &str) -> String {
+        format!("v{}-{check}-{name}", self.nonce)
+            .chars()
+            .take(64)
+            .collect()
+    }
 }
 
 /// Every check that `verify` runs, in order.
@@ -197,6 +208,11 @@ pub const QUICK_CHECKS: &[&str] = &[
     "invalid_input",
     "escaped_text",
     "size_limit",
+    "rooms_isolated",
+    "online_per_room",
+    "leave_one_room",
+    "room_names",
+    "disconnect_all_rooms",
 ];
 
 /// Longest any single check may take before it fails as hung.

@@ -1,5 +1,5 @@
-// hub.js owns the open connections, the joined members and every broadcast; and Member,
-// one connection's protocol state and its bounded outbound queue.
+// hub.js owns the open connections, the rooms and their members, and every broadcast; and
+// Member, one connection's protocol state (its name, its rooms) and its bounded outbound queue.
 'use strict';
 
 const { Limiter } = require('./limiter');
@@ -7,14 +7,16 @@ const protocol = require('./protocol');
 
 // Messages a connection may have queued before further ones are dropped (dropped_slow).
 const QUEUE_SIZE = 256;
-const CLOSE_NORMAL = 1000; // after a leave
+// Rooms one connection may be in at once; a join to one more is malformed.
+const MAX_ROOMS = 16;
+const CLOSE_NORMAL = 1000; // after a leave without room
 const CLOSE_GOING_AWAY = 1001; // on shutdown
 
 class Hub {
   constructor(stats) {
     this.stats = stats;
     this.clients = new Set(); // every open connection, so shutdown reaches all
-    this.members = new Set(); // the joined ones, who receive broadcasts
+    this.rooms = new Map(); // room name -> Set of its members; an emptied room is deleted
     this.closed = false; // set by shutdown; later connections are refused
   }
 
@@ -25,44 +27,57 @@ class Hub {
     return true;
   }
 
-  // Takes a closed connection out, broadcasting its leave if it was a member.
+  // Takes a closed connection out, broadcasting its leave in every room it was in.
   unregister(member) {
-    this.leave(member);
+    this.leaveAll(member);
     this.clients.delete(member);
   }
 
-  join(member) {
-    this.members.add(member);
-    this.fanOut({ data: protocol.encodeJoin(member.user, this.members.size), chat: false }, null);
+  join(member, room) {
+    let members = this.rooms.get(room);
+    if (!members) {
+      members = new Set();
+      this.rooms.set(room, members);
+    }
+    members.add(member);
+    member.rooms.add(room);
+    const out = { data: protocol.encodeJoin(room, member.user, members.size), chat: false };
+    this.fanOut(members, out, null);
     this.stats.joins++;
   }
 
-  leave(member) {
-    if (!this.members.delete(member)) return;
-    this.fanOut({ data: protocol.encodeLeave(member.user, this.members.size), chat: false }, null);
+  // Takes `member` out of `room`, telling the room's remaining members.
+  leave(member, room) {
+    const members = this.rooms.get(room);
+    member.rooms.delete(room);
+    if (!members || !members.delete(member)) return;
+    if (members.size === 0) this.rooms.delete(room);
+    const out = { data: protocol.encodeLeave(room, member.user, members.size), chat: false };
+    this.fanOut(members, out, null);
   }
 
-  chat(from, text, ts) {
-    this.fanOut({ data: protocol.encodeChat(from.user, text, ts), chat: true }, from);
+  leaveAll(member) {
+    for (const room of [...member.rooms]) this.leave(member, room);
   }
 
-  // Hands one serialized message to every member but `skip`, never waiting on any.
-  fanOut(out, skip) {
-    for (const m of this.members) {
+  chat(from, room, text, ts) {
+    const members = this.rooms.get(room);
+    if (members) this.fanOut(members, { data: protocol.encodeChat(room, from.user, text, ts), chat: true }, from);
+  }
+
+  // Hands one serialized message to every member of a room but `skip`, never waiting on any.
+  fanOut(members, out, skip) {
+    for (const m of members) {
       if (m !== skip && !m.offer(out)) this.stats.dropped_slow++;
     }
   }
 
-  // Refuses new connections and closes every open one with `code`.
+// Refuses new connections and closes every open one with `code`.
   shutdown(code = CLOSE_GOING_AWAY) {
     this.closed = true;
     for (const m of [...this.clients]) m.close(code);
   }
 }
-
-const FRESH = 0; // connected, not joined
-const JOINED = 1; // a member: receives broadcasts
-const LEFT = 2; // sent leave; its connection is closing
 
 // One connection's protocol state. `transport` is what the client gives it:
 // send(bytes, done) queues one text frame and calls done(err) once it is written;
@@ -72,8 +87,8 @@ class Member {
     this.hub = hub;
     this.transport = transport;
     this.limiter = limiter;
-    this.state = FRESH;
-    this.user = '';
+    this.user = ''; // set by the first successful join, kept for life
+    this.rooms = new Set(); // the rooms it is in: it receives their broadcasts
     this.queued = 0; // messages handed to the socket and not yet written
     this.closing = false;
   }
@@ -108,14 +123,16 @@ class Member {
         if (!this.offer({ data: protocol.encodePong(msg.ts), chat: false })) stats.dropped_slow++;
         return;
       case 'join':
-        if (this.state === FRESH) {
-          this.user = msg.user;
-          this.state = JOINED;
-          this.hub.join(this);
+        if (this.rooms.has(msg.room)) return; // a second join to a room: ignored
+        if (this.rooms.size >= MAX_ROOMS) {
+          stats.malformed++;
+          return;
         }
+        if (this.user === '') this.user = msg.user;
+        this.hub.join(this, msg.room);
         return;
       case 'chat':
-        if (this.state !== JOINED) {
+        if (!this.rooms.has(msg.room)) {
           stats.malformed++;
           return;
         }
@@ -125,19 +142,24 @@ class Member {
           return;
         }
         stats.chat_accepted++;
-        this.hub.chat(this, msg.text, msg.ts);
+        this.hub.chat(this, msg.room, msg.text, msg.ts);
         return;
       case 'leave':
-        if (this.state !== JOINED) {
+        if (msg.room !== undefined) {
+          // Leaves that room only; the connection stays open in its others.
+          if (!this.rooms.has(msg.room)) stats.malformed++;
+          else this.hub.leave(this, msg.room);
+          return;
+        }
+        if (this.rooms.size === 0) {
           stats.malformed++;
           return;
         }
-        this.state = LEFT;
-        this.hub.leave(this);
+        this.hub.leaveAll(this);
         this.close(CLOSE_NORMAL);
         return;
     }
   }
 }
 
-module.exports = { Hub, Member, QUEUE_SIZE, CLOSE_NORMAL, CLOSE_GOING_AWAY };
+module.exports = { Hub, Member, QUEUE_SIZE, MAX_ROOMS, CLOSE_NORMAL, CLOSE_GOING_AWAY };

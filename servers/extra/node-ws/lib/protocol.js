@@ -2,8 +2,7 @@
 // how they are validated, and the broadcasts the hub serializes once.
 'use strict';
 
-const ROOM = 'public';
-const MAX_USER_CHARS = 64;
+const MAX_NAME_CHARS = 64; // a room or a user name: 1 to 64 Unicode scalar values
 
 // The number of Unicode scalar values in s (a string iterates by code point).
 function charCount(s) {
@@ -12,9 +11,14 @@ function charCount(s) {
   return n;
 }
 
-// Validates one text frame. Returns {kind, user, text, ts} or null for invalid input
-// (ignored and counted in malformed). Whether the sender has joined is the client's
-// business, not the parser's.
+// A room or user name of 1 to 64 characters.
+function validName(s) {
+  return typeof s === 'string' && s !== '' && charCount(s) <= MAX_NAME_CHARS;
+}
+
+// Validates one text frame. Returns {kind, room, user, text, ts} or null for invalid input
+// (ignored and counted in malformed). Whether the sender is in the room is the hub's
+// business, not the parser's. A leave without room has room undefined.
 function parseInbound(text) {
   let m;
   try {
@@ -30,39 +34,37 @@ function parseInbound(text) {
   if ('text' in m && typeof m.text !== 'string') return null;
   switch (m.type) {
     case 'join':
-      if (m.room !== ROOM) return null;
-      if (typeof m.user !== 'string' || m.user === '' || charCount(m.user) > MAX_USER_CHARS) {
-        return null;
-      }
-      return { kind: 'join', user: m.user };
+      if (!validName(m.room) || !validName(m.user)) return null;
+      return { kind: 'join', room: m.room, user: m.user };
     case 'chat':
-      if (m.room !== ROOM || typeof m.text !== 'string') return null;
-      return { kind: 'chat', text: m.text, ts: m.ts };
+      if (!validName(m.room) || typeof m.text !== 'string') return null;
+      return { kind: 'chat', room: m.room, text: m.text, ts: m.ts };
     case 'ping':
       return { kind: 'ping', ts: m.ts };
     case 'leave':
-      return { kind: 'leave' };
+      if ('room' in m && !validName(m.room)) return null;
+      return { kind: 'leave', room: m.room };
     default:
       return null;
   }
 }
 
 // Broadcasts, in the field order docs/protocol.md shows, as UTF-8 bytes ready to share.
-function encodeJoin(user, online) {
-  return Buffer.from(JSON.stringify({ type: 'join', room: ROOM, user, online }));
+function encodeJoin(room, user, online) {
+  return Buffer.from(JSON.stringify({ type: 'join', room, user, online }));
 }
 
-function encodeLeave(user, online) {
-  return Buffer.from(JSON.stringify({ type: 'leave', room: ROOM, user, online }));
+function encodeLeave(room, user, online) {
+  return Buffer.from(JSON.stringify({ type: 'leave', room, user, online }));
 }
 
 // A chat without ts is broadcast without ts (JSON.stringify leaves out undefined).
-function encodeChat(user, text, ts) {
-  return Buffer.from(JSON.stringify({ type: 'chat', room: ROOM, user, text, ts }));
+function encodeChat(room, user, text, ts) {
+  return Buffer.from(JSON.stringify({ type: 'chat', room, user, text, ts }));
 }
 
 function encodePong(ts) {
   return Buffer.from(JSON.stringify({ type: 'pong', ts }));
 }
 
-module.exports = { parseInbound, encodeJoin, encodeLeave, encodeChat, encodePong, ROOM };
+module.exports = { parseInbound, encodeJoin, encodeLeave, encodeChat, encodePong, MAX_NAME_CHARS };

@@ -2,7 +2,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { Hub, Member, QUEUE_SIZE } = require('../lib/hub');
+const { Hub, Member, QUEUE_SIZE, MAX_ROOMS } = require('../lib/hub');
 const { Stats } = require('../lib/stats');
 
 // A transport that keeps what is sent; `flush()` completes the pending writes.
@@ -25,11 +25,11 @@ function fakeTransport() {
   return t;
 }
 
-function joined(hub, user) {
+function joined(hub, user, room = 'public') {
   const t = fakeTransport();
   const m = new Member(hub, t);
   hub.register(m);
-  m.handle(JSON.stringify({ type: 'join', room: 'public', user }));
+  m.handle(JSON.stringify({ type: 'join', room, user }));
   t.flush();
   return { m, t };
 }
@@ -106,4 +106,66 @@ test('a leave is broadcast to the remaining members and closes with 1000', () =>
   assert.deepEqual(b.t.sent.at(-1), { type: 'leave', room: 'public', user: 'a', online: 1 });
   hub.unregister(a.m); // the close that follows broadcasts nothing more
   assert.equal(b.t.sent.length, 2); // its own join, then a's leave
+});
+
+test('a join and a chat reach their own room only, and online counts that room', () => {
+  const hub = new Hub(new Stats('t'));
+  const a = joined(hub, 'a', 'r1');
+  const b = joined(hub, 'b', 'r2');
+  const c = joined(hub, 'c', 'r1');
+  assert.deepEqual(b.t.sent, [{ type: 'join', room: 'r2', user: 'b', online: 1 }]);
+  assert.deepEqual(c.t.sent, [{ type: 'join', room: 'r1', user: 'c', online: 2 }]);
+  a.m.handle('{"type":"chat","room":"r1","text":"hi"}');
+  assert.deepEqual(c.t.sent.at(-1), { type: 'chat', room: 'r1', user: 'a', text: 'hi' });
+  assert.equal(b.t.sent.length, 1);
+  // a joins r2 as well, under another claimed name: the broadcast keeps its first name.
+  a.m.handle('{"type":"join","room":"r2","user":"other"}');
+  assert.deepEqual(b.t.sent.at(-1), { type: 'join', room: 'r2', user: 'a', online: 2 });
+  assert.equal(c.t.sent.length, 2);
+});
+
+test('a leave with a room leaves that room only and keeps the connection open', () => {
+  const hub = new Hub(new Stats('t'));
+  const a = joined(hub, 'a', 'r1');
+  const b = joined(hub, 'b', 'r1');
+  const c = joined(hub, 'c', 'r2');
+  a.m.handle('{"type":"join","room":"r2","user":"a"}');
+  a.m.handle('{"type":"leave","room":"r1"}');
+  assert.equal(a.t.closedWith, null);
+  assert.deepEqual(b.t.sent.at(-1), { type: 'leave', room: 'r1', user: 'a', online: 1 });
+  a.m.handle('{"type":"chat","room":"r1","text":"gone"}');
+  a.m.handle('{"type":"leave","room":"r1"}');
+  assert.equal(hub.stats.malformed, 2);
+  c.m.handle('{"type":"chat","room":"r2","text":"still"}');
+  assert.deepEqual(a.t.sent.at(-1), { type: 'chat', room: 'r2', user: 'c', text: 'still' });
+  a.m.handle('{"type":"leave"}');
+  assert.equal(a.t.closedWith, 1000);
+  assert.deepEqual(c.t.sent.at(-1), { type: 'leave', room: 'r2', user: 'a', online: 1 });
+});
+
+test('a second join to a room is ignored and a join to a 17th room is malformed', () => {
+  const hub = new Hub(new Stats('t'));
+  const a = joined(hub, 'a', 'r0');
+  a.m.handle('{"type":"join","room":"r0","user":"a"}');
+  assert.equal(hub.stats.joins, 1);
+  assert.equal(hub.stats.malformed, 0);
+  for (let i = 1; i <= MAX_ROOMS; i++) a.m.handle(JSON.stringify({ type: 'join', room: `r${i}`, user: 'a' }));
+  assert.equal(a.m.rooms.size, MAX_ROOMS);
+  assert.equal(hub.stats.joins, MAX_ROOMS);
+  assert.equal(hub.stats.malformed, 1);
+  assert.ok(!hub.rooms.has(`r${MAX_ROOMS}`));
+});
+
+test('a disconnect leaves every room, and an emptied room is forgotten', () => {
+  const hub = new Hub(new Stats('t'));
+  const a = joined(hub, 'a', 'r1');
+  a.m.handle('{"type":"join","room":"r2","user":"a"}');
+  const b = joined(hub, 'b', 'r1');
+  const c = joined(hub, 'c', 'r2');
+  hub.unregister(a.m);
+  assert.deepEqual(b.t.sent.at(-1), { type: 'leave', room: 'r1', user: 'a', online: 1 });
+  assert.deepEqual(c.t.sent.at(-1), { type: 'leave', room: 'r2', user: 'a', online: 1 });
+  hub.unregister(b.m);
+  hub.unregister(c.m);
+  assert.equal(hub.rooms.size, 0);
 });

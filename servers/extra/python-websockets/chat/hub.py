@@ -1,19 +1,18 @@
-"""hub.py owns the open connections, the joined members and every broadcast; and Member,
-one connection's protocol state and its bounded outbound queue."""
+"""hub.py owns the open connections, the rooms and their members, and every broadcast; and
+Member, one connection's protocol state (its name, its rooms) and its bounded outbound queue."""
 
 import asyncio
 from collections import deque
-from typing import Deque, NamedTuple, Optional, Set
+from typing import Deque, Dict, NamedTuple, Optional, Set
 
 from . import protocol
 from .limiter import Limiter
 from .stats import Stats
 
 QUEUE_SIZE = 256  # messages a connection may have queued before further ones are dropped
-CLOSE_NORMAL = 1000  # after a leave
+MAX_ROOMS = 16  # rooms one connection may be in at once; a join to one more is malformed
+CLOSE_NORMAL = 1000  # after a leave without room
 CLOSE_GOING_AWAY = 1001  # on shutdown
-
-FRESH, JOINED, LEFT = "fresh", "joined", "left"
 
 
 class Outbound(NamedTuple):
@@ -27,7 +26,8 @@ class Hub:
     def __init__(self, stats: Stats) -> None:
         self.stats = stats
         self.clients: Set["Member"] = set()  # every open connection, so shutdown reaches all
-        self.members: Set["Member"] = set()  # the joined ones, who receive broadcasts
+        # room name -> its members; an emptied room is deleted
+        self.rooms: Dict[str, Set["Member"]] = {}
         self.closed = False  # set by shutdown; later connections are refused
 
     def register(self, member: "Member") -> bool:
@@ -38,27 +38,39 @@ class Hub:
         return True
 
     def unregister(self, member: "Member") -> None:
-        """Takes a closed connection out, broadcasting its leave if it was a member."""
-        self.leave(member)
+        """Takes a closed connection out, broadcasting its leave in every room it was in."""
+        self.leave_all(member)
         self.clients.discard(member)
 
-    def join(self, member: "Member") -> None:
-        self.members.add(member)
-        self.fan_out(Outbound(protocol.encode_join(member.user, len(self.members)), False))
+    def join(self, member: "Member", room: str) -> None:
+        members = self.rooms.setdefault(room, set())
+        members.add(member)
+        member.rooms.add(room)
+        self.fan_out(members, Outbound(protocol.encode_join(room, member.user, len(members)), False))
         self.stats.joins += 1
 
-    def leave(self, member: "Member") -> None:
-        if member not in self.members:
+    def leave(self, member: "Member", room: str) -> None:
+        """Takes `member` out of `room`, telling the room's remaining members."""
+        member.rooms.discard(room)
+        members = self.rooms.get(room)
+        if members is None or member not in members:
             return
-        self.members.discard(member)
-        self.fan_out(Outbound(protocol.encode_leave(member.user, len(self.members)), False))
+        members.discard(member)
+        if not members:
+            del self.rooms[room]
+        self.fan_out(members, Outbound(protocol.encode_leave(room, member.user, len(members)), False))
 
-    def chat(self, sender: "Member", text: str, ts) -> None:
-        self.fan_out(Outbound(protocol.encode_chat(sender.user, text, ts), True), skip=sender)
+    def leave_all(self, member: "Member") -> None:
+        for room in list(member.rooms):
+            self.leave(member, room)
 
-    def fan_out(self, out: Outbound, skip: Optional["Member"] = None) -> None:
-        """Hands one serialized message to every member but `skip`, never waiting on any."""
-        for member in self.members:
+    def chat(self, sender: "Member", room: str, text: str, ts) -> None:
+        members = self.rooms.get(room, ())
+        self.fan_out(members, Outbound(protocol.encode_chat(room, sender.user, text, ts), True), skip=sender)
+
+    def fan_out(self, members, out: Outbound, skip: Optional["Member"] = None) -> None:
+        """Hands one serialized message to every member of a room but `skip`, never waiting on any."""
+        for member in members:
             if member is not skip and not member.offer(out):
                 self.stats.dropped_slow += 1
 
@@ -76,8 +88,8 @@ class Member:
     def __init__(self, hub: Hub, limiter: Optional[Limiter] = None) -> None:
         self.hub = hub
         self.limiter = limiter or Limiter()
-        self.state = FRESH
-        self.user = ""
+        self.user = ""  # set by the first successful join, kept for life
+        self.rooms: Set[str] = set()  # the rooms it is in: it receives their broadcasts
         self.queue: Deque[Outbound] = deque()
         self.wake = asyncio.Event()
         self.close_code: Optional[int] = None
@@ -105,20 +117,30 @@ class Member:
             if not self.offer(Outbound(protocol.encode_pong(msg.ts), False)):
                 stats.dropped_slow += 1
         elif msg.kind == "join":
-            if self.state == FRESH:
-                self.user = msg.user
-                self.state = JOINED
-                self.hub.join(self)
-        elif self.state != JOINED:  # chat or leave before join
-            stats.malformed += 1
+            if msg.room in self.rooms:  # a second join to a room: ignored
+                return
+            if len(self.rooms) >= MAX_ROOMS:
+                stats.malformed += 1
+                return
+            self.user = self.user or msg.user
+            self.hub.join(self, msg.room)
         elif msg.kind == "chat":
+            if msg.room not in self.rooms:  # a room it is not in (before any join, too)
+                stats.malformed += 1
+                return
             stats.chat_in += 1
             if not self.limiter.allow():
                 stats.dropped_ratelimit += 1
                 return
             stats.chat_accepted += 1
-            self.hub.chat(self, msg.text, msg.ts)
-        else:  # leave
-            self.state = LEFT
-            self.hub.leave(self)
+            self.hub.chat(self, msg.room, msg.text, msg.ts)
+        elif msg.room is not None:  # leave that room only; the connection stays open
+            if msg.room not in self.rooms:
+                stats.malformed += 1
+                return
+            self.hub.leave(self, msg.room)
+        elif not self.rooms:  # leave without room before any join
+            stats.malformed += 1
+        else:  # leave every room, and close
+            self.hub.leave_all(self)
             self.close(CLOSE_NORMAL)

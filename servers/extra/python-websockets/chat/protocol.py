@@ -5,8 +5,7 @@ import json
 from dataclasses import dataclass
 from typing import Optional, Union
 
-ROOM = "public"
-MAX_USER_CHARS = 64
+MAX_NAME_CHARS = 64  # a room or a user name: 1 to 64 Unicode scalar values
 
 Number = Union[int, float]
 
@@ -16,6 +15,7 @@ class Inbound:
     """One client message that passed validation."""
 
     kind: str  # "join", "chat", "ping" or "leave"
+    room: Optional[str] = None  # join and chat; leave when it names one
     user: str = ""  # join only
     text: str = ""  # chat only
     ts: Optional[Number] = None  # chat and ping; None when absent
@@ -29,9 +29,14 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _valid_name(value: object) -> bool:
+    """A room or user name: a string of 1 to 64 characters (Python counts code points)."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS
+
+
 def parse_inbound(text: str) -> Optional[Inbound]:
     """Validates one text frame; None is invalid input (ignored, counted in malformed).
-    Whether the sender has joined is the client's business, not the parser's."""
+    Whether the sender is in the room is the member's business, not the parser's."""
     try:
         m = json.loads(text, parse_constant=_no_constants)
     except ValueError:  # malformed JSON, NaN, Infinity, or a lone surrogate
@@ -44,19 +49,21 @@ def parse_inbound(text: str) -> Optional[Inbound]:
         if field in m and not isinstance(m[field], str):
             return None
     kind = m["type"]
+    room = m.get("room")
+    if "room" in m and not _valid_name(room):
+        return None
     if kind == "join":
-        user = m.get("user")
-        if m.get("room") != ROOM or not user or len(user) > MAX_USER_CHARS:
+        if room is None or not _valid_name(m.get("user")):
             return None
-        return Inbound("join", user=user)
+        return Inbound("join", room=room, user=m["user"])
     if kind == "chat":
-        if m.get("room") != ROOM or "text" not in m:
+        if room is None or "text" not in m:
             return None
-        return Inbound("chat", text=m["text"], ts=m.get("ts"))
+        return Inbound("chat", room=room, text=m["text"], ts=m.get("ts"))
     if kind == "ping":
         return Inbound("ping", ts=m.get("ts"))
     if kind == "leave":
-        return Inbound("leave")
+        return Inbound("leave", room=room)
     return None
 
 
@@ -69,17 +76,17 @@ def _encode(fields: dict) -> bytes:
         return json.dumps(fields, separators=(",", ":")).encode("ascii")
 
 
-def encode_join(user: str, online: int) -> bytes:
-    return _encode({"type": "join", "room": ROOM, "user": user, "online": online})
+def encode_join(room: str, user: str, online: int) -> bytes:
+    return _encode({"type": "join", "room": room, "user": user, "online": online})
 
 
-def encode_leave(user: str, online: int) -> bytes:
-    return _encode({"type": "leave", "room": ROOM, "user": user, "online": online})
+def encode_leave(room: str, user: str, online: int) -> bytes:
+    return _encode({"type": "leave", "room": room, "user": user, "online": online})
 
 
-def encode_chat(user: str, text: str, ts: Optional[Number]) -> bytes:
+def encode_chat(room: str, user: str, text: str, ts: Optional[Number]) -> bytes:
     """A chat without ts is broadcast without ts."""
-    fields = {"type": "chat", "room": ROOM, "user": user, "text": text}
+    fields = {"type": "chat", "room": room, "user": user, "text": text}
     if ts is not None:
         fields["ts"] = ts
     return _encode(fields)

@@ -1,14 +1,14 @@
 import json
 import unittest
 
-from chat.hub import QUEUE_SIZE, Hub, Member
+from chat.hub import MAX_ROOMS, QUEUE_SIZE, Hub, Member
 from chat.stats import Stats
 
 
-def joined(hub, user):
+def joined(hub, user, room="public"):
     member = Member(hub)
     hub.register(member)
-    member.handle(json.dumps({"type": "join", "room": "public", "user": user}))
+    member.handle(json.dumps({"type": "join", "room": room, "user": user}))
     return member
 
 
@@ -82,6 +82,68 @@ class HubTest(unittest.TestCase):
         self.assertEqual(drain(b), [{"type": "leave", "room": "public", "user": "a", "online": 1}])
         hub.unregister(a)
         self.assertEqual(drain(b), [])
+
+    def test_a_join_and_a_chat_reach_their_own_room_only_and_online_counts_that_room(self):
+        hub = Hub(Stats("t"))
+        a = joined(hub, "a", "r1")
+        b = joined(hub, "b", "r2")
+        c = joined(hub, "c", "r1")
+        self.assertEqual(drain(b), [{"type": "join", "room": "r2", "user": "b", "online": 1}])
+        self.assertEqual(drain(c), [{"type": "join", "room": "r1", "user": "c", "online": 2}])
+        drain(a)
+        a.handle('{"type":"chat","room":"r1","text":"hi"}')
+        self.assertEqual(drain(c), [{"type": "chat", "room": "r1", "user": "a", "text": "hi"}])
+        self.assertEqual(drain(b), [])
+        # a joins r2 as well, under another claimed name: the broadcast keeps its first name.
+        a.handle('{"type":"join","room":"r2","user":"other"}')
+        self.assertEqual(drain(b), [{"type": "join", "room": "r2", "user": "a", "online": 2}])
+        self.assertEqual(drain(c), [])
+
+    def test_a_leave_with_a_room_leaves_that_room_only_and_keeps_the_connection_open(self):
+        hub = Hub(Stats("t"))
+        a = joined(hub, "a", "r1")
+        b = joined(hub, "b", "r1")
+        c = joined(hub, "c", "r2")
+        a.handle('{"type":"join","room":"r2","user":"a"}')
+        for m in (a, b, c):
+            drain(m)
+        a.handle('{"type":"leave","room":"r1"}')
+        self.assertIsNone(a.close_code)
+        self.assertEqual(drain(b), [{"type": "leave", "room": "r1", "user": "a", "online": 1}])
+        a.handle('{"type":"chat","room":"r1","text":"gone"}')
+        a.handle('{"type":"leave","room":"r1"}')
+        self.assertEqual(hub.stats.malformed, 2)
+        c.handle('{"type":"chat","room":"r2","text":"still"}')
+        self.assertEqual(drain(a), [{"type": "chat", "room": "r2", "user": "c", "text": "still"}])
+        a.handle('{"type":"leave"}')
+        self.assertEqual(a.close_code, 1000)
+        self.assertEqual(drain(c), [{"type": "leave", "room": "r2", "user": "a", "online": 1}])
+
+    def test_a_second_join_to_a_room_is_ignored_and_a_join_to_a_17th_room_is_malformed(self):
+        hub = Hub(Stats("t"))
+        a = joined(hub, "a", "r0")
+        a.handle('{"type":"join","room":"r0","user":"a"}')
+        self.assertEqual((hub.stats.joins, hub.stats.malformed), (1, 0))
+        for i in range(1, MAX_ROOMS + 1):
+            a.handle(json.dumps({"type": "join", "room": f"r{i}", "user": "a"}))
+        self.assertEqual(len(a.rooms), MAX_ROOMS)
+        self.assertEqual((hub.stats.joins, hub.stats.malformed), (MAX_ROOMS, 1))
+        self.assertNotIn(f"r{MAX_ROOMS}", hub.rooms)
+
+    def test_a_disconnect_leaves_every_room_and_an_emptied_room_is_forgotten(self):
+        hub = Hub(Stats("t"))
+        a = joined(hub, "a", "r1")
+        a.handle('{"type":"join","room":"r2","user":"a"}')
+        b = joined(hub, "b", "r1")
+        c = joined(hub, "c", "r2")
+        drain(b)
+        drain(c)
+        hub.unregister(a)
+        self.assertEqual(drain(b), [{"type": "leave", "room": "r1", "user": "a", "online": 1}])
+        self.assertEqual(drain(c), [{"type": "leave", "room": "r2", "user": "a", "online": 1}])
+        hub.unregister(b)
+        hub.unregister(c)
+        self.assertEqual(hub.rooms, {})
 
 
 if __name__ == "__main__":
