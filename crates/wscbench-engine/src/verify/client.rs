@@ -408,3 +408,26 @@ pub fn now_ms() -> f64 {
         .as_secs_f64()
         * 1000.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deflate_answer_is_required_and_read_with_its_parameters() {
+        let params = accepted_deflate(DEFLATE_OFFER).unwrap();
+        assert!(params.server_no_context_takeover && params.client_no_context_takeover);
+        // The answer a server started without --deflate gives: none.
+        let refused = accepted_deflate("").unwrap_err();
+        assert!(
+            refused.contains("did not accept permessage-deflate")
+                && refused.contains("no Sec-WebSocket-Extensions"),
+            "{refused}"
+        );
+        let other = accepted_deflate("x-webkit-deflate-frame").unwrap_err();
+        assert!(other.contains("\"x-webkit-deflate-frame\""), "{other}");
+        // A smaller client window than the 15 bits the compressor uses was never offered.
+        let window = accepted_deflate("permessage-deflate; client_max_window_bits=10").unwrap_err();
+        assert!(window.contains("10-bit client window"), "{window}");
+    }
+}

@@ -492,7 +492,9 @@ mod tests {
         // Reset after every message, the back reference has nothing to refer to: an error,
         // or (miniz_oxide does not check the distance) anything but the second "Hello".
         let mut reset = codec(no_takeover());
-        reset.in_raw.extend_from_slice(&[first, second.to_vec()].concat());
+        reset
+            .in_raw
+            .extend_from_slice(&[first, second.to_vec()].concat());
         match reset.decode() {
             Err(e) => assert!(e.to_string().contains("permessage-deflate"), "{e}"),
             Ok(()) => assert_ne!(reset.in_ready, out),
