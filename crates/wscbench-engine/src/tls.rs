@@ -148,6 +148,42 @@ impl RunCert {
     pub fn client_config(&self) -> Arc<rustls::ClientConfig> {
         self.client.clone()
     }
+
+    /// The certificate's public-key pin as chromium's `--ignore-certificate-errors-spki-list`
+    /// takes it: base64 of the SHA-256 of its SubjectPublicKeyInfo. Read from the key, which
+    /// [`check`] proved belongs to the certificate.
+    pub fn spki_sha256(&self) -> Result<String, TlsError> {
+        use rcgen::PublicKeyData;
+        use sha2::Digest;
+        let path = self.dir.join(KEY_FILE);
+        let read = |e: &dyn std::fmt::Display| TlsError::Read {
+            path: path.clone(),
+            detail: e.to_string(),
+        };
+        let pem = std::fs::read_to_string(&path).map_err(|e| read(&e))?;
+        let key = rcgen::KeyPair::from_pem(&pem).map_err(|e| read(&e))?;
+        Ok(base64(&sha2::Sha256::digest(key.subject_public_key_info())))
+    }
+}
+
+/// Standard base64 with padding (RFC 4648 section 4).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// Writes the two files: the folder can be entered but not listed by others (the
@@ -308,6 +344,44 @@ mod tests {
         assert!(
             !dir.exists(),
             "the run's certificate folder outlived the run"
+        );
+    }
+
+    #[test]
+    fn base64_encodes_the_rfc_4648_test_vectors() {
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (plain, encoded) in cases {
+            assert_eq!(base64(plain.as_bytes()), encoded, "{plain:?}");
+        }
+    }
+
+    #[test]
+    fn the_spki_pin_hashes_the_public_key_the_certificate_carries() {
+        use rcgen::PublicKeyData;
+        use sha2::Digest;
+        let cert = RunCert::make().unwrap();
+        let der = CertificateDer::from_pem_file(cert.cert_path()).unwrap();
+        let pem = std::fs::read_to_string(cert.cert_path().with_file_name(KEY_FILE)).unwrap();
+        let spki = rcgen::KeyPair::from_pem(&pem)
+            .unwrap()
+            .subject_public_key_info();
+        // The SubjectPublicKeyInfo is a field of the certificate, byte for byte.
+        assert!(der.windows(spki.len()).any(|w| w == spki.as_slice()));
+        assert_eq!(
+            cert.spki_sha256().unwrap(),
+            base64(&sha2::Sha256::digest(&spki))
+        );
+        assert_ne!(
+            cert.spki_sha256().unwrap(),
+            RunCert::make().unwrap().spki_sha256().unwrap()
         );
     }
 

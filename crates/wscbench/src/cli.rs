@@ -592,8 +592,9 @@ pub struct VerifyArgs {
     pub binary: Option<PathBuf>,
     /// Run the checks over each of these transports a server offers (comma list or
     /// repeated): ws, wss (a certificate made for the run, trusted by the checks' client),
-    /// ws+deflate, wss+deflate (the server given --deflate; the checks' client does not
-    /// offer the extension: tungstenite has none, the k6 extension negotiates it). A
+    /// ws+deflate, wss+deflate (the server given --deflate; the checks' client offers
+    /// permessage-deflate with no context takeover and requires it: a first check,
+    /// deflate_negotiated, shows the server's answer and fails when it refuses). A
     /// transport a server does not offer is reported with its manifest's reason and
     /// skipped. --hostile runs over ws only [default: ws]
     #[arg(long = "transport", value_name = "LIST", value_delimiter = ',', value_parser = one_of(Transport::ALL, Transport::as_str), conflicts_with = "url")]

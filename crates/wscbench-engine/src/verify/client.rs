@@ -1,5 +1,8 @@
 //! The verifier's chat client: one real WebSocket connection and the few
-//! operations the checks are written in (join, expect, stay quiet, prove alive).
+//! operations the checks are written in (join, expect, stay quiet, prove alive), over ws or
+//! wss, with permessage-deflate offered and required when the target asks for it.
+
+mod deflate;
 
 use std::time::{Duration, Instant};
 
@@ -8,15 +11,20 @@ use serde_json::{Value, json};
 use tokio::net::TcpSocket;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use wscbench_results::DeflateParams;
 
 use super::Target;
 
 /// How long any single expected message may take before a check fails.
 pub const EXPECT_TIMEOUT: Duration = Duration::from_secs(3);
 
-pub type Ws = WebSocketStream<crate::tls::Stream>;
+pub type Ws = WebSocketStream<Deflating<crate::tls::Stream>>;
+
+pub use deflate::{Deflating, OFFER as DEFLATE_OFFER};
 
 /// What arrived on a connection, control frames aside.
 #[derive(Debug)]
@@ -60,14 +68,82 @@ pub async fn connect(target: &Target, recv_buffer: Option<u32>) -> Result<Ws, St
     .await
     .map_err(|_| "TLS handshake timed out".to_string())?
     .map_err(|e| format!("TLS handshake: {e}"))?;
-    let (ws, _) = tokio::time::timeout(
+    let mut request = target
+        .ws_url
+        .as_str()
+        .into_client_request()
+        .map_err(|e| format!("WebSocket upgrade: {e}"))?;
+    if target.deflate {
+        request.headers_mut().insert(
+            "Sec-WebSocket-Extensions",
+            HeaderValue::from_static(DEFLATE_OFFER),
+        );
+    }
+    let (mut ws, response) = tokio::time::timeout(
         EXPECT_TIMEOUT,
-        tokio_tungstenite::client_async(target.ws_url.as_str(), stream),
+        tokio_tungstenite::client_async(request, Deflating::new(stream)),
     )
     .await
     .map_err(|_| "WebSocket upgrade timed out".to_string())?
     .map_err(|e| format!("WebSocket upgrade: {e}"))?;
+    if target.deflate {
+        let answer: Vec<&str> = response
+            .headers()
+            .get_all("Sec-WebSocket-Extensions")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        ws.get_mut().enable(accepted_deflate(&answer.join(", "))?);
+    }
     Ok(ws)
+}
+
+/// The server's permessage-deflate answer to [`DEFLATE_OFFER`], or why the client cannot
+/// use it: no answer (the offer refused), or a window the client did not offer to keep.
+pub fn accepted_deflate(answer: &str) -> Result<DeflateParams, String> {
+    let params = DeflateParams::parse(answer).ok_or_else(|| {
+        let said = if answer.is_empty() {
+            "its answer has no Sec-WebSocket-Extensions".to_string()
+        } else {
+            format!("its answer's Sec-WebSocket-Extensions is {answer:?}")
+        };
+        format!("the server did not accept permessage-deflate ({DEFLATE_OFFER:?} offered): {said}")
+    })?;
+    if let Some(bits) = params.client_max_window_bits.filter(|&b| b < 15) {
+        return Err(format!(
+            "the server's permessage-deflate answer {:?} asks for a {bits}-bit client window, \
+             which was not offered",
+            params.extension
+        ));
+    }
+    Ok(params)
+}
+
+/// Proves the offer is accepted and used both ways: two members join over the extension
+/// and pass a chat; says what the server answered and how many messages were compressed.
+pub async fn negotiate_deflate(target: &Target, users: [String; 2]) -> Result<String, String> {
+    let [a, b] = users;
+    let mut a = Member::join(target, a).await?;
+    let mut b = Member::join(target, b).await?;
+    let text = "deflate ".repeat(32);
+    a.send_json(&json!({"type": "chat", "room": "public", "text": text}))
+        .await?;
+    b.expect("the chat sent compressed", |m| {
+        is(m, "chat") && m["text"] == text.as_str()
+    })
+    .await?;
+    let (params, received, sent) =
+        b.ws.get_ref()
+            .negotiated()
+            .ok_or("the extension is off after the handshake")?;
+    let a_sent = a.ws.get_ref().negotiated().map_or(0, |(_, _, sent)| sent);
+    Ok(format!(
+        "answered {:?} ({}); b received {received} messages compressed, a and b sent {} \
+         compressed",
+        params.extension,
+        params.describe(),
+        sent + a_sent
+    ))
 }
 
 /// A connection with a user name, joined or not.
@@ -331,4 +407,27 @@ pub fn now_ms() -> f64 {
         .unwrap_or_default()
         .as_secs_f64()
         * 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deflate_answer_is_required_and_read_with_its_parameters() {
+        let params = accepted_deflate(DEFLATE_OFFER).unwrap();
+        assert!(params.server_no_context_takeover && params.client_no_context_takeover);
+        // The answer a server started without --deflate gives: none.
+        let refused = accepted_deflate("").unwrap_err();
+        assert!(
+            refused.contains("did not accept permessage-deflate")
+                && refused.contains("no Sec-WebSocket-Extensions"),
+            "{refused}"
+        );
+        let other = accepted_deflate("x-webkit-deflate-frame").unwrap_err();
+        assert!(other.contains("\"x-webkit-deflate-frame\""), "{other}");
+        // A smaller client window than the 15 bits the compressor uses was never offered.
+        let window = accepted_deflate("permessage-deflate; client_max_window_bits=10").unwrap_err();
+        assert!(window.contains("10-bit client window"), "{window}");
+    }
 }

@@ -33,6 +33,8 @@ pub struct Target {
     /// The TLS client configuration (trusting the run's certificate) of a wss server, whose
     /// `/health` and `/stats` are https too; `None` in cleartext.
     pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// Offer permessage-deflate and require it ([`client::DEFLATE_OFFER`]).
+    pub deflate: bool,
 }
 
 /// A URL that is not `ws://host:port[/path]`.
@@ -66,6 +68,7 @@ impl Target {
             addr: format!("{host}:{port}"),
             ws_url: format!("ws://{host}:{port}{path}"),
             tls: None,
+            deflate: false,
         })
     }
 
@@ -75,6 +78,7 @@ impl Target {
             addr: format!("127.0.0.1:{port}"),
             ws_url: format!("ws://127.0.0.1:{port}/ws"),
             tls: None,
+            deflate: false,
         }
     }
 
@@ -88,6 +92,19 @@ impl Target {
         }
     }
 }
+
+impl Target {
+    /// The same server with permessage-deflate offered and required on every connection.
+    pub fn with_deflate(self) -> Self {
+        Self {
+            deflate: true,
+            ..self
+        }
+    }
+}
+
+/// The name of the check that opens a verification over deflate.
+pub const DEFLATE_CHECK: &str = "deflate_negotiated";
 
 /// The outcome of one named check.
 #[derive(Debug, Clone, Serialize)]
@@ -233,6 +250,19 @@ pub async fn verify(
         nonce: nonce.chars().take(6).collect(),
     };
     let mut results = Vec::new();
+    if target.deflate {
+        let started = Instant::now();
+        let users = [ctx.user("deflate", "a"), ctx.user("deflate", "b")];
+        let outcome = client::negotiate_deflate(target, users).await;
+        let result = CheckResult::of(
+            DEFLATE_CHECK,
+            "the server accepts the permessage-deflate offer and uses it both ways",
+            outcome,
+            started,
+        );
+        on_check(&result);
+        results.push(result);
+    }
     for check in all_checks()
         .iter()
         .filter(|c| only.is_empty() || only.iter().any(|o| o == c.name))

@@ -146,6 +146,9 @@ async fn verify_local(
     if let Some(cert) = tls {
         target = target.with_tls(cert.client_config());
     }
+    if transport.is_deflate() {
+        target = target.with_deflate();
+    }
     let label = match transport {
         Transport::Ws => server.id.clone(),
         t => format!("{} over {t}", server.id),
