@@ -850,6 +850,22 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
     })
 }
 
+/// `len` letters and digits that permessage-deflate cannot shrink much (about 6 bits of each
+/// 8 stay), different for each `seed`: padding that fills queues over every transport.
+fn incompressible(len: usize, seed: u64) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            // xorshift64: cheap, and enough to defeat deflate's matcher.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ALPHABET[(x >> 58) as usize] as char
+        })
+        .collect()
+}
+
 /// `senders` members who join, then stop reading (tiny receive buffers) and send `chats_each`
 /// padded chats every `period`. Returns the count sent so far, the sending tasks, and the
 /// unread halves, which must stay open for as long as the senders should.
@@ -867,7 +883,6 @@ async fn start_slow_senders(
     String,
 > {
     let t = &ctx.target;
-    let padding = "p".repeat(3800);
     let mut members = Vec::new();
     for i in 0..senders {
         let mut sender = Member {
@@ -885,11 +900,11 @@ async fn start_slow_senders(
         let (mut sink, stream) = member.ws.split();
         unread.push(Box::new(stream));
         let sent = sent.clone();
-        let padding = padding.clone();
         tasks.push(tokio::spawn(async move {
             let start = Instant::now() + Duration::from_millis(3 * i as u64);
             for n in 0..chats_each {
                 tokio::time::sleep_until((start + period * n as u32).into()).await;
+                let padding = incompressible(3800, (i * chats_each + n) as u64);
                 let chat = json!({"type":"chat","room":"public","text":format!("slow-{i}-{n}-{padding}"),"ts":now_ms()});
                 if sink.send(Message::text(chat.to_string())).await.is_err() {
                     return;
@@ -912,5 +927,18 @@ mod tests {
             assert_eq!(text.len(), len);
             assert!(serde_json::from_str::<Value>(&text).is_ok());
         }
+    }
+
+    #[test]
+    fn slow_consumer_padding_stays_large_under_permessage_deflate() {
+        use flate2::{Compression, write::DeflateEncoder};
+        use std::io::Write;
+        let padding = incompressible(3800, 7);
+        assert_eq!(padding.len(), 3800);
+        assert_ne!(padding, incompressible(3800, 8));
+        let mut deflate = DeflateEncoder::new(Vec::new(), Compression::default());
+        deflate.write_all(padding.as_bytes()).unwrap();
+        let compressed = deflate.finish().unwrap().len();
+        assert!(compressed > 3800 * 2 / 3, "3800 bytes deflated to {compressed}");
     }
 }
