@@ -101,6 +101,12 @@ pub const Client = struct {
     /// The writer frames batches itself (`--frame-batch`, and the connection
     /// did not negotiate permessage-deflate).
     frame_batch: bool = false,
+    /// The connection negotiated permessage-deflate: one message per writable
+    /// callback, because the extension may still be draining a message's
+    /// deflated output after lws_write returns (it asserts `!tx.avail_in` in
+    /// extension-permessage-deflate.c when handed the next one meanwhile);
+    /// libwebsockets finishes the drain before it calls us again.
+    deflate: bool = false,
 
     pub fn userName(self: *const Client) []const u8 {
         return self.user[0..self.user_len];
@@ -260,7 +266,7 @@ pub const Client = struct {
         var sent: usize = 0;
         if (self.frame_batch) {
             sent = self.writeBatches() orelse return -1;
-        } else while (lws.lws_partial_buffered(wsi) == 0) : (sent += 1) {
+        } else while (lws.lws_partial_buffered(wsi) == 0 and !(self.deflate and sent > 0)) : (sent += 1) {
             const m = self.outbox.pop() orelse break;
             defer m.release(self.hub.gpa);
             const payload = m.payload();
@@ -351,6 +357,7 @@ pub fn callback(
             if (hub.server.isShuttingDown()) return -1;
             const self = clientOf(user) orelse return -1;
             const now = lws.lws_now_usecs();
+            const took_deflate = transport.tookDeflate(wsi); // once: it clears what it reads
             self.* = .{
                 .wsi = wsi,
                 .hub = hub,
@@ -358,7 +365,8 @@ pub fn callback(
                 .last_rx_us = now,
                 .last_ping_us = now,
                 .pacer = .init(write_coalesce_ns, write_coalesce_max_ns, flood_rate),
-                .frame_batch = frame_batch and !transport.tookDeflate(wsi),
+                .frame_batch = frame_batch and !took_deflate,
+                .deflate = took_deflate,
             };
             hub.connect(self) catch return -1;
             self.registered = true;
