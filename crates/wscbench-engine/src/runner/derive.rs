@@ -342,26 +342,11 @@ mod tests {
 
     #[test]
     fn the_slow_consumers_chats_count_as_received_beside_the_healthy_clients() {
-        let mut result: RunResult = serde_json::from_value(serde_json::json!({
-            "schema_version": wscbench_results::SCHEMA_VERSION,
-            "run_id": "20261126-000000",
-            "server": {"id": "profile-b/go", "image": "wsc-go", "language": "go",
-                       "profile": "b", "framework": "gorilla", "source_hash": "abc"},
-            "scenario": "slow_consumers", "mode": "smoke",
-            "conditions": {"server_cpus": 2.0, "server_memory_bytes": 536870912u64,
-                           "machine_cores": 2, "kernel": "6.1", "docker_version": "20.10",
-                           "docker_api_version": "1.41", "k6_version": "v1.8.1"},
-            "started_at": "2026-11-26T00:00:00Z", "duration_ms": 0, "overhead_ms": 0,
-            "outcome": "ok", "loadgen_bound": false,
-            "errors": serde_json::to_value(wscbench_results::ErrorCounts::default()).unwrap(),
-            "derived": serde_json::to_value(Derived::default()).unwrap(),
-            "k6": serde_json::to_value(wscbench_results::K6Metrics {
-                chat_received: 20_160,
-                ..Default::default()
-            })
-            .unwrap()
-        }))
-        .unwrap();
+        let mut result = super::super::fixtures::blank("slow_consumers");
+        result.k6 = Some(wscbench_results::K6Metrics {
+            chat_received: 20_160,
+            ..Default::default()
+        });
         assert_eq!(chats_received(&result), Some(20_160));
         result.slow_consumers = Some(wscbench_results::SlowConsumers {
             slow_received: 2_304,

@@ -6,6 +6,8 @@
 
 mod collect;
 mod derive;
+#[cfg(test)]
+mod fixtures;
 mod phases;
 pub mod rounds;
 
