@@ -939,6 +939,9 @@ mod tests {
         let mut deflate = DeflateEncoder::new(Vec::new(), Compression::default());
         deflate.write_all(padding.as_bytes()).unwrap();
         let compressed = deflate.finish().unwrap().len();
-        assert!(compressed > 3800 * 2 / 3, "3800 bytes deflated to {compressed}");
+        assert!(
+            compressed > 3800 * 2 / 3,
+            "3800 bytes deflated to {compressed}"
+        );
     }
 }
