@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
-use wscbench_results::ServerStats;
 
 use super::client::{self, Event, Member, code_text, is, now_ms, rand_ts};
+use super::counters::{counter, read_stats};
 use super::rooms;
-use super::{Check, CheckFuture, Context, Target};
+use super::{Check, CheckFuture, Context};
 use crate::http;
 
 pub(super) static ALL: &[Check] = &[
@@ -125,27 +125,6 @@ fn chat_from<'a>(user: &'a str, text: &'a str) -> impl Fn(&Value) -> bool + 'a {
 
 async fn close_all(members: Vec<Member>) {
     futures_util::future::join_all(members.into_iter().map(Member::close)).await;
-}
-
-/// Reads `/stats` into the schema's type: a missing or mistyped counter fails here.
-pub async fn read_stats(target: &Target) -> Result<ServerStats, String> {
-    let response = http::get_over(
-        &target.addr,
-        target.tls.as_ref(),
-        "/stats",
-        Duration::from_secs(2),
-    )
-    .await
-    .map_err(|e| e.to_string())?;
-    if response.status != 200 {
-        return Err(format!("/stats answered {}", response.status));
-    }
-    serde_json::from_slice(&response.body).map_err(|e| {
-        format!(
-            "/stats is not the protocol's counters object: {e}: {}",
-            String::from_utf8_lossy(&response.body)
-        )
-    })
 }
 
 fn health(ctx: &Context) -> CheckFuture<'_> {
@@ -273,21 +252,6 @@ fn stats_counters(ctx: &Context) -> CheckFuture<'_> {
             before.server, before.connections_current
         ))
     })
-}
-
-pub(super) fn counter(s: &ServerStats, name: &str) -> u64 {
-    match name {
-        "connections_total" => s.connections_total,
-        "joins" => s.joins,
-        "frames_in" => s.frames_in,
-        "chat_in" => s.chat_in,
-        "chat_accepted" => s.chat_accepted,
-        "deliveries" => s.deliveries,
-        "dropped_ratelimit" => s.dropped_ratelimit,
-        "dropped_slow" => s.dropped_slow,
-        "malformed" => s.malformed,
-        other => unreachable!("unknown counter {other}"),
-    }
 }
 
 fn join_ack(ctx: &Context) -> CheckFuture<'_> {

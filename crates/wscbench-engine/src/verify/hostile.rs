@@ -20,7 +20,7 @@ use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::tungstenite::Message;
 
 use super::client::{self, Member, is};
-use super::{CheckFuture, CheckResult, Target, VerifyReport, checks::read_stats};
+use super::{CheckFuture, CheckResult, Target, VerifyReport, counters::read_stats};
 use crate::http;
 use wscbench_results::ServerStats;
 

@@ -7,6 +7,7 @@
 
 mod checks;
 pub mod client;
+mod counters;
 pub mod hostile;
 mod rooms;
 
@@ -16,11 +17,11 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-pub use checks::read_stats;
+pub use counters::read_stats;
 
 /// Reads `/stats`, or `None` when the server does not answer with the protocol's counters.
 pub async fn read_stats_quiet(target: &Target) -> Option<wscbench_results::ServerStats> {
-    checks::read_stats(target).await.ok()
+    counters::read_stats(target).await.ok()
 }
 
 /// Where the server under verification listens.

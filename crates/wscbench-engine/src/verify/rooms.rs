@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::checks::{counter, read_stats};
 use super::client::{EXPECT_TIMEOUT, Event, Member, code_text, is};
+use super::counters::{counter, read_stats};
 use super::{CheckFuture, Context, Target};
 use wscbench_results::ServerStats;
 
