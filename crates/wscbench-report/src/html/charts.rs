@@ -292,12 +292,7 @@ pub(crate) fn knob_chart(
         mesh.draw()?;
         // Every line solid (a dashed one would be many polylines): the key names each.
         for line in lines {
-            let style = line.color.stroke_width(2);
-            let drawn = chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?;
-            let color = line.color;
-            drawn.label(&line.label).legend(move |(x, y)| {
-                Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled())
-            });
+            draw_keyed_line(&mut chart, line)?;
             draw_marks(&mut chart, line)?;
         }
         draw_legend(&mut chart)
@@ -337,12 +332,7 @@ pub(crate) fn room_size_chart(title: &str, y_desc: &str, lines: &[Line]) -> Stri
             .axis_desc_style(font(LABEL_PX))
             .draw()?;
         for line in lines {
-            let style = line.color.stroke_width(2);
-            let drawn = chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?;
-            let color = line.color;
-            drawn.label(&line.label).legend(move |(x, y)| {
-                Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled())
-            });
+            draw_keyed_line(&mut chart, line)?;
             draw_marks(&mut chart, line)?;
         }
         draw_legend(&mut chart)
@@ -394,12 +384,7 @@ pub(crate) fn over_time_chart(
             )))?;
         }
         for line in lines {
-            let style = line.color.stroke_width(2);
-            let drawn = chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?;
-            let color = line.color;
-            drawn.label(&line.label).legend(move |(x, y)| {
-                Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled())
-            });
+            draw_keyed_line(&mut chart, line)?;
         }
         draw_legend(&mut chart)
     })
@@ -527,6 +512,23 @@ fn draw_legend<'a, CT: CoordTranslate>(
 }
 
 /// A dot on each of a line's points.
+/// `line` as a solid line, named in the key by a swatch of its colour.
+fn draw_keyed_line<'a, CT>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    line: &Line,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    let style = line.color.stroke_width(2);
+    let drawn = chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?;
+    let color = line.color;
+    drawn
+        .label(&line.label)
+        .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled()));
+    Ok(())
+}
+
 fn draw_marks<'a, CT>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
     line: &Line,
