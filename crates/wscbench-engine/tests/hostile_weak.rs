@@ -2,17 +2,18 @@
 //! /stats) with one deliberate weakness at a time fails the check meant for it, and passes a
 //! check its weakness does not touch.
 
+mod handshake;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{broadcast, watch};
 use tokio_tungstenite::WebSocketStream;
-use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
@@ -65,7 +66,7 @@ async fn start(weakness: Weakness) -> Target {
                 dead_tx.clone(),
             );
             if weakness == Weakness::SequentialUpgrades {
-                let Some(head) = read_head(&mut stream).await else {
+                let Some(head) = handshake::read_head(&mut stream).await else {
                     continue;
                 };
                 tokio::spawn(serve(
@@ -73,7 +74,7 @@ async fn start(weakness: Weakness) -> Target {
                 ));
             } else {
                 tokio::spawn(async move {
-                    let Some(head) = read_head(&mut stream).await else {
+                    let Some(head) = handshake::read_head(&mut stream).await else {
                         return;
                     };
                     serve(stream, head, weakness, counters, chats, dead, dead_tx).await
@@ -82,18 +83,6 @@ async fn start(weakness: Weakness) -> Target {
         }
     });
     Target::loopback(port)
-}
-
-async fn read_head(stream: &mut TcpStream) -> Option<String> {
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte).await.ok()? == 0 {
-            return None;
-        }
-        buf.push(byte[0]);
-    }
-    String::from_utf8(buf).ok()
 }
 
 /// A weakened server: one connection, each weakness in turn; a test fixture kept in one
@@ -132,17 +121,7 @@ async fn serve(
             .await;
         return;
     }
-    let key = head
-        .lines()
-        .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    let response = format!(
-        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n\r\n",
-        derive_accept_key(key.as_bytes())
-    );
-    if stream.write_all(response.as_bytes()).await.is_err() {
+    if !handshake::accept_upgrade(&mut stream, &head).await {
         return;
     }
     let limit = (weakness != Weakness::NoSizeLimit).then_some(4096);

@@ -3,6 +3,8 @@
 //! weakness at a time fails the check meant for it while passing one its weakness does not
 //! touch.
 
+mod handshake;
+
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,12 +12,11 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 use wscbench_engine::verify::{Target, verify};
@@ -141,20 +142,8 @@ async fn start(weakness: Weakness) -> Target {
     Target::loopback(port)
 }
 
-async fn read_head(stream: &mut TcpStream) -> Option<String> {
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        if stream.read(&mut byte).await.ok()? == 0 {
-            return None;
-        }
-        buf.push(byte[0]);
-    }
-    String::from_utf8(buf).ok()
-}
-
 async fn serve(mut stream: TcpStream, server: Arc<Server>) {
-    let Some(head) = read_head(&mut stream).await else {
+    let Some(head) = handshake::read_head(&mut stream).await else {
         return;
     };
     let path = head.split_whitespace().nth(1).unwrap_or("/");
@@ -171,17 +160,7 @@ async fn serve(mut stream: TcpStream, server: Arc<Server>) {
         let _ = stream.write_all(response.as_bytes()).await;
         return;
     }
-    let key = head
-        .lines()
-        .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    let response = format!(
-        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n\r\n",
-        derive_accept_key(key.as_bytes())
-    );
-    if stream.write_all(response.as_bytes()).await.is_err() {
+    if !handshake::accept_upgrade(&mut stream, &head).await {
         return;
     }
     let ws = WebSocketStream::from_raw_socket(stream, Role::Server, None).await;
