@@ -782,8 +782,18 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
 
         let sent = sent.load(Ordering::Relaxed);
         if received < sent {
+            let moved = |name: &str| match (&before, &after) {
+                (Some(b), Some(a)) => {
+                    (counter(a, name).saturating_sub(counter(b, name))).to_string()
+                }
+                _ => "?".to_string(),
+            };
             return Err(format!(
-                "the reader received {received} of {sent} chats while the others slept"
+                "the reader received {received} of {sent} chats while the others slept \
+                 (server: chat_accepted +{}, dropped_ratelimit +{}, dropped_slow +{})",
+                moved("chat_accepted"),
+                moved("dropped_ratelimit"),
+                moved("dropped_slow")
             ));
         }
         if worst_ms > 1000.0 {
