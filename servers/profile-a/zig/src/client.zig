@@ -337,10 +337,12 @@ const deflate_rx_buf_pwr2 = "12";
 /// output fits (deflate adds at most 5 bytes per 16 KiB stored block, and a
 /// sync flush a few more), and then nothing is left draining: the writer may
 /// hand the extension the next message in the same callback, as it does over
-/// ws. With one message per callback instead, libwebsockets served 22,352 ±
-/// 9,936 deliveries/s at saturation over ws+deflate (run 20261126-221921),
-/// 4 % of its ws figure. Allocated at the connection's first message, before
-/// which ESTABLISHED sets it.
+/// ws. (That is not what makes deflate dear here: with one message per
+/// callback libwebsockets served 22,352 ± 9,936 deliveries/s at saturation
+/// over ws+deflate in run 20261126-221921, with this 27,414 ± 8,611 in run
+/// 20261126-230229, within noise; the extension sets up a zlib stream for
+/// every message to every recipient, docs/transports.md.) Allocated at the
+/// connection's first message, before which ESTABLISHED sets it.
 const deflate_tx_buf_pwr2 = "13";
 /// The longest message that surely deflates in one pass into that buffer.
 const deflate_one_pass_bytes = (1 << 13) - 64;
