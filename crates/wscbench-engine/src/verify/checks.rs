@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
+use wscbench_results::ServerStats;
 
 use super::client::{self, Event, Member, code_text, is, now_ms, rand_ts};
 use super::counters::{counter, read_stats};
@@ -782,19 +783,7 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
 
         let sent = sent.load(Ordering::Relaxed);
         if received < sent {
-            let moved = |name: &str| match (&before, &after) {
-                (Some(b), Some(a)) => {
-                    (counter(a, name).saturating_sub(counter(b, name))).to_string()
-                }
-                _ => "?".to_string(),
-            };
-            return Err(format!(
-                "the reader received {received} of {sent} chats while the others slept \
-                 (server: chat_accepted +{}, dropped_ratelimit +{}, dropped_slow +{})",
-                moved("chat_accepted"),
-                moved("dropped_ratelimit"),
-                moved("dropped_slow")
-            ));
+            return Err(lost_chats(received, sent, before.as_ref(), after.as_ref()));
         }
         if worst_ms > 1000.0 {
             return Err(format!(
@@ -822,6 +811,29 @@ fn slow_consumer(ctx: &Context) -> CheckFuture<'_> {
             dropped.map_or("?".to_string(), |d| d.to_string())
         ))
     })
+}
+
+/// The reader missed chats: says so with what the server's counters moved, which tells a
+/// server that never read them (`chat_accepted` short) from one that dropped them.
+fn lost_chats(
+    received: u64,
+    sent: u64,
+    before: Option<&ServerStats>,
+    after: Option<&ServerStats>,
+) -> String {
+    let moved = |name: &str| match (before, after) {
+        (Some(b), Some(a)) => counter(a, name)
+            .saturating_sub(counter(b, name))
+            .to_string(),
+        _ => "?".to_string(),
+    };
+    format!(
+        "the reader received {received} of {sent} chats while the others slept \
+         (server: chat_accepted +{}, dropped_ratelimit +{}, dropped_slow +{})",
+        moved("chat_accepted"),
+        moved("dropped_ratelimit"),
+        moved("dropped_slow")
+    )
 }
 
 /// `len` letters and digits that permessage-deflate cannot shrink much (about 6 bits of each
@@ -893,6 +905,26 @@ async fn start_slow_senders(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lost_chat_says_what_the_server_accepted_and_dropped() {
+        let before = ServerStats {
+            chat_accepted: 10,
+            dropped_slow: 5,
+            ..ServerStats::default()
+        };
+        let after = ServerStats {
+            chat_accepted: 1590,
+            dropped_slow: 18_005,
+            ..ServerStats::default()
+        };
+        assert_eq!(
+            lost_chats(1580, 1584, Some(&before), Some(&after)),
+            "the reader received 1580 of 1584 chats while the others slept \
+             (server: chat_accepted +1580, dropped_ratelimit +0, dropped_slow +18000)"
+        );
+        assert!(lost_chats(1, 2, None, Some(&after)).contains("chat_accepted +?"));
+    }
 
     #[test]
     fn padded_chats_have_the_exact_length_asked_for() {
