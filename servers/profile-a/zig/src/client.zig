@@ -330,7 +330,7 @@ pub var flood_rate: u64 = 1000;
 /// rx_draining_ext): from a client that stopped reading, its last chats then
 /// stayed unread for good: verify's slow_consumer over ws+deflate lost 1-9
 /// of ~1,600 chats in 13 of 22 runs before this, and none in 14 after.
-const deflate_rx_buf_pwr2 = "12";
+const deflate_rx_buf_pwr2 = std.math.log2_int(usize, protocol.max_message_bytes);
 
 /// The deflate extension's output buffer, as a power of 2: 8 KiB, where
 /// libwebsockets' default is 1 KiB. A message deflates in one pass when its
@@ -343,9 +343,15 @@ const deflate_rx_buf_pwr2 = "12";
 /// 20261126-230229, within noise; the extension sets up a zlib stream for
 /// every message to every recipient, docs/transports.md.) Allocated at the
 /// connection's first message, before which ESTABLISHED sets it.
-const deflate_tx_buf_pwr2 = "13";
+const deflate_tx_buf_pwr2 = 13;
 /// The longest message that surely deflates in one pass into that buffer.
-const deflate_one_pass_bytes = (1 << 13) - 64;
+const deflate_one_pass_bytes = (1 << deflate_tx_buf_pwr2) - 64;
+
+/// Sets one of the deflate extension's buffer sizes (`rx_buf_size`,
+/// `tx_buf_size`) to 2^`pwr2` bytes, as the option's decimal text.
+fn setDeflateBuffer(wsi: *lws.struct_lws, comptime option: [:0]const u8, comptime pwr2: usize) void {
+    _ = lws.lws_set_extension_option(wsi, "permessage-deflate", option, std.fmt.comptimePrint("{d}", .{pwr2}));
+}
 
 /// Whether onWritable corks a batch of several frames (--no-write-batch clears it).
 pub var cork_batches = true;
@@ -398,8 +404,8 @@ pub fn callback(
                 .deflate = took_deflate,
             };
             if (took_deflate) {
-                _ = lws.lws_set_extension_option(wsi, "permessage-deflate", "rx_buf_size", deflate_rx_buf_pwr2);
-                _ = lws.lws_set_extension_option(wsi, "permessage-deflate", "tx_buf_size", deflate_tx_buf_pwr2);
+                setDeflateBuffer(wsi, "rx_buf_size", deflate_rx_buf_pwr2);
+                setDeflateBuffer(wsi, "tx_buf_size", deflate_tx_buf_pwr2);
             }
             hub.connect(self) catch return -1;
             self.registered = true;
