@@ -511,7 +511,6 @@ fn draw_legend<'a, CT: CoordTranslate>(
     Ok(())
 }
 
-/// A dot on each of a line's points.
 /// `line` as a solid line, named in the key by a swatch of its colour.
 fn draw_keyed_line<'a, CT>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
@@ -529,6 +528,7 @@ where
     Ok(())
 }
 
+/// A dot on each of a line's points.
 fn draw_marks<'a, CT>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
     line: &Line,
