@@ -87,19 +87,34 @@ named_enum!(
         /// One room in which a share of the clients stop reading for a while, then read
         /// again: what slow readers cost the healthy ones, and how fast the server recovers.
         SlowConsumers => "slow-consumers",
+        /// One room chatting at a fixed, open-loop rate of deliveries per second, one step of
+        /// offered load per point (the `deliveries` load parameter): what a delivery costs and
+        /// how late it arrives at a load the server carries, up to where it stops carrying it.
+        LoadCurve => "load-curve",
     }
 );
 
 impl Scenario {
-    /// The scenarios `wscbench run` runs when none is named: the fixed shapes. Capacity and
-    /// idle capacity run until the server breaks, and fan-out and slow consumers study one
-    /// property each, so they run only when asked for.
+    /// The scenarios `wscbench run` runs when none is named: the load curve (the headline:
+    /// cost and latency at loads the machine can answer) and the seed's four fixed shapes.
+    /// Capacity and idle capacity run until the server breaks, and fan-out and slow consumers
+    /// study one property each, so they run only when asked for.
     pub const DEFAULT: &'static [Scenario] = &[
+        Scenario::LoadCurve,
         Scenario::Steady,
         Scenario::Burst,
         Scenario::Churn,
         Scenario::Saturation,
     ];
+
+    /// True for the shapes only the native load path (k6/x/chat) runs: rooms, steps with
+    /// their own histograms, slow readers.
+    pub fn native_only(self) -> bool {
+        matches!(
+            self,
+            Scenario::Capacity | Scenario::Fanout | Scenario::SlowConsumers | Scenario::LoadCurve
+        )
+    }
 }
 
 /// The fan-out scenario's room size when no sweep sets one, in every mode
@@ -316,7 +331,7 @@ mod tests {
         let err = "stedy".parse::<Scenario>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation, capacity, idle-capacity, fanout, slow-consumers"
+            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation, capacity, idle-capacity, fanout, slow-consumers, load-curve"
         );
         assert_eq!("js".parse::<LoadPath>().unwrap(), LoadPath::Js);
     }

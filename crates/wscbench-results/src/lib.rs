@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub mod capacity;
+pub mod curve;
 pub mod dimensions;
 pub mod manifest;
 pub mod rounds;
@@ -22,6 +23,7 @@ pub mod verdict;
 pub use capacity::{
     Capacity, CapacityStep, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis, StepReason,
 };
+pub use curve::CurveStep;
 pub use dimensions::{
     FANOUT_DEFAULT_ROOM_SIZE, HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR,
     RUN_MANIFEST_FILE, Repetition, Scenario, Transport, UnknownName, raw_relative_dir,
@@ -49,7 +51,8 @@ pub use verdict::BoundReason;
 ///   speed), the CPU model in the conditions, the transport, an external server's URL, and
 ///   the quick mode's shorter holds: a version-2 result's `quick` was the seed's lengths, so
 ///   it reads as [`Mode::Seed`]. Added later without a bump (older files read unchanged):
-///   the `fanout` and `slow-consumers` scenarios and `slow_consumers`.
+///   the `fanout` and `slow-consumers` scenarios and `slow_consumers`; the `load-curve`
+///   scenario and `curve`.
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// Everything one run of one server under one scenario measured.
@@ -148,6 +151,9 @@ pub struct RunResult {
     /// (slow-consumers results only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_consumers: Option<SlowConsumers>,
+    /// The step's offered load and what of it arrived (load-curve results only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<CurveStep>,
     /// One docker stats sample per second for both containers.
     #[serde(default)]
     pub series: Vec<Sample>,

@@ -46,6 +46,9 @@ pub enum StopReason {
     MaxRounds,
     /// It never produced a result to judge: every round of it failed.
     Failed,
+    /// A load-curve step above one at which its server died: not run, since a server
+    /// that cannot survive a lower load says nothing more at a higher one.
+    DiedBelow,
 }
 
 impl StopReason {
@@ -57,6 +60,7 @@ impl StopReason {
             StopReason::Budget => "budget",
             StopReason::MaxRounds => "max-rounds",
             StopReason::Failed => "failed",
+            StopReason::DiedBelow => "died-below",
         }
     }
 }
