@@ -54,6 +54,7 @@ const LOAD_PARAM_RULES = [
   ['rate', 'a positive number', (v) => v > 0],
   ['room-size', 'a whole number of at least 2', (v) => Number.isInteger(v) && v >= 2],
   ['slow-share', 'a fraction between 0 and 1 (both excluded)', (v) => v > 0 && v < 1],
+  ['deliveries', 'a positive number', (v) => v > 0],
 ];
 
 function readLoadParams() {

@@ -14,25 +14,25 @@ import { config } from './config.js';
 const SHAPES = {
   steady: {
     smoke: { clients: 10, chatsPerSecond: 1, holdSeconds: 8 },
-    quick: { clients: 100, chatsPerSecond: 1, holdSeconds: 12 },
+    quick: { clients: 100, chatsPerSecond: 1, holdSeconds: 6 },
     seed: { clients: 100, chatsPerSecond: 1, holdSeconds: 60 },
     soak: { clients: 100, chatsPerSecond: 1, holdSeconds: 300 },
   },
   burst: {
     smoke: { clients: 100, rampUpSeconds: 4, holdSeconds: 2, rampDownSeconds: 2 },
-    quick: { clients: 1000, rampUpSeconds: 10, holdSeconds: 2, rampDownSeconds: 5 },
+    quick: { clients: 1000, rampUpSeconds: 10, holdSeconds: 2, rampDownSeconds: 2 },
     seed: { clients: 1000, rampUpSeconds: 10, holdSeconds: 5, rampDownSeconds: 5 },
   },
   churn: {
     smoke: { clients: 20, durationSeconds: 7, staySeconds: 2 },
-    quick: { clients: 200, durationSeconds: 12, staySeconds: 2 },
+    quick: { clients: 200, durationSeconds: 8, staySeconds: 2 },
     seed: { clients: 200, durationSeconds: 60, staySeconds: 2 },
     soak: { clients: 200, durationSeconds: 180, staySeconds: 2 },
   },
   saturation: {
     // One ramp and one hold per step, then one ramp down to 0.
     smoke: { steps: [20, 50, 100], chatsPerSecond: 5, rampSeconds: 1, holdSeconds: [1, 1, 2], rampDownSeconds: 1 },
-    quick: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 5, holdSeconds: [4, 4, 8], rampDownSeconds: 5 },
+    quick: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 3, holdSeconds: [2, 2, 4], rampDownSeconds: 2 },
     seed: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 5, holdSeconds: [25, 25, 30], rampDownSeconds: 5 },
   },
   capacity: {
@@ -82,10 +82,24 @@ const SHAPES = {
       recoverySeconds: 15,
     },
   },
+  'load-curve': {
+    // `clients` in rooms of `roomSize` (one room by default), held at one step of offered
+    // deliveries per second per run (DELIVERIES; without it the first step): the fan-out
+    // shape at that load. The orchestrator runs one point per step (docs/methodology.md,
+    // "The load curve" says how levels and holds were chosen).
+    smoke: { clients: 50, roomSize: 50, steps: [2450, 9800], rampSeconds: 2, holdSeconds: 4 },
+    quick: {
+      clients: 500,
+      roomSize: 500,
+      steps: [50000, 100000, 200000, 400000],
+      rampSeconds: 1,
+      holdSeconds: 6,
+    },
+  },
 };
 
 /** Every load parameter a sweep can set (crates/wscbench-engine/src/scenarios.rs). */
-export const LOAD_PARAMS = ['clients', 'rate', 'room-size', 'slow-share'];
+export const LOAD_PARAMS = ['clients', 'rate', 'room-size', 'slow-share', 'deliveries'];
 
 /**
  * The load parameters each shape takes, and how each changes it. A swept
@@ -125,6 +139,16 @@ const OVERRIDES = {
     clients: (shape, n) => ({ ...shape, clients: n }),
     'slow-share': (shape, s) => ({ ...shape, slowShare: s }),
   },
+  // One room stays one room when only the clients change (roomSize follows clients).
+  'load-curve': {
+    deliveries: (shape, d) => ({ ...shape, deliveriesPerSecond: d }),
+    clients: (shape, n) => ({
+      ...shape,
+      clients: n,
+      roomSize: shape.roomSize === shape.clients && !('room-size' in config.loadParams) ? n : shape.roomSize,
+    }),
+    'room-size': (shape, s) => ({ ...shape, roomSize: s }),
+  },
 };
 
 /** The servers' rate limit: chats per second one connection may send (docs/protocol.md). */
@@ -132,21 +156,25 @@ export const RATE_LIMIT = 10;
 
 /** Checks a shape can run as asked, once its load parameters are applied. */
 const CHECKS = {
-  fanout: (shape) => {
-    const { clients, roomSize, deliveriesPerSecond } = shape;
-    if (roomSize > clients) {
-      throw new Error(
-        `fanout: ROOM_SIZE ${roomSize} is larger than the ${clients} clients: no room at all; use room sizes up to ${clients} or more CLIENTS`,
-      );
-    }
-    const rate = fanoutChatsPerSecond(shape);
-    if (rate > RATE_LIMIT) {
-      throw new Error(
-        `fanout: ${clients} clients in rooms of ${roomSize} need ${rate.toFixed(1)} chats per second per client for ${deliveriesPerSecond} deliveries/s, over the servers' limit of ${RATE_LIMIT}; use more clients or larger rooms`,
-      );
-    }
-  },
+  fanout: (shape) => checkRooms('fanout', shape),
+  'load-curve': (shape) => checkRooms('load-curve', shape),
 };
+
+/** Rooms no larger than the clients, each client within the servers' rate limit. */
+function checkRooms(name, shape) {
+  const { clients, roomSize, deliveriesPerSecond } = shape;
+  if (roomSize > clients) {
+    throw new Error(
+      `${name}: ROOM_SIZE ${roomSize} is larger than the ${clients} clients: no room at all; use room sizes up to ${clients} or more CLIENTS`,
+    );
+  }
+  const rate = fanoutChatsPerSecond(shape);
+  if (rate > RATE_LIMIT) {
+    throw new Error(
+      `${name}: ${clients} clients in rooms of ${roomSize} need ${rate.toFixed(1)} chats per second per client for ${deliveriesPerSecond} deliveries/s, over the servers' limit of ${RATE_LIMIT}; use more clients or larger rooms`,
+    );
+  }
+}
 
 /** What each fanout client chats per second: deliveriesPerSecond / (clients * (roomSize - 1)). */
 export function fanoutChatsPerSecond({ clients, roomSize, deliveriesPerSecond }) {
@@ -192,6 +220,9 @@ export function shapeOf(name) {
       );
     }
     shape = apply(shape, value);
+  }
+  if (name === 'load-curve' && shape.deliveriesPerSecond === undefined) {
+    shape = { ...shape, deliveriesPerSecond: shape.steps[0] };
   }
   if (CHECKS[name]) CHECKS[name](shape);
   return shape;

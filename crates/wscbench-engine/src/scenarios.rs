@@ -26,18 +26,18 @@ pub fn has_soak_length(scenario: Scenario) -> bool {
 pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
     match (scenario, mode) {
         (Scenario::Steady, Mode::Smoke) => 8,
-        (Scenario::Steady, Mode::Quick) => 12,
+        (Scenario::Steady, Mode::Quick) => 6,
         (Scenario::Steady, Mode::Seed) => 60,
         (Scenario::Steady, Mode::Soak) => 300,
         (Scenario::Burst, Mode::Smoke) => 8,
-        (Scenario::Burst, Mode::Quick) => 17,
+        (Scenario::Burst, Mode::Quick) => 14,
         (Scenario::Burst, _) => 20,
         (Scenario::Churn, Mode::Smoke) => 7,
-        (Scenario::Churn, Mode::Quick) => 12,
+        (Scenario::Churn, Mode::Quick) => 8,
         (Scenario::Churn, Mode::Seed) => 60,
         (Scenario::Churn, Mode::Soak) => 180,
         (Scenario::Saturation, Mode::Smoke) => 8,
-        (Scenario::Saturation, Mode::Quick) => 36,
+        (Scenario::Saturation, Mode::Quick) => 19,
         (Scenario::Saturation, _) => 100,
         (Scenario::Capacity, Mode::Smoke) => 18,
         (Scenario::Capacity, _) => 240,
@@ -47,15 +47,19 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
         (Scenario::Fanout, _) => 20,
         (Scenario::SlowConsumers, Mode::Smoke) => 10,
         (Scenario::SlowConsumers, _) => 42,
+        (Scenario::LoadCurve, mode) => {
+            let shape = LoadCurveShape::of(mode);
+            shape.ramp_seconds + shape.hold_seconds
+        }
     }
 }
 
 /// The load parameters a sweep can set, each passed to k6 as its environment variable
 /// ([`env_name`]: `room-size` → `ROOM_SIZE`): `clients` is how many clients the shape holds
 /// (at once, or over its length for churn), `rate` the chats per second each client sends,
-/// `room-size` the clients of each fan-out room, `slow-share` the share of slow-consumers'
-/// clients that are slow.
-pub const LOAD_PARAMS: &[&str] = &["clients", "rate", "room-size", "slow-share"];
+/// `room-size` the clients of each room, `slow-share` the share of slow-consumers' clients
+/// that are slow, `deliveries` the deliveries per second a load-curve step offers.
+pub const LOAD_PARAMS: &[&str] = &["clients", "rate", "room-size", "slow-share", "deliveries"];
 
 /// The load parameters scenario `scenario` takes (`SWEEP_KEYS` in `scenarios/lib/modes.js`).
 /// A burst's clients chat once and a churn client once per stay, so only the shapes that
@@ -69,6 +73,8 @@ pub fn load_params(scenario: Scenario) -> &'static [&'static str] {
         // Its chat rate follows from the room size: the deliveries asked are fixed.
         Scenario::Fanout => &["clients", "room-size"],
         Scenario::SlowConsumers => &["clients", "slow-share"],
+        // Its steps are `deliveries` values: the curve's own when no sweep gives them.
+        Scenario::LoadCurve => &["deliveries", "clients", "room-size"],
     }
 }
 
@@ -150,6 +156,78 @@ impl FanoutShape {
     /// The chats per second each client sends.
     pub fn chats_per_client_s(&self) -> f64 {
         self.deliveries_per_second / (self.clients as f64 * (self.room_size as f64 - 1.0))
+    }
+}
+
+/// The load-curve shape (`load-curve` in `scenarios/lib/modes.js`): `clients` in rooms of
+/// `room_size` (one room by default), held at one step of offered deliveries per second per
+/// point. A step is the fan-out shape at that step's deliveries ([`LoadCurveShape::at`]):
+/// each client chats `deliveries / (clients · (room_size − 1))` times a second on an
+/// open-loop schedule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadCurveShape {
+    /// Clients in all.
+    pub clients: u64,
+    /// Clients per room.
+    pub room_size: u64,
+    /// The offered deliveries per second of each step, rising: the points the curve runs
+    /// when no `--sweep deliveries=` gives others.
+    pub steps: Vec<f64>,
+    /// Seconds over which the rooms connect.
+    pub ramp_seconds: u64,
+    /// Seconds each step is held, chatting.
+    pub hold_seconds: u64,
+}
+
+impl LoadCurveShape {
+    /// The shape in `mode` (soak and seed are quick's). Levels and holds are chosen from
+    /// measurements (docs/methodology.md, "The load curve").
+    pub fn of(mode: Mode) -> LoadCurveShape {
+        match mode {
+            Mode::Smoke => LoadCurveShape {
+                clients: 50,
+                room_size: 50,
+                steps: vec![2_450.0, 9_800.0],
+                ramp_seconds: 2,
+                hold_seconds: 4,
+            },
+            _ => LoadCurveShape {
+                clients: 500,
+                room_size: 500,
+                steps: vec![50_000.0, 100_000.0, 200_000.0, 400_000.0],
+                ramp_seconds: 1,
+                hold_seconds: 6,
+            },
+        }
+    }
+
+    /// The shape in `mode` with a point's load parameters (`clients`, `room-size`; a room
+    /// size given without clients sizes the clients to one room of it only when the default
+    /// is one room) applied.
+    pub fn with_params(mode: Mode, params: &std::collections::BTreeMap<String, f64>) -> LoadCurveShape {
+        let mut shape = LoadCurveShape::of(mode);
+        let one_room = shape.room_size == shape.clients;
+        if let Some(&n) = params.get("clients") {
+            shape.clients = n as u64;
+            if one_room && !params.contains_key("room-size") {
+                shape.room_size = shape.clients;
+            }
+        }
+        if let Some(&s) = params.get("room-size") {
+            shape.room_size = s as u64;
+        }
+        shape
+    }
+
+    /// One step: the fan-out shape at `deliveries_per_second`.
+    pub fn at(&self, deliveries_per_second: f64) -> FanoutShape {
+        FanoutShape {
+            clients: self.clients,
+            room_size: self.room_size,
+            deliveries_per_second,
+            ramp_seconds: self.ramp_seconds,
+            hold_seconds: self.hold_seconds,
+        }
     }
 }
 
@@ -242,11 +320,13 @@ impl SlowConsumersShape {
 /// Why a point's load parameters cannot make its shape.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ShapeError {
-    /// Fan-out rooms larger than the clients.
+    /// Rooms larger than the clients.
     #[error(
-        "--sweep room-size={room_size}: fanout in {mode} mode has {clients} clients, fewer than one room; use room sizes up to {clients} or more clients (--sweep clients=...)"
+        "--sweep room-size={room_size}: {scenario} in {mode} mode has {clients} clients, fewer than one room; use room sizes up to {clients} or more clients (--sweep clients=...)"
     )]
     RoomLargerThanClients {
+        /// The scenario of the point.
+        scenario: Scenario,
         /// The room size asked for.
         room_size: u64,
         /// The clients of the point.
@@ -254,11 +334,13 @@ pub enum ShapeError {
         /// The mode, whose shape gave the clients when no sweep did.
         mode: Mode,
     },
-    /// Fan-out rooms of two that would have to chat over the rate limit.
+    /// Rooms whose clients would have to chat over the rate limit.
     #[error(
-        "fanout with {clients} clients in rooms of {room_size} needs {rate:.1} chats per second per client, over the servers' limit of 10; use more clients or larger rooms"
+        "{scenario} with {clients} clients in rooms of {room_size} needs {rate:.1} chats per second per client, over the servers' limit of 10; use more clients or larger rooms"
     )]
     OverRateLimit {
+        /// The scenario of the point.
+        scenario: Scenario,
         /// The clients of the point.
         clients: u64,
         /// Its room size.
@@ -266,44 +348,81 @@ pub enum ShapeError {
         /// The chats per second each client would send.
         rate: f64,
     },
+    /// Load-curve steps that do not rise.
+    #[error(
+        "--sweep deliveries: the load curve's steps must rise, each above the one before; {value} follows {before}"
+    )]
+    StepsNotRising {
+        /// The step before.
+        before: f64,
+        /// The step that is not above it.
+        value: f64,
+    },
 }
 
 /// The servers' rate limit: chats per second per connection (docs/protocol.md).
 pub const RATE_LIMIT_PER_S: f64 = 10.0;
 
-/// Checks that a point's load parameters make a shape that can run in `mode`: fan-out rooms
-/// no larger than the clients, and within the rate limit.
+/// Checks that a point's load parameters make a shape that can run in `mode`: rooms no
+/// larger than the clients, and within the rate limit (fan-out, and every step of a load
+/// curve: the point's own, or the curve's default steps when it has none).
 pub fn check_point(
     scenario: Scenario,
     mode: Mode,
     params: &std::collections::BTreeMap<String, f64>,
 ) -> Result<(), ShapeError> {
-    if scenario != Scenario::Fanout {
-        return Ok(());
-    }
-    let mut shape = FanoutShape::of(mode);
-    if let Some(&n) = params.get("clients") {
-        shape.clients = n as u64;
-    }
-    if let Some(&s) = params.get("room-size") {
-        shape.room_size = s as u64;
-    }
-    if shape.room_size > shape.clients {
-        return Err(ShapeError::RoomLargerThanClients {
-            room_size: shape.room_size,
-            clients: shape.clients,
-            mode,
-        });
-    }
-    let rate = shape.chats_per_client_s();
-    if rate > RATE_LIMIT_PER_S {
-        return Err(ShapeError::OverRateLimit {
-            clients: shape.clients,
-            room_size: shape.room_size,
-            rate,
-        });
+    let steps: Vec<FanoutShape> = match scenario {
+        Scenario::Fanout => {
+            let mut shape = FanoutShape::of(mode);
+            if let Some(&n) = params.get("clients") {
+                shape.clients = n as u64;
+            }
+            if let Some(&s) = params.get("room-size") {
+                shape.room_size = s as u64;
+            }
+            vec![shape]
+        }
+        Scenario::LoadCurve => {
+            let curve = LoadCurveShape::with_params(mode, params);
+            match params.get("deliveries") {
+                Some(&d) => vec![curve.at(d)],
+                None => curve.steps.iter().map(|&d| curve.at(d)).collect(),
+            }
+        }
+        _ => return Ok(()),
+    };
+    for shape in steps {
+        if shape.room_size > shape.clients {
+            return Err(ShapeError::RoomLargerThanClients {
+                scenario,
+                room_size: shape.room_size,
+                clients: shape.clients,
+                mode,
+            });
+        }
+        let rate = shape.chats_per_client_s();
+        if rate > RATE_LIMIT_PER_S {
+            return Err(ShapeError::OverRateLimit {
+                scenario,
+                clients: shape.clients,
+                room_size: shape.room_size,
+                rate,
+            });
+        }
     }
     Ok(())
+}
+
+/// Refuses load-curve steps (`--sweep deliveries=` values, in the order given) that do not
+/// rise: a curve read from left to right must offer more at every step.
+pub fn check_steps(steps: &[f64]) -> Result<(), ShapeError> {
+    match steps.windows(2).find(|w| w[1] <= w[0]) {
+        Some(w) => Err(ShapeError::StepsNotRising {
+            before: w[0],
+            value: w[1],
+        }),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -327,7 +446,7 @@ mod tests {
                 duration.map(|d| d.to_string()).unwrap_or_default()
             ),
             "console.log(JSON.stringify(Object.fromEntries(\
-               ['steady', 'burst', 'churn', 'saturation', 'capacity', 'idle-capacity', 'fanout', 'slow-consumers'].map((n) => [n, m.shapeOf(n)]))));",
+               ['steady', 'burst', 'churn', 'saturation', 'capacity', 'idle-capacity', 'fanout', 'slow-consumers', 'load-curve'].map((n) => [n, m.shapeOf(n)]))));",
         )
         .unwrap()
     }
@@ -451,7 +570,9 @@ mod tests {
                         shape["steps"].as_array().unwrap().len() as u64
                             * (sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"]))
                     }
-                    Scenario::Fanout => sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"]),
+                    Scenario::Fanout | Scenario::LoadCurve => {
+                        sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"])
+                    }
                     Scenario::SlowConsumers => {
                         sum(&shape["joinSeconds"])
                             + sum(&shape["baselineSeconds"])
@@ -516,7 +637,81 @@ mod tests {
                 ),
                 "slow-consumers in {mode}"
             );
+            let curve = LoadCurveShape::of(mode);
+            let js = &s["load-curve"];
+            assert_eq!(
+                (
+                    js["clients"].as_u64(),
+                    js["roomSize"].as_u64(),
+                    js["steps"].clone(),
+                    js["rampSeconds"].as_u64(),
+                    js["holdSeconds"].as_u64()
+                ),
+                (
+                    Some(curve.clients),
+                    Some(curve.room_size),
+                    serde_json::json!(curve.steps),
+                    Some(curve.ramp_seconds),
+                    Some(curve.hold_seconds)
+                ),
+                "load-curve in {mode}"
+            );
         }
+    }
+
+    #[test]
+    fn a_load_curve_step_reaches_its_shape_through_the_environment_and_is_a_fanout_at_its_load()
+    {
+        let step = node(
+            "MODE: 'quick', DELIVERIES: '100000'",
+            "console.log(JSON.stringify(m.shapeOf('load-curve')));",
+        )
+        .unwrap();
+        let rust = LoadCurveShape::of(Mode::Quick).at(100_000.0);
+        assert_eq!(step["deliveriesPerSecond"].as_f64(), Some(100_000.0));
+        let chats = node(
+            "MODE: 'quick', DELIVERIES: '100000'",
+            "console.log(JSON.stringify(m.fanoutChatsPerSecond(m.shapeOf('load-curve'))));",
+        )
+        .unwrap();
+        assert_eq!(chats.as_f64(), Some(rust.chats_per_client_s()));
+        // Fewer clients in one room: the room follows them, in both languages.
+        let small = node(
+            "MODE: 'quick', CLIENTS: '200'",
+            "console.log(JSON.stringify(m.shapeOf('load-curve')));",
+        )
+        .unwrap();
+        let params = [("clients".to_string(), 200.0)].into_iter().collect();
+        let rust = LoadCurveShape::with_params(Mode::Quick, &params);
+        assert_eq!(
+            (small["clients"].as_u64(), small["roomSize"].as_u64()),
+            (Some(rust.clients), Some(rust.room_size))
+        );
+        assert_eq!(rust.room_size, 200);
+    }
+
+    #[test]
+    fn load_curve_steps_that_do_not_rise_or_ask_over_the_rate_limit_are_refused() {
+        assert!(check_steps(&[50_000.0, 100_000.0, 400_000.0]).is_ok());
+        assert_eq!(
+            check_steps(&[50_000.0, 40_000.0]).unwrap_err().to_string(),
+            "--sweep deliveries: the load curve's steps must rise, each above the one before; 40000 follows 50000"
+        );
+        assert!(check_steps(&[50_000.0, 50_000.0]).is_err());
+        // 500 clients in one room: 10 chats/s each is 2,495,000 deliveries/s.
+        let at = |d: f64| -> std::collections::BTreeMap<String, f64> {
+            [("deliveries".to_string(), d)].into_iter().collect()
+        };
+        assert!(check_point(Scenario::LoadCurve, Mode::Quick, &at(2_495_000.0)).is_ok());
+        let err = check_point(Scenario::LoadCurve, Mode::Quick, &at(3_000_000.0)).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("load-curve with 500 clients in rooms of 500 needs 12.0 chats"),
+            "{err}"
+        );
+        // The default steps all run.
+        assert!(check_point(Scenario::LoadCurve, Mode::Quick, &Default::default()).is_ok());
+        assert!(check_point(Scenario::LoadCurve, Mode::Smoke, &Default::default()).is_ok());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Load sweeps (`wscbench run --sweep clients=100,200`): parsing one key's values, checking a
-//! whole sweep against the scenarios it will run, and the points it expands to (the product
-//! of its keys). Which scenario takes which key is [`crate::scenarios::load_params`].
+//! whole sweep against the scenarios it will run, the points it expands to (the product of
+//! its keys, with the load curve's own steps when no sweep gives them), and which of those
+//! points each scenario runs. Which scenario takes which key is
+//! [`crate::scenarios::load_params`].
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -115,6 +117,9 @@ impl Sweep {
                 });
             }
         }
+        if let Some(steps) = self.keys.iter().find(|k| k.key == DELIVERIES) {
+            scenarios::check_steps(&steps.values)?;
+        }
         for point in self.points() {
             for &scenario in scenarios {
                 scenarios::check_point(scenario, mode, &point)?;
@@ -156,9 +161,106 @@ impl Sweep {
     }
 }
 
+/// The load parameter of a load-curve step: its offered deliveries per second.
+pub const DELIVERIES: &str = "deliveries";
+
+/// A run's load points: `sweep`'s, times the load curve's own steps in `mode` when the run
+/// has the load curve and no sweep gives its steps (`--sweep deliveries=...`). Scenarios
+/// other than the curve do not take `deliveries` and run once per other value
+/// ([`loads_of`]).
+pub fn run_points(sweep: &Sweep, scenarios: &[Scenario], mode: Mode) -> Vec<BTreeMap<String, f64>> {
+    let points = if sweep.is_empty() {
+        Vec::new()
+    } else {
+        sweep.points()
+    };
+    let given = sweep.keys.iter().any(|k| k.key == DELIVERIES);
+    if given || !scenarios.contains(&Scenario::LoadCurve) {
+        return points;
+    }
+    let base = if points.is_empty() {
+        vec![BTreeMap::new()]
+    } else {
+        points
+    };
+    let steps = scenarios::LoadCurveShape::of(mode).steps;
+    base.iter()
+        .flat_map(|point| {
+            steps.iter().map(move |&d| {
+                let mut next = point.clone();
+                next.insert(DELIVERIES.to_string(), d);
+                next
+            })
+        })
+        .collect()
+}
+
+/// `point`'s parameters that `scenario` takes: what it runs with.
+pub fn taken(scenario: Scenario, point: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    let keys = scenarios::load_params(scenario);
+    point
+        .iter()
+        .filter(|(k, _)| keys.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
+/// The load points `scenario` runs, in order: one per distinct set of the parameters it
+/// takes, so that a scenario without `deliveries` runs once where the curve runs each step.
+pub fn loads_of(
+    scenario: Scenario,
+    load_points: &[BTreeMap<String, f64>],
+) -> Vec<&BTreeMap<String, f64>> {
+    let mut seen: Vec<BTreeMap<String, f64>> = Vec::new();
+    let mut loads = Vec::new();
+    for point in load_points {
+        let own = taken(scenario, point);
+        if !seen.contains(&own) {
+            seen.push(own);
+            loads.push(point);
+        }
+    }
+    loads
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_load_curve_runs_its_own_steps_and_the_other_scenarios_once() {
+        let scenarios = [Scenario::LoadCurve, Scenario::Steady];
+        let points = run_points(&Sweep::default(), &scenarios, Mode::Quick);
+        let steps = scenarios::LoadCurveShape::of(Mode::Quick).steps;
+        assert_eq!(points.len(), steps.len());
+        assert_eq!(loads_of(Scenario::LoadCurve, &points).len(), steps.len());
+        assert_eq!(loads_of(Scenario::Steady, &points).len(), 1);
+        assert!(taken(Scenario::Steady, &points[2]).is_empty());
+        assert_eq!(taken(Scenario::LoadCurve, &points[2])[DELIVERIES], steps[2]);
+        // Without the curve, a run has no load points of its own.
+        assert!(run_points(&Sweep::default(), &[Scenario::Steady], Mode::Quick).is_empty());
+        // A sweep of the curve's clients: each value runs every step.
+        let sweep = Sweep::new(vec![key("clients=400,500").unwrap()]).unwrap();
+        let points = run_points(&sweep, &[Scenario::LoadCurve], Mode::Quick);
+        assert_eq!(points.len(), 2 * steps.len());
+    }
+
+    #[test]
+    fn given_load_curve_steps_replace_the_curves_own_and_must_rise() {
+        let sweep = Sweep::new(vec![key("deliveries=1000,5000").unwrap()]).unwrap();
+        assert!(sweep.check(&[Scenario::LoadCurve], Mode::Quick).is_ok());
+        assert_eq!(run_points(&sweep, &[Scenario::LoadCurve], Mode::Quick).len(), 2);
+        let falling = Sweep::new(vec![key("deliveries=5000,1000").unwrap()]).unwrap();
+        assert!(
+            falling
+                .check(&[Scenario::LoadCurve], Mode::Quick)
+                .unwrap_err()
+                .to_string()
+                .contains("must rise")
+        );
+        // Steady does not take it.
+        assert!(sweep.check(&[Scenario::Steady], Mode::Quick).is_err());
+    }
 
     fn key(text: &str) -> Result<SweepKey, SweepError> {
         text.parse()
@@ -182,7 +284,7 @@ mod tests {
         assert!(message("clients").contains("expected KEY=V1,V2"));
         assert!(message("clients=").contains("expected KEY=V1,V2"));
         assert!(message("speed=1,2").contains(
-            "unknown load parameter; the parameters are clients, rate, room-size, slow-share"
+            "unknown load parameter; the parameters are clients, rate, room-size, slow-share, deliveries"
         ));
         assert!(message("clients=100,abc").contains("\"abc\" is not a positive whole number"));
         assert!(message("clients=0").contains("\"0\" is not a positive whole number"));

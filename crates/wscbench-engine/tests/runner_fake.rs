@@ -405,6 +405,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         mode: Mode::Smoke,
         soak_seconds: None,
         slo_p95_ms: 50.0,
+        slo_p99_ms: 50.0,
         load_path: LoadPath::Js,
         repetitions: 1,
         adaptive: Default::default(),

@@ -216,6 +216,11 @@ pub struct RunArgs {
     /// under it, in ms
     #[arg(long = "slo-p95-ms", default_value_t = 50.0, value_name = "MS", value_parser = parse_slo)]
     pub slo_p95_ms: f64,
+    /// The load curve's latency target: a step is carried while chat latency p99 (from each
+    /// chat's intended time) stays within it and 99.9 % of the offered deliveries arrive; a
+    /// server's capacity is its highest step carried, in ms
+    #[arg(long = "slo-p99-ms", default_value_t = wscbench_results::curve::DEFAULT_SLO_P99_MS, value_name = "MS", value_parser = parse_slo)]
+    pub slo_p99_ms: f64,
     /// The load generator's client loop: native (the k6/x/chat extension: Go clients,
     /// aggregated metrics, a full latency histogram) or js (k6/websockets, one JS callback and
     /// one metric sample per message, so k6 runs out of CPU far sooner; loadgen-capacity

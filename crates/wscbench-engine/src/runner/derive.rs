@@ -8,7 +8,7 @@ use wscbench_results::{Derived, Mode, Outcome, RunResult, Sample, Scenario, Serv
 use super::Plan;
 use crate::capacity::{self, CapacityInputs};
 use crate::native::Merged;
-use crate::scenarios::SlowConsumersShape;
+use crate::scenarios::{LoadCurveShape, SlowConsumersShape};
 use crate::slow_consumers::{self, SlowInputs};
 use crate::soak::{self, SoakInputs};
 use crate::verdict::{self, Ceilings, Counters};
@@ -217,6 +217,66 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
     };
     result.loadgen_bound_reasons = verdict::verdict(&result.series, &counters, &ceilings);
     result.loadgen_bound = !result.loadgen_bound_reasons.is_empty();
+    if result.scenario == Scenario::LoadCurve {
+        result.curve = Some(curve_step(result, plan));
+    }
+}
+
+/// A load-curve result's step: the load its point offered (its shape at its `deliveries`)
+/// and the share of it the clients received. Every member of a room is a client, so each
+/// intended chat asks for `room_size − 1` deliveries.
+fn curve_step(result: &RunResult, plan: &Plan) -> wscbench_results::CurveStep {
+    let curve = LoadCurveShape::with_params(plan.mode, &result.load_params);
+    let offered_per_s = result
+        .load_params
+        .get(crate::sweep::DELIVERIES)
+        .copied()
+        .unwrap_or(curve.steps[0]);
+    let step = curve.at(offered_per_s);
+    let offered = result
+        .k6
+        .as_ref()
+        .and_then(|k| k.chats)
+        .map(|c| c.intended * step.room_size.saturating_sub(1));
+    // The hold without its first and last second: every client joined, chats flowing.
+    let hold_ms = (
+        (step.ramp_seconds + 1) * 1000,
+        (step.ramp_seconds + step.hold_seconds).saturating_sub(1) * 1000,
+    );
+    wscbench_results::CurveStep {
+        hold_deliveries_per_server_cpu_s: held_efficiency(&result.series, hold_ms),
+        offered_deliveries_per_s: offered_per_s,
+        room_size: step.room_size,
+        clients: step.clients,
+        chats_per_s: step.chats_per_client_s(),
+        offered_deliveries: offered,
+        delivered_ratio: offered
+            .zip(chats_received(result))
+            .and_then(|(offered, received)| ratio(received, offered)),
+        slo_p99_ms: plan.slo_p99_ms,
+    }
+}
+
+/// Deliveries per server CPU-second over the samples within `[from, to]` ms of the load:
+/// the CPU the server used between the first and last of them (each sample's CPU is that
+/// of the second before it) against the deliveries its counters moved by. `None` with
+/// fewer than two such samples, without counters or CPU, or with no delivery.
+pub(crate) fn held_efficiency(series: &[Sample], (from, to): (u64, u64)) -> Option<f64> {
+    let held: Vec<&Sample> = series
+        .iter()
+        .filter(|s| (from..=to).contains(&s.t_ms))
+        .collect();
+    let (first, last) = (held.first()?, held.last()?);
+    let deliveries = last.deliveries?.checked_sub(first.deliveries?)?;
+    let cpu_s: f64 = held
+        .windows(2)
+        .map(|w| {
+            w[1].server_cpu_percent.unwrap_or(0.0) / 100.0
+                * w[1].t_ms.saturating_sub(w[0].t_ms) as f64
+                / 1000.0
+        })
+        .sum();
+    (deliveries > 0 && cpu_s > 0.0).then(|| deliveries as f64 / cpu_s)
 }
 
 /// The chats every client received, to set against the server's deliveries: k6's (the

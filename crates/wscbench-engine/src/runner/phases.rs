@@ -285,7 +285,7 @@ impl<E: Engine> Session<'_, E> {
             .map(|v| format!("-{}", v.name))
             .unwrap_or_default();
         // A sweep's points differ only in their parameters: `-clients100-rate2.5`.
-        let params: String = wscbench_results::dimensions::params_text(self.point.params)
+        let params: String = wscbench_results::dimensions::params_text(&self.point.load_params())
             .into_iter()
             .map(|(k, v)| format!("-{k}{v}"))
             .collect();
@@ -577,7 +577,7 @@ impl<E: Engine> Session<'_, E> {
         ];
         // A sweep's values, next to MODE: CLIENTS=500, RATE=2.5 (scenarios/lib/config.js).
         env.extend(
-            wscbench_results::dimensions::params_text(self.point.params)
+            wscbench_results::dimensions::params_text(&self.point.load_params())
                 .into_iter()
                 .map(|(k, v)| format!("{}={v}", scenarios::env_name(&k))),
         );
@@ -992,6 +992,7 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
         idle: None,
         soak: None,
         slow_consumers: None,
+        curve: None,
         series: Vec::new(),
     }
 }

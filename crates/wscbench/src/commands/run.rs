@@ -185,8 +185,8 @@ impl RunLog {
                 transports: request.transports.clone(),
                 not_offered: request.not_offered.clone(),
                 planned_points: (request.row_transports()
-                    * request.scenarios.len()
-                    * request.load_points.len().max(1)) as u32
+                    * wscbench_engine::runner::points_per_row(&request.scenarios, &request.load_points))
+                    as u32
                     * request.min_rounds,
                 written_points: 0,
                 started_at: now(),
@@ -367,6 +367,7 @@ async fn prepare(
         mode: args.mode,
         soak_seconds: args.duration,
         slo_p95_ms: args.slo_p95_ms,
+        slo_p99_ms: args.slo_p99_ms,
         load_path: args.loadgen,
         repetitions: request.min_rounds,
         adaptive: request.adaptive.clone(),
@@ -609,7 +610,7 @@ impl Display {
                 } else {
                     String::new()
                 };
-                let params: String = params_text(point.params)
+                let params: String = params_text(&point.load_params())
                     .into_iter()
                     .map(|(k, v)| format!(" {k}={v}"))
                     .collect();

@@ -66,7 +66,12 @@ impl RunRequest {
     /// is the error.
     pub fn check(args: &RunArgs, known: &[Server]) -> Result<RunRequest, UsageError> {
         let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
-            Scenario::DEFAULT.to_vec()
+            // The js load path has no rooms: its default is the seed's four shapes.
+            Scenario::DEFAULT
+                .iter()
+                .copied()
+                .filter(|s| args.loadgen == LoadPath::Native || !s.native_only())
+                .collect()
         } else {
             args.scenarios.clone()
         };
@@ -94,11 +99,7 @@ impl RunRequest {
         };
         let sweep = Sweep::new(args.sweep.clone()).map_err(usage)?;
         sweep.check(&scenarios, args.mode).map_err(usage)?;
-        let load_points = if sweep.is_empty() {
-            Vec::new()
-        } else {
-            sweep.points()
-        };
+        let load_points = wscbench_engine::sweep::run_points(&sweep, &scenarios, args.mode);
         let quick = args.mode == Mode::Quick;
         let min_rounds = args.runs.unwrap_or(if quick { 3 } else { 1 });
         let max_rounds = args
@@ -118,7 +119,7 @@ impl RunRequest {
         let estimate = runner::check_duration(
             row_transports + usize::from(external.is_some()),
             &scenarios,
-            load_points.len(),
+            &load_points,
             min_rounds,
             args.mode,
             args.duration,
@@ -222,9 +223,9 @@ fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)>
         (
             scenarios
                 .iter()
-                .any(|s| matches!(s, Scenario::Fanout | Scenario::SlowConsumers))
+                .any(|s| matches!(s, Scenario::Fanout | Scenario::SlowConsumers | Scenario::LoadCurve))
                 && args.loadgen != LoadPath::Native,
-            "the fanout and slow-consumers scenarios need the native load path (their rooms and slow readers are k6/x/chat's): drop --loadgen js",
+            "the fanout, load-curve and slow-consumers scenarios need the native load path (their rooms and slow readers are k6/x/chat's): drop --loadgen js",
         ),
     ]
 }
