@@ -28,6 +28,7 @@
 
 pub mod capacity;
 pub mod compare;
+mod curve;
 pub mod history;
 pub mod html;
 pub mod knobs;

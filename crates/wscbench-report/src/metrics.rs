@@ -215,6 +215,33 @@ pub const CPU_EFFICIENCY: Metric = Metric {
     value: deliveries_per_cpu_s,
     format: units::rate,
 };
+/// Server CPU time per 1,000 deliveries, in ms: the inverse of [`CPU_EFFICIENCY`] (what
+/// capacity planning multiplies by a load). A load-curve step's is that of its hold alone
+/// (no join ramp), where its samples allow.
+pub const CPU_PER_1K_DELIVERIES: Metric = Metric {
+    key: "cpu-ms-per-1k-deliveries",
+    name: "CPU per 1k deliveries",
+    better: Better::Lower,
+    loadgen_sensitive: true,
+    value: |r| {
+        r.curve
+            .as_ref()
+            .and_then(|c| c.hold_deliveries_per_server_cpu_s)
+            .or_else(|| deliveries_per_cpu_s(r))
+            .filter(|v| *v > 0.0)
+            .map(|v| 1e6 / v)
+    },
+    format: units::cpu_ms,
+};
+/// The share of a load-curve step's offered deliveries that the clients received.
+pub const DELIVERED_OF_OFFERED: Metric = Metric {
+    key: "delivered-of-offered",
+    name: "Delivered of offered",
+    better: Better::Higher,
+    loadgen_sensitive: true,
+    value: |r| r.curve.as_ref()?.delivered_ratio,
+    format: units::ratio_percent,
+};
 /// The server's memory per open connection, at the second it held the most: memory
 /// efficiency beside CPU efficiency (the process's fixed memory included, so it reads
 /// high at low connection counts).
@@ -274,7 +301,7 @@ pub const IDLE_CLIENTS: Metric = Metric {
 };
 
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 20] = [
+pub const ALL: [&Metric; 22] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,
@@ -295,6 +322,8 @@ pub const ALL: [&Metric; 20] = [
     &MAX_CLIENTS,
     &IDLE_CLIENTS,
     &BYTES_PER_DELIVERY,
+    &CPU_PER_1K_DELIVERIES,
+    &DELIVERED_OF_OFFERED,
 ];
 
 /// The metric of this key, if any.
@@ -336,6 +365,12 @@ pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
         Scenario::IdleCapacity => &[&IDLE_CLIENTS, &PEAK_MEMORY],
         Scenario::Fanout => &[&DELIVERIES, &CPU_EFFICIENCY, &LATENCY_P99, &PEAK_MEMORY],
         Scenario::SlowConsumers => &[&LATENCY_P99, &SLOW_DROPS, &PEAK_MEMORY],
+        Scenario::LoadCurve => &[
+            &CPU_PER_1K_DELIVERIES,
+            &LATENCY_P99,
+            &DELIVERED_OF_OFFERED,
+            &PEAK_MEMORY,
+        ],
     }
 }
 
@@ -348,6 +383,7 @@ pub fn lead(scenario: Scenario) -> &'static Metric {
         Scenario::IdleCapacity => &IDLE_CLIENTS,
         Scenario::Fanout => &DELIVERIES,
         Scenario::SlowConsumers => &LATENCY_P99,
+        Scenario::LoadCurve => &CPU_PER_1K_DELIVERIES,
         _ => &THROUGHPUT,
     }
 }

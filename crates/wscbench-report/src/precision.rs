@@ -38,7 +38,12 @@ pub fn headlines(scenario: Scenario) -> &'static [Headline] {
     const CAPACITY: &[Headline] = &[headline(&metrics::MAX_CLIENTS, 1.0)];
     const IDLE: &[Headline] = &[headline(&metrics::IDLE_CLIENTS, 1.0)];
     const P99: &[Headline] = &[headline(&metrics::LATENCY_P99, 2.0)];
+    const CURVE: &[Headline] = &[
+        headline(&metrics::CPU_PER_1K_DELIVERIES, 1.0),
+        headline(&metrics::LATENCY_P99, 2.0),
+    ];
     match scenario {
+        Scenario::LoadCurve => CURVE,
         Scenario::Steady => STEADY,
         Scenario::Burst | Scenario::Churn => LATENCY,
         Scenario::Saturation | Scenario::Fanout => SATURATION,

@@ -1098,6 +1098,7 @@ pub(crate) fn scenario_title(scenario: Scenario) -> &'static str {
         Scenario::SlowConsumers => "Slow consumers",
         Scenario::Capacity => "Capacity",
         Scenario::IdleCapacity => "Idle capacity",
+        Scenario::LoadCurve => "Load curve",
         _ => "",
     };
     SCENARIO_TABLES

@@ -54,6 +54,16 @@ pub(crate) fn ms(ms: f64) -> String {
     format!("{ms:.1} ms")
 }
 
+/// CPU time in ms with two significant decimals below 10: `1.63 ms`, `12.4 ms` (the load
+/// curve's CPU per 1,000 deliveries).
+pub(crate) fn cpu_ms(ms: f64) -> String {
+    if ms < 10.0 {
+        format!("{ms:.2} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
 /// A ratio from 0 to 1 as a percentage with two decimals: `0.0123` → `1.23%`.
 pub(crate) fn ratio_percent(ratio: f64) -> String {
     format!("{:.2}%", ratio * 100.0)

@@ -491,6 +491,9 @@ fn scenario_summary(scenario: Scenario) -> &'static str {
         Scenario::SlowConsumers => {
             "A share of one room stops reading, then reads again: the healthy clients' latency, the recovery, the memory per slow client."
         }
+        Scenario::LoadCurve => {
+            "One room offered a fixed, open-loop rate of deliveries, step by step: what a delivery costs and how late it arrives, up to where the server stops carrying it."
+        }
     }
 }
 
@@ -498,6 +501,7 @@ fn scenario_title(scenario: Scenario) -> String {
     match scenario {
         Scenario::Fanout => "Fan-out".to_string(),
         Scenario::SlowConsumers => "Slow consumers".to_string(),
+        Scenario::LoadCurve => "Load curve".to_string(),
         _ => {
             let name = scenario.as_str();
             name[..1].to_uppercase() + &name[1..]

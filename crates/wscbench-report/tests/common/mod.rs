@@ -262,6 +262,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
         idle: None,
         soak: None,
         slow_consumers: None,
+        curve: None,
         series: Vec::new(),
     }
 }
