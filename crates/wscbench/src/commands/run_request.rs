@@ -8,29 +8,33 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Display;
+use std::path::PathBuf;
 
 use wscbench_engine::catalog::{self, Row, Server};
+use wscbench_engine::runner::rounds::{self, Adaptive};
+use wscbench_engine::runner::{External, Limits, PauseServer, VerifyLevel};
 use wscbench_engine::sweep::Sweep;
+use wscbench_engine::verify::Target;
 use wscbench_engine::{runner, scenarios};
+use wscbench_results::UsageSource;
 use wscbench_results::dimensions::server_label;
 use wscbench_results::{LoadPath, Mode, NotOffered, Scenario, Transport};
 
-use wscbench_engine::runner::External;
-use wscbench_engine::runner::rounds::{self, Adaptive};
-use wscbench_engine::verify::Target;
-use wscbench_results::UsageSource;
-
 use crate::cli::RunArgs;
+use crate::errors::UsageError;
 
 /// The rounds' time budget in quick mode when `--budget` is not given.
 const DEFAULT_BUDGET: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 /// How long each of the two calibration loops runs at the start of a round.
 const CALIBRATION_EACH: std::time::Duration = std::time::Duration::from_secs(1);
-use crate::errors::UsageError;
-
-/// What a run will do, as its command line asks and as checked.
+/// What a run will do, as its command line asks and as checked: the one value `run` reads
+/// after [`RunRequest::check`]; nothing after it reads [`RunArgs`].
 #[derive(Debug)]
 pub struct RunRequest {
+    /// smoke, quick or soak (`--mode`).
+    pub mode: Mode,
+    /// native or js (`--loadgen`).
+    pub load_path: LoadPath,
     /// The selected servers, each built once whatever its variants.
     pub servers: Vec<Server>,
     /// The scenarios, in run order.
@@ -56,6 +60,32 @@ pub struct RunRequest {
     /// The (server, transport) points left out because the server does not offer the
     /// transport, with its manifest's reason: the report's "not offered" cells.
     pub not_offered: Vec<NotOffered>,
+    /// Rows times the transports each offers (the external server counts once): the points
+    /// of one round per scenario and load point.
+    pub row_transports: usize,
+    /// The variants asked for (`--variant`), as given: named when a server declares none.
+    pub variants: Vec<String>,
+    /// How long steady and churn run in soak mode, in seconds (`--duration`).
+    pub soak_seconds: Option<u64>,
+    /// The capacity scenario's latency target (`--slo-p95-ms`).
+    pub slo_p95_ms: f64,
+    /// The limits and pinning the flags ask for a managed server and for k6 (an external
+    /// server is limited by nothing of wscbench's: see `run`'s `server_limits`).
+    pub limits: Limits,
+    /// The load generators' engines (`--loadgen-engine`); none: one k6 on the server's.
+    pub loadgen_engines: Vec<String>,
+    /// The server's address as the load generators reach it (`--server-address`).
+    pub server_address: Option<String>,
+    /// The server's freezes during each load (`--pause-server`).
+    pub pause_server: Option<PauseServer>,
+    /// The verification each fresh server container gets (`--verify`).
+    pub verify: VerifyLevel,
+    /// Where runs are stored, as given (`--results`; relative to the project root).
+    pub results: PathBuf,
+    /// Rebuild images even when their sources have not changed (`--rebuild`).
+    pub rebuild: bool,
+    /// The format of the tables printed at the end (`--format`).
+    pub format: wscbench_report::Format,
 }
 
 /// The longest `--name`.
@@ -110,13 +140,9 @@ impl RunRequest {
             )));
         }
         let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
-        // Points a server does not offer are not run: count only the offered ones.
-        let row_transports = rows
-            .iter()
-            .map(|(s, _)| transports.iter().filter(|&&t| s.offers(t).is_ok()).count())
-            .sum::<usize>();
+        let row_transports = row_transports(&rows, &transports, external.is_some());
         let estimate = runner::check_duration(
-            row_transports + usize::from(external.is_some()),
+            row_transports,
             &scenarios,
             load_points.len(),
             min_rounds,
@@ -140,6 +166,8 @@ impl RunRequest {
             calibrate_each: (!args.no_calibration).then_some(CALIBRATION_EACH),
         };
         Ok(RunRequest {
+            mode: args.mode,
+            load_path: args.loadgen,
             servers,
             scenarios,
             rows,
@@ -152,6 +180,24 @@ impl RunRequest {
             external,
             transports,
             not_offered,
+            row_transports,
+            variants: args.variants.clone(),
+            soak_seconds: args.duration,
+            slo_p95_ms: args.slo_p95_ms,
+            limits: Limits {
+                cpus: args.cpus,
+                memory_bytes: args.memory,
+                cpuset_server: args.cpuset_server.clone(),
+                cpuset_loadgen: args.cpuset_loadgen.clone(),
+                loadgen_memory_bytes: Some(args.loadgen_memory),
+            },
+            loadgen_engines: args.loadgen_engines.clone(),
+            server_address: args.server_address.clone(),
+            pause_server: args.pause_server,
+            verify: args.verify,
+            results: args.results.clone(),
+            rebuild: args.rebuild,
+            format: args.format,
         })
     }
 
@@ -168,21 +214,6 @@ impl RunRequest {
             .collect()
     }
 
-    /// Rows times the transports each offers: the points of one round per scenario and
-    /// load point.
-    pub fn row_transports(&self) -> usize {
-        self.rows
-            .iter()
-            .map(|(s, _)| {
-                self.transports
-                    .iter()
-                    .filter(|&&t| s.offers(t).is_ok())
-                    .count()
-            })
-            .sum::<usize>()
-            + usize::from(self.external.is_some())
-    }
-
     /// The selected servers that some row runs: those to build.
     pub fn servers_to_build(&self) -> Vec<Server> {
         // One image per tag: a variant with a binary of its own has its own tag.
@@ -196,6 +227,15 @@ impl RunRequest {
         }
         built
     }
+}
+
+/// Rows times the transports each offers, plus the external server if there is one: points
+/// a server does not offer are not run, so only the offered ones count.
+fn row_transports(rows: &[Row], transports: &[Transport], external: bool) -> usize {
+    rows.iter()
+        .map(|(s, _)| transports.iter().filter(|&&t| s.offers(t).is_ok()).count())
+        .sum::<usize>()
+        + usize::from(external)
 }
 
 /// The flag combinations `run` refuses: (refused, the line that says what to change), one
@@ -532,7 +572,7 @@ mod tests {
     fn a_url_with_a_name_is_one_external_row_with_its_usage_absent() {
         let request = check(&["--url", "ws://127.0.0.1:9/ws", "--name", "local-go"]).unwrap();
         assert_eq!(request.labels(), ["external/local-go"]);
-        assert_eq!(request.row_transports(), 1);
+        assert_eq!(request.row_transports, 1);
         let external = request.external.unwrap();
         assert_eq!(external.name, "local-go");
         assert_eq!(external.usage, UsageSource::Absent);
