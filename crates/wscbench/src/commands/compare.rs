@@ -1,13 +1,47 @@
 //! `wscbench compare A B`: two runs point by point, with a verdict per headline metric.
 
 use std::path::Path;
+use std::path::PathBuf;
 
+use clap::Args;
 use wscbench_report::{Format, Loaded, compare, load_results};
 
-use crate::cli::CompareArgs;
+use crate::args::parse_format;
 use crate::commands::report::resolve;
 use crate::errors::{Doing, ExpectedError, UsageError};
 use crate::exit::ExitCode;
+
+/// `wscbench compare`'s command line.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a run id (looked up in --results) or a run's folder
+    #[arg(value_name = "A")]
+    pub a: String,
+    /// The candidate: a run id or a run's folder; may measure a subset of A's points
+    #[arg(value_name = "B")]
+    pub b: String,
+    /// Where run ids are looked up
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub results: PathBuf,
+    /// Significance level of Welch's t-test
+    #[arg(long, default_value_t = 0.05, value_parser = parse_level)]
+    pub level: f64,
+    /// terminal, markdown or json
+    #[arg(long, default_value = "terminal", value_parser = parse_format)]
+    pub format: wscbench_report::Format,
+    /// Exit 1 when a headline metric got significantly worse by more than PCT %
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<f64>,
+}
+
+fn parse_level(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(level) if level > 0.0 && level < 1.0 => Ok(level),
+        _ => Err(format!(
+            "{s:?} is not a significance level between 0 and 1, such as 0.05"
+        )),
+    }
+}
 
 /// A run's results: `name` is a run folder, or a run id inside `results`. Runs that are not
 /// there or are too new are the caller's input: usage.

@@ -33,7 +33,7 @@ pub fn discover(root: &Path) -> Result<Vec<Server>, ExpectedError> {
 }
 
 /// The servers `select` picks from those with a manifest.
-pub fn select(root: &Path, select: &crate::cli::SelectArgs) -> Result<Vec<Server>, ExpectedError> {
+pub fn select(root: &Path, select: &crate::args::SelectArgs) -> Result<Vec<Server>, ExpectedError> {
     select
         .selection()
         .apply(&discover(root)?)

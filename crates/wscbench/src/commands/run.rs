@@ -19,8 +19,7 @@ use wscbench_results::{
     RunResult, RunStatus, SCHEMA_VERSION,
 };
 
-use crate::cli::RunArgs;
-use crate::commands::run_request::RunRequest;
+use crate::commands::run_request::{RunArgs, RunRequest};
 use crate::errors::{Doing, Expected, ExpectedError};
 use crate::exit::ExitCode;
 

@@ -1,5 +1,5 @@
-//! `wscbench run`'s command line, checked once and as a whole (ripgrep's `LowArgs` →
-//! `HiArgs`): what clap parsed ([`RunArgs`]) and the servers found become a [`RunRequest`],
+//! `wscbench run`'s command line, parsed and checked once and as a whole (ripgrep's `LowArgs`
+//! → `HiArgs`): what clap parsed ([`RunArgs`]) and the servers found become a [`RunRequest`],
 //! or one [`UsageError`]. Every refusal of `run` is raised here, before the results folder,
 //! any build or any engine; clap refuses single values that do not parse.
 //!
@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::path::PathBuf;
 
+use clap::Args;
 use wscbench_engine::catalog::{self, Row, Server};
 use wscbench_engine::runner::rounds::{self, Adaptive};
 use wscbench_engine::runner::{External, Limits, PauseServer, VerifyLevel};
@@ -20,8 +21,233 @@ use wscbench_results::UsageSource;
 use wscbench_results::dimensions::server_label;
 use wscbench_results::{LoadPath, Mode, NotOffered, Scenario, Transport};
 
-use crate::cli::RunArgs;
+use crate::args::{SelectArgs, one_of, parse_bytes, parse_format};
 use crate::errors::UsageError;
+
+/// `wscbench run`'s command line as clap parses it: read once, by [`RunRequest::check`].
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Benchmark a server wscbench did not start, at this URL (ws://HOST:PORT/ws): every
+    /// check of `verify --url` first (a failed one is named and nothing is benchmarked), then
+    /// every scenario as usual. Its results are marked external and rank in a table of
+    /// their own, never against the managed servers. Needs --name; see docs/external.md
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "name",
+        conflicts_with_all = [
+            "servers", "profiles", "langs", "groups", "variants", "cpus", "memory", "cpuset_server",
+            "pause_server", "server_address", "rebuild",
+        ]
+    )]
+    pub url: Option<String>,
+    /// With --url: the server's name in results and tables, e.g. local-go (lower-case
+    /// letters, digits, '-', '_' and '.', at most 40)
+    #[arg(long, value_name = "NAME", requires = "url")]
+    pub name: Option<String>,
+    /// With --url: the server's CPU and memory from this container's stats, read through
+    /// the engine as a managed server's (it is never stopped nor removed)
+    #[arg(
+        long,
+        value_name = "NAME_OR_ID",
+        requires = "url",
+        conflicts_with = "pid"
+    )]
+    pub container: Option<String>,
+    /// With --url: the server's CPU (/proc/PID/stat) and resident memory (VmRSS) from this
+    /// process; one that exits during a load is recorded as a crash. Without --pid or
+    /// --container the server's CPU and memory are absent from the results
+    #[arg(long, value_name = "PID", requires = "url")]
+    pub pid: Option<u32>,
+    /// Only this scenario (repeatable) [default: steady, burst, churn, saturation; capacity,
+    /// idle-capacity, fanout and slow-consumers run only when named: capacity steps chatting
+    /// clients until latency p95 passes --slo-p95-ms, at most 4 min a server; idle-capacity
+    /// steps idle clients until the server's memory nears its limit or connects fail;
+    /// fanout splits the clients into rooms of room-size with the same deliveries asked for
+    /// every size (sweep it: --sweep room-size=2,10,100,1000); slow-consumers stops a share
+    /// of one room's clients from reading for a while and measures the healthy ones'
+    /// latency, the recovery and the memory per slow client]
+    #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
+    pub scenarios: Vec<Scenario>,
+    /// Reach the servers over these transports, each a point of its own (comma list or
+    /// repeated): ws, wss (TLS with a certificate made for the run), ws+deflate, wss+deflate
+    /// (permessage-deflate). A server named with --server must offer every one; a server
+    /// selected otherwise that does not gets a "not offered" cell with its manifest's reason
+    /// (see list and docs/transports.md). Native load path only [default: ws]
+    #[arg(long = "transport", value_name = "LIST", value_delimiter = ',', value_parser = one_of(Transport::ALL, Transport::as_str))]
+    pub transports: Vec<Transport>,
+    /// Run this variant of each selected server that declares it (server.toml
+    /// [variants.NAME]: extra args and env, same image) as a row of its own, ID@NAME
+    /// (repeatable); `default` is the plain server, `all` the plain server and every
+    /// variant (see list --variants) [default: the plain server only]
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Run each scenario once per value of a load parameter, each its own result:
+    /// clients=100,200,500 (clients held), rate=1,2,5 (chats/s per client),
+    /// room-size=2,10,100 (clients per fanout room, whole, at least 2, at most the clients)
+    /// or slow-share=0.05,0.2 (share of slow-consumers' clients that are slow, between 0 and
+    /// 1); two --sweep flags run their product. steady and saturation take clients and rate,
+    /// burst and churn clients, fanout clients and room-size, slow-consumers clients and
+    /// slow-share
+    #[arg(long = "sweep", value_name = "KEY=V1,V2,...", value_parser = parse_sweep)]
+    pub sweep: Vec<wscbench_engine::sweep::SweepKey>,
+    /// Refuse, before building anything, a run whose estimated length (its scenarios plus
+    /// about 5 s per point) exceeds this, e.g. 30m, 4h
+    #[arg(long, default_value = "2h", value_name = "DURATION", value_parser = parse_duration)]
+    pub max_duration: std::time::Duration,
+    /// smoke: each scenario ≤10 s with a tenth of the clients; quick: the benchmark's timings
+    /// (about 4 min per server); soak: steady 300 s and churn 180 s (or --duration), with
+    /// soak KPIs (memory slope, throughput and latency drift, errors, drops)
+    #[arg(long, default_value = "quick", value_parser = one_of(Mode::ALL, Mode::as_str))]
+    pub mode: Mode,
+    /// With --mode soak: how long steady and churn run, e.g. 30m, 1h, 600s
+    #[arg(long, value_name = "DURATION", value_parser = parse_soak_duration)]
+    pub duration: Option<u64>,
+    /// The capacity scenario's latency target: a step holds while chat latency p95 stays
+    /// under it, in ms
+    #[arg(long = "slo-p95-ms", default_value_t = 50.0, value_name = "MS", value_parser = parse_slo)]
+    pub slo_p95_ms: f64,
+    /// The load generator's client loop: native (the k6/x/chat extension: Go clients,
+    /// aggregated metrics, a full latency histogram) or js (k6/websockets, one JS callback and
+    /// one metric sample per message, so k6 runs out of CPU far sooner; loadgen-capacity
+    /// measures both)
+    #[arg(long, default_value = "native", value_parser = one_of(LoadPath::ALL, LoadPath::as_str))]
+    pub loadgen: LoadPath,
+    /// The rounds every point gets at least: each round runs every server × scenario once,
+    /// in an order shuffled from --seed, each its own result [default: 3 in quick mode, else 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: Option<u32>,
+    /// After the first --runs rounds, add rounds only to points whose headline figures' 95 %
+    /// interval is wider than PCT % of the mean (twice that for latency) and whose ranking
+    /// against a neighbour is still undecided
+    #[arg(long, default_value_t = 5.0, value_name = "PCT", value_parser = parse_precision)]
+    pub precision: f64,
+    /// The time the rounds may take; added rounds stop when the next point would not fit,
+    /// and a budget too small for the first --runs rounds is refused [default: 40m in quick
+    /// mode, else none]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub budget: Option<std::time::Duration>,
+    /// The most rounds any point gets [default: 10 in quick mode, else --runs: no rounds
+    /// added for precision]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_rounds: Option<u32>,
+    /// The seed of every round's shuffled order, to repeat a run's order [default: from the
+    /// clock, recorded in run.json]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Skip the machine-speed calibration (about 2 s) at the start of each round
+    #[arg(long)]
+    pub no_calibration: bool,
+    /// Fault injection: freeze the server container (docker pause) for PAUSE at the end of
+    /// every EVERY of each load, e.g. 1s/5s; recorded in every result's conditions
+    #[arg(long, value_name = "PAUSE/EVERY")]
+    pub pause_server: Option<wscbench_engine::runner::PauseServer>,
+    /// CPU limit of each server container, in CPUs
+    #[arg(long, default_value_t = 2.0, value_parser = parse_cpus)]
+    pub cpus: f64,
+    /// Memory limit of each server container, e.g. 512m, 1g (swap is disabled)
+    #[arg(long, default_value = "512m", value_parser = parse_bytes)]
+    pub memory: u64,
+    /// Memory limit of the k6 container; a k6 that reaches it is recorded as loadgen_failed
+    /// instead of pushing the machine into swap (the js path queues inbound frames without bound)
+    #[arg(long, default_value = "6g", value_parser = parse_bytes)]
+    pub loadgen_memory: u64,
+    /// Pin each server container to these cores, e.g. 1 or 0-1
+    #[arg(long, value_name = "CPUS")]
+    pub cpuset_server: Option<String>,
+    /// Pin the k6 container to these cores, e.g. 0
+    #[arg(long, value_name = "CPUS")]
+    pub cpuset_loadgen: Option<String>,
+    /// Run a load generator on this Docker engine (repeatable), given as DOCKER_HOST is:
+    /// unix:///path/to/docker.sock or tcp://host:port. Two or more split every scenario over
+    /// one k6 each with execution segments, started together, their results merged
+    /// [default: one k6 on the server's engine]
+    #[arg(long = "loadgen-engine", value_name = "URL", value_parser = parse_engine_url)]
+    pub loadgen_engines: Vec<String>,
+    /// The server's address as the load generators reach it (its host's IP or name); the
+    /// server then listens on every interface [default: 127.0.0.1, every engine on one host]
+    #[arg(long, value_name = "HOST")]
+    pub server_address: Option<String>,
+    /// How much protocol verification each fresh server container gets before its load
+    #[arg(long, default_value = "quick", value_parser = one_of(VerifyLevel::ALL, VerifyLevel::as_str))]
+    pub verify: VerifyLevel,
+    /// Where runs are stored (a run goes to DIR/<run-id>/)
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub results: PathBuf,
+    /// Rebuild images even when their sources have not changed
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Format of the tables printed at the end: terminal, markdown or json
+    #[arg(long, default_value = "terminal", value_parser = parse_format)]
+    pub format: wscbench_report::Format,
+}
+
+/// `unix:///path` or `tcp://host:port`, as DOCKER_HOST takes them.
+fn parse_engine_url(text: &str) -> Result<String, String> {
+    let ok = match text.split_once("://") {
+        Some(("unix", path)) => path.starts_with('/'),
+        Some(("tcp", address)) => address
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok()),
+        _ => false,
+    };
+    if ok {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "{text:?} is not an engine address: give unix:///path/to/docker.sock or tcp://host:port"
+        ))
+    }
+}
+
+fn parse_sweep(s: &str) -> Result<wscbench_engine::sweep::SweepKey, String> {
+    s.parse()
+        .map_err(|e: wscbench_engine::sweep::SweepError| e.to_string())
+}
+
+fn parse_precision(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("{s:?} is not a percentage above 0 and at most 100")),
+    }
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(s) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(format!("{s:?} is not a duration such as 90m or 4h")),
+    }
+}
+
+/// A soak length such as `30m`, `1h` or `600s`, in whole seconds from 10 s to 24 h.
+fn parse_soak_duration(s: &str) -> Result<u64, String> {
+    let seconds = humantime::parse_duration(s.trim())
+        .map_err(|_| format!("{s:?} is not a duration such as 30m, 1h or 600s"))?
+        .as_secs();
+    if (10..=86_400).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(format!("{s:?}: a soak runs from 10s to 24h"))
+    }
+}
+
+fn parse_slo(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n > 0.0 && n <= 60_000.0 => Ok(n),
+        _ => Err(format!(
+            "{s:?} is not a latency target in ms such as 50 or 12.5"
+        )),
+    }
+}
+
+fn parse_cpus(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n > 0.0 && n <= 1024.0 => Ok(n),
+        _ => Err(format!("{s:?} is not a CPU count such as 2 or 1.5")),
+    }
+}
 
 /// The rounds' time budget in quick mode when `--budget` is not given.
 const DEFAULT_BUDGET: std::time::Duration = std::time::Duration::from_secs(30 * 60);

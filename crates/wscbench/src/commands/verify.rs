@@ -5,15 +5,56 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use clap::Args;
 use wscbench_engine::catalog::Server;
 use wscbench_engine::local::{self, LocalServer};
 use wscbench_engine::tls::RunCert;
 use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport, hostile};
 use wscbench_results::Transport;
 
-use crate::cli::VerifyArgs;
+use crate::args::{SelectArgs, one_of};
 use crate::errors::{Doing, ExpectedError, UsageError};
 use crate::exit::ExitCode;
+
+/// `wscbench verify`'s command line as clap parses it: read once, by `VerifyRequest::check`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Verify a running server at this URL, e.g. ws://127.0.0.1:8080/ws
+    #[arg(long, value_name = "URL", conflicts_with_all = ["servers", "profiles", "langs", "groups", "all"])]
+    pub url: Option<String>,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Verify every server that has a manifest
+    #[arg(long)]
+    pub all: bool,
+    /// Run only this check (repeatable); see the check names in the output
+    #[arg(long = "only", value_name = "CHECK")]
+    pub only: Vec<String>,
+    /// Run the hostile-client checks instead of the protocol checks: malformed floods, binary,
+    /// oversize and fragmented frames, ping floods, slowloris, resets, clients that never read,
+    /// a 2,000-connection flood; after each the server must serve two canary members within 1 s
+    /// with its memory back within 64 MiB (127.0.0.1 only; about 1 min per server)
+    #[arg(long)]
+    pub hostile: bool,
+    /// Use this binary instead of building the server (with exactly one --server)
+    #[arg(long, value_name = "PATH", requires = "servers")]
+    pub binary: Option<PathBuf>,
+    /// Run the checks over each of these transports a server offers (comma list or
+    /// repeated): ws, wss (a certificate made for the run, trusted by the checks' client),
+    /// ws+deflate, wss+deflate (the server given --deflate; the checks' client offers
+    /// permessage-deflate with no context takeover and requires it: a first check,
+    /// deflate_negotiated, shows the server's answer and fails when it refuses). A
+    /// transport a server does not offer is reported with its manifest's reason and
+    /// skipped. --hostile runs over ws only [default: ws]
+    #[arg(long = "transport", value_name = "LIST", value_delimiter = ',', value_parser = one_of(Transport::ALL, Transport::as_str), conflicts_with = "url")]
+    pub transports: Vec<Transport>,
+    /// Print machine-readable JSON instead of the check list
+    #[arg(long)]
+    pub json: bool,
+    /// Pass the server's own log (stderr) through
+    #[arg(long)]
+    pub server_logs: bool,
+}
 
 /// What `verify` will do, as its command line asks and as checked.
 struct VerifyRequest {
