@@ -603,14 +603,8 @@ impl Display {
                     + self.round_length * self.min_rounds.saturating_sub(self.round);
                 let repetition = if point.repetition.of > 1 || point.repetition.index > 1 {
                     format!(
-                        " (round {} of {}{})",
-                        point.repetition.index,
-                        point.repetition.of,
-                        if point.repetition.index > point.repetition.of {
-                            ", added for precision"
-                        } else {
-                            ""
-                        }
+                        " · {}",
+                        round_name(point.repetition.index, point.repetition.of)
                     )
                 } else {
                     String::new()
@@ -687,7 +681,12 @@ impl Display {
                 m.loopback_roundtrips_per_s / 1e3
             )
         });
-        self.say(format!("round {index}: {points} point(s){speed}"));
+        let added = if index > self.min_rounds {
+            " (added for precision)"
+        } else {
+            ""
+        };
+        self.say(format!("round {index}{added}: {points} point(s){speed}"));
     }
 
     /// A point's line once its result is written.
@@ -767,6 +766,16 @@ fn split_line(
     )
 }
 
+/// A round as the progress lines name it: `round 2 of 3` while within the rounds every
+/// point gets, `round 4 (added for precision)` past them.
+fn round_name(index: u32, planned: u32) -> String {
+    if index > planned {
+        format!("round {index} (added for precision)")
+    } else {
+        format!("round {index} of {planned}")
+    }
+}
+
 /// A duration as a progress line or an estimate shows it: `2h05m`, `12m30s`.
 fn clock(d: Duration) -> String {
     let s = d.as_secs();
@@ -774,5 +783,17 @@ fn clock(d: Duration) -> String {
         format!("{}h{:02}m", s / 3600, s % 3600 / 60)
     } else {
         format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_planned_round_reads_as_its_place_and_an_added_one_says_why_it_runs() {
+        assert_eq!(round_name(2, 3), "round 2 of 3");
+        assert_eq!(round_name(3, 3), "round 3 of 3");
+        assert_eq!(round_name(4, 3), "round 4 (added for precision)");
     }
 }
