@@ -356,15 +356,7 @@ impl RunRequest {
             sweep.points()
         };
         let quick = args.mode == Mode::Quick;
-        let min_rounds = args.runs.unwrap_or(if quick { 3 } else { 1 });
-        let max_rounds = args
-            .max_rounds
-            .unwrap_or(if quick { 10 } else { min_rounds });
-        if max_rounds < min_rounds {
-            return Err(UsageError::new(format!(
-                "--max-rounds {max_rounds} is fewer than --runs {min_rounds}"
-            )));
-        }
+        let (min_rounds, max_rounds) = rounds_of(args)?;
         let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
         let row_transports = row_transports(&rows, &transports, external.is_some());
         let estimate = runner::check_duration(
@@ -410,13 +402,7 @@ impl RunRequest {
             variants: args.variants.clone(),
             soak_seconds: args.duration,
             slo_p95_ms: args.slo_p95_ms,
-            limits: Limits {
-                cpus: args.cpus,
-                memory_bytes: args.memory,
-                cpuset_server: args.cpuset_server.clone(),
-                cpuset_loadgen: args.cpuset_loadgen.clone(),
-                loadgen_memory_bytes: Some(args.loadgen_memory),
-            },
+            limits: limits_of(args),
             loadgen_engines: args.loadgen_engines.clone(),
             server_address: args.server_address.clone(),
             pause_server: args.pause_server,
@@ -452,6 +438,33 @@ impl RunRequest {
             }
         }
         built
+    }
+}
+
+/// The rounds every point gets and the most any gets: `--runs` and `--max-rounds`, by mode
+/// when not given (quick: 3, up to 10; else 1, none added).
+fn rounds_of(args: &RunArgs) -> Result<(u32, u32), UsageError> {
+    let quick = args.mode == Mode::Quick;
+    let min_rounds = args.runs.unwrap_or(if quick { 3 } else { 1 });
+    let max_rounds = args
+        .max_rounds
+        .unwrap_or(if quick { 10 } else { min_rounds });
+    if max_rounds < min_rounds {
+        return Err(UsageError::new(format!(
+            "--max-rounds {max_rounds} is fewer than --runs {min_rounds}"
+        )));
+    }
+    Ok((min_rounds, max_rounds))
+}
+
+/// The limits and pinning the flags ask for a managed server and for k6.
+fn limits_of(args: &RunArgs) -> Limits {
+    Limits {
+        cpus: args.cpus,
+        memory_bytes: args.memory,
+        cpuset_server: args.cpuset_server.clone(),
+        cpuset_loadgen: args.cpuset_loadgen.clone(),
+        loadgen_memory_bytes: Some(args.loadgen_memory),
     }
 }
 
