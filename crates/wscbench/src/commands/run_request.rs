@@ -125,7 +125,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 5.0, value_name = "PCT", value_parser = parse_precision)]
     pub precision: f64,
     /// The time the rounds may take; added rounds stop when the next point would not fit,
-    /// and a budget too small for the first --runs rounds is refused [default: 40m in quick
+    /// and a budget too small for the first --runs rounds is refused [default: 30m in quick
     /// mode, else none]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub budget: Option<std::time::Duration>,
