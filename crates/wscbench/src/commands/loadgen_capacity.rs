@@ -7,8 +7,7 @@ use clap::Args;
 use wscbench_engine::engine::Engine;
 use wscbench_engine::images;
 use wscbench_engine::loadgen_capacity::{self, CapacitySpec, PathCapacity};
-use wscbench_results::LoadPath;
-use wscbench_results::Transport;
+use wscbench_results::{LoadPath, Transport};
 
 use crate::args::{one_of, parse_bytes};
 use crate::errors::{Doing, ExpectedError};
