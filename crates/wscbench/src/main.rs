@@ -1,6 +1,7 @@
 //! The `wscbench` binary: parse the command line, run one command, end with its exit code
 //! (the codes are in `exit.rs` and in `wscbench --help`; which error gets which, in `errors.rs`).
 
+mod args;
 mod cli;
 mod commands;
 mod errors;

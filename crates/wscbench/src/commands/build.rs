@@ -2,9 +2,21 @@
 
 use std::path::Path;
 
-use crate::cli::BuildArgs;
+use clap::Args;
+
+use crate::args::SelectArgs;
 use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;
+
+/// `wscbench build`'s command line.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Rebuild even when an image with the same source hash exists
+    #[arg(long)]
+    pub rebuild: bool,
+}
 
 pub async fn run(root: &Path, args: BuildArgs) -> Result<ExitCode, ExpectedError> {
     let servers = super::select(root, &args.select)?;

@@ -1,10 +1,22 @@
 //! `wscbench calibrate`: the machine-speed index alone, as each round of a run measures it,
 //! so two hosts (or one host at two times) can be compared before a run.
 
+use clap::Args;
 use wscbench_engine::calibrate;
 
 use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;
+
+/// `wscbench calibrate`'s command line.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// How many calibrations, one after the other
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub times: u32,
+    /// Seconds each of the two loops runs
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+}
 
 /// Measures `times` calibrations of `seconds` per loop and prints each, then the CPU model.
 pub fn run(times: u32, seconds: f64) -> Result<ExitCode, ExpectedError> {

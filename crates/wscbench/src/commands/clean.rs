@@ -1,10 +1,18 @@
 //! `wscbench clean`: remove every container and image labelled by wscbench.
 
+use clap::Args;
 use wscbench_engine::images;
 
-use crate::cli::CleanArgs;
 use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;
+
+/// `wscbench clean`'s command line.
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Keep the images; remove only containers
+    #[arg(long)]
+    pub keep_images: bool,
+}
 
 pub async fn run(args: CleanArgs) -> Result<ExitCode, ExpectedError> {
     let engine = super::connect().await?;

@@ -3,12 +3,27 @@
 use std::path::Path;
 use std::time::Duration;
 
+use clap::Args;
 use wscbench_engine::local;
 use wscbench_engine::memory;
 
-use crate::cli::{IdleMemoryArgs, SelectArgs};
+use crate::args::SelectArgs;
 use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;
+
+/// `wscbench idle-memory`'s command line.
+#[derive(Debug, Args)]
+pub struct IdleMemoryArgs {
+    /// The server to measure, e.g. profile-b/rust
+    #[arg(long = "server", value_name = "ID", required = true)]
+    pub servers: Vec<String>,
+    /// Idle joined clients to hold
+    #[arg(long, default_value_t = 1000)]
+    pub clients: usize,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub async fn run(root: &Path, args: IdleMemoryArgs) -> Result<ExitCode, ExpectedError> {
     let select = SelectArgs {

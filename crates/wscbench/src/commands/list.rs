@@ -3,9 +3,18 @@
 
 use std::path::Path;
 
-use crate::cli::ListArgs;
+use clap::Args;
+
 use crate::errors::ExpectedError;
 use crate::exit::ExitCode;
+
+/// `wscbench list`'s command line.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Also list each server's variants (run them with run --variant NAME or --variant all)
+    #[arg(long)]
+    pub variants: bool,
+}
 
 pub fn run(root: &Path, args: ListArgs) -> Result<ExitCode, ExpectedError> {
     let servers = super::discover(root)?;

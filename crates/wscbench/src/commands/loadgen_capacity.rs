@@ -3,14 +3,50 @@
 
 use std::path::Path;
 
+use clap::Args;
 use wscbench_engine::engine::Engine;
 use wscbench_engine::images;
 use wscbench_engine::loadgen_capacity::{self, CapacitySpec, PathCapacity};
-use wscbench_results::LoadPath;
+use wscbench_results::{LoadPath, Transport};
 
-use crate::cli::LoadgenCapacityArgs;
+use crate::args::{one_of, parse_bytes};
 use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;
+
+/// `wscbench loadgen-capacity`'s command line.
+#[derive(Debug, Args)]
+pub struct LoadgenCapacityArgs {
+    /// Connections k6 holds
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=5000))]
+    pub clients: u32,
+    /// Seconds k6 receives on each path
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=600))]
+    pub seconds: u32,
+    /// How k6 reaches the blaster: wss (TLS with a certificate made for the measurement),
+    /// ws+deflate or wss+deflate (compressed frames) measure the native path only, which
+    /// alone speaks them; the figure is what a point of that transport is judged against
+    #[arg(long, default_value = "ws", value_name = "TRANSPORT", value_parser = one_of(Transport::ALL, Transport::as_str))]
+    pub transport: Transport,
+    /// The blaster's total frames/s against the native path (0 = as fast as it can)
+    #[arg(long, default_value_t = 0.0)]
+    pub native_rate: f64,
+    /// The blaster's total frames/s against the js path (0 = as fast as it can); bounded by
+    /// default because k6's js path queues what it cannot handle without bound
+    #[arg(long, default_value_t = 40_000.0)]
+    pub js_rate: f64,
+    /// Cores for the blaster
+    #[arg(long, default_value = "1", value_name = "CPUS")]
+    pub cpuset_blaster: String,
+    /// Cores for k6
+    #[arg(long, default_value = "0", value_name = "CPUS")]
+    pub cpuset_loadgen: String,
+    /// Memory limit of the k6 container
+    #[arg(long, default_value = "4g", value_parser = parse_bytes)]
+    pub loadgen_memory: u64,
+    /// Print JSON instead of the table
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<ExitCode, ExpectedError> {
     let engine = super::connect().await?;

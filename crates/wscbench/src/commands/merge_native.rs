@@ -1,12 +1,23 @@
 //! `wscbench merge-native`: the native reports of k6 instances that split one run outside
 //! wscbench (k6-operator's runners) merged as a split `wscbench run` merges them.
 
+use std::path::PathBuf;
+
+use clap::Args;
 use wscbench_engine::native::{self, NativeReport};
 
 use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;
 
-pub fn run(args: crate::cli::MergeNativeArgs) -> Result<ExitCode, ExpectedError> {
+/// `wscbench merge-native`'s command line.
+#[derive(Debug, Args)]
+pub struct MergeNativeArgs {
+    /// The native reports, one per k6 instance
+    #[arg(required = true, value_name = "NATIVE_JSON")]
+    pub files: Vec<PathBuf>,
+}
+
+pub fn run(args: MergeNativeArgs) -> Result<ExitCode, ExpectedError> {
     let reports = args
         .files
         .iter()

@@ -33,7 +33,7 @@ pub fn discover(root: &Path) -> Result<Vec<Server>, ExpectedError> {
 }
 
 /// The servers `select` picks from those with a manifest.
-pub fn select(root: &Path, select: &crate::cli::SelectArgs) -> Result<Vec<Server>, ExpectedError> {
+pub fn select(root: &Path, select: &crate::args::SelectArgs) -> Result<Vec<Server>, ExpectedError> {
     select
         .selection()
         .apply(&discover(root)?)
@@ -134,6 +134,12 @@ pub async fn build_images(
     servers: &[Server],
     rebuild: bool,
 ) -> Result<Vec<Image>, ExpectedError> {
+    // A first build compiles the server on the host and shows only its tag meanwhile: say
+    // how long that takes before the first one starts.
+    eprintln!(
+        "images of {} server(s): about a minute each the first time, seconds while their sources are unchanged",
+        servers.len()
+    );
     let mut built = Vec::new();
     for server in servers {
         let started = Instant::now();

@@ -19,8 +19,7 @@ use wscbench_results::{
     RunResult, RunStatus, SCHEMA_VERSION,
 };
 
-use crate::cli::RunArgs;
-use crate::commands::run_request::RunRequest;
+use crate::commands::run_request::{RunArgs, RunRequest};
 use crate::errors::{Doing, Expected, ExpectedError};
 use crate::exit::ExitCode;
 
@@ -28,8 +27,10 @@ use crate::exit::ExitCode;
 const OVERHEAD_ESTIMATE: Duration = runner::POINT_OVERHEAD;
 
 pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> {
-    // Every check of the command line before the results folder, any build or any container.
+    // Every check of the command line before the results folder, any build or any container;
+    // from here on the checked request is all there is of the command line.
     let request = RunRequest::check(&args, &super::discover(root)?)?;
+    drop(args);
     // An external server answers and keeps the protocol, or nothing of the run begins.
     if let Some(external) = &request.external {
         super::external::preflight(external).await?;
@@ -37,15 +38,16 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
     for id in &request.left_out {
         eprintln!(
             "{id} declares none of the variants asked for ({}): left out",
-            args.variants.join(", ")
+            request.variants.join(", ")
         );
     }
     // The results folder first: a disk or permission problem shows before any build or container.
     let run_id = runner::new_run_id();
-    let results_dir = results_root(root, &args.results).join(&run_id);
-    let mut manifest = RunLog::open(&args, &run_id, &results_dir, &request)?;
+    let results_dir = results_root(root, &request.results).join(&run_id);
+    let mut manifest = RunLog::open(&run_id, &results_dir, &request)?;
     let judge = request.precision_pct.map(PrecisionJudge);
-    let prepared = prepare(&args, root, request, &run_id, &results_dir).await;
+    let format = request.format;
+    let prepared = prepare(root, request, &run_id, &results_dir).await;
     let (engines, plan) = match prepared {
         Ok(ready) => ready,
         Err(err) => return Err(manifest.failed(err)),
@@ -90,8 +92,18 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
     manifest.manifest.rounds = output.rounds;
     manifest.manifest.stops = output.stops;
     let results = output.results;
-    manifest.close(&results, signal)?;
-    Ok(finish(&args, &results, &results_dir, &run_id, signal))
+    // The report of the run, built once: the page beside run.json and the tables printed.
+    let report = (!results.is_empty())
+        .then(|| Report::from_results_offering(&results, &manifest.manifest.not_offered));
+    manifest.close(&results, report.as_ref(), signal)?;
+    Ok(finish(
+        format,
+        &results,
+        report.as_ref(),
+        &results_dir,
+        &run_id,
+        signal,
+    ))
 }
 
 /// The precision goal as the runner's judge: the report's verdicts on every round so far.
@@ -157,7 +169,6 @@ struct RunLog {
 
 impl RunLog {
     fn open(
-        args: &RunArgs,
         run_id: &str,
         results_dir: &Path,
         request: &RunRequest,
@@ -171,8 +182,8 @@ impl RunLog {
                 status_detail: None,
                 command: std::env::args().collect::<Vec<_>>().join(" "),
                 wscbench_version: env!("CARGO_PKG_VERSION").to_string(),
-                mode: args.mode,
-                load_path: args.loadgen,
+                mode: request.mode,
+                load_path: request.load_path,
                 repetitions: request.min_rounds,
                 precision_pct: request.precision_pct,
                 budget_s: request.adaptive.budget.map(|b| b.as_secs()),
@@ -184,7 +195,7 @@ impl RunLog {
                 sweep: request.sweep.as_map(),
                 transports: request.transports.clone(),
                 not_offered: request.not_offered.clone(),
-                planned_points: (request.row_transports()
+                planned_points: (request.row_transports
                     * wscbench_engine::runner::points_per_row(&request.scenarios, &request.load_points))
                     as u32
                     * request.min_rounds,
@@ -215,10 +226,12 @@ impl RunLog {
         err
     }
 
-    /// Marks the run completed or interrupted and writes its HTML report beside it.
+    /// Marks the run completed or interrupted and writes its HTML report (none when the run
+    /// wrote no result) beside it.
     fn close(
         &mut self,
         results: &[RunResult],
+        report: Option<&Report>,
         signal: Option<ExitCode>,
     ) -> Result<(), ExpectedError> {
         self.manifest.written_points = results.len() as u32;
@@ -230,12 +243,12 @@ impl RunLog {
             };
         self.write()
             .doing(|| format!("writing {}", self.path.display()))?;
-        if results.is_empty() {
+        let Some(report) = report else {
             return Ok(());
-        }
+        };
         let page = html::render_page(
             results,
-            &Report::from_results_offering(results, &self.manifest.not_offered),
+            report,
             &html::PageContext {
                 command: Some(self.manifest.command.clone()),
                 manifest: Some(self.manifest.clone()),
@@ -266,10 +279,11 @@ impl Engines {
 /// Connects to every `--loadgen-engine`, records its conditions and builds the k6 image on
 /// it (FROM scratch: it builds on any engine).
 async fn connect_loadgens(
-    args: &RunArgs,
+    endpoints: &[String],
+    rebuild: bool,
 ) -> Result<(Vec<DockerEngine>, Vec<LoadgenEngine>, Vec<EngineConditions>), ExpectedError> {
     let (mut engines, mut slots, mut conditions) = (Vec::new(), Vec::new(), Vec::new());
-    for endpoint in &args.loadgen_engines {
+    for endpoint in endpoints {
         let engine = DockerEngine::connect_to(endpoint)
             .await
             .doing(|| format!("connecting to the load engine {endpoint}"))?;
@@ -279,7 +293,7 @@ async fn connect_loadgens(
             .doing(|| format!("asking the load engine {endpoint} for its version"))?;
         let clock = engine.clock_offset().await;
         eprint!("load engine {endpoint}: ");
-        super::build_k6_image(&engine, args.rebuild)
+        super::build_k6_image(&engine, rebuild)
             .await
             .doing(|| format!("building the k6 image on {endpoint}"))?;
         let api_host = endpoint
@@ -307,7 +321,6 @@ async fn connect_loadgens(
 
 /// Builds the images and the plan: everything a run needs before its first container.
 async fn prepare(
-    args: &RunArgs,
     root: &Path,
     request: RunRequest,
     run_id: &str,
@@ -322,17 +335,18 @@ async fn prepare(
         .info()
         .await
         .doing(|| "asking the engine for its version")?;
-    let k6_image = super::build_k6_image(&engine, args.rebuild)
+    let k6_image = super::build_k6_image(&engine, request.rebuild)
         .await
         .doing(|| "building the k6 image")?;
-    let images = super::build_images(&engine, &built, args.rebuild).await?;
-    let (loadgen_engines, loadgens, loadgen_conditions) = connect_loadgens(args).await?;
+    let images = super::build_images(&engine, &built, request.rebuild).await?;
+    let (loadgen_engines, loadgens, loadgen_conditions) =
+        connect_loadgens(&request.loadgen_engines, request.rebuild).await?;
     let machine_cores = if info.cpus > 0 {
         info.cpus
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
     };
-    let limits = server_limits(args, request.external.is_some(), machine_cores);
+    let limits = server_limits(&request.limits, request.external.is_some(), machine_cores);
     let (cpu_model, cpu_mhz) = wscbench_engine::calibrate::cpu_model();
     let conditions = Conditions {
         // An external server ran under no limit of wscbench's: 0 says none was set.
@@ -343,7 +357,7 @@ async fn prepare(
         },
         server_memory_bytes: limits.memory_bytes,
         cpuset_server: limits.cpuset_server.clone(),
-        cpuset_loadgen: args.cpuset_loadgen.clone(),
+        cpuset_loadgen: limits.cpuset_loadgen.clone(),
         machine_cores,
         cpu_model,
         cpu_mhz,
@@ -351,36 +365,36 @@ async fn prepare(
         docker_version: info.version.clone(),
         docker_api_version: info.api_version.clone(),
         k6_version: k6_image.version.clone().unwrap_or_default(),
-        loadgen_memory_bytes: Some(args.loadgen_memory),
+        loadgen_memory_bytes: limits.loadgen_memory_bytes,
         container_hardening: wscbench_engine::engine::Hardening::default().describe(),
         variant_args: Vec::new(),
         variant_env: Vec::new(),
         loadgen_engines: loadgen_conditions,
-        server_address: args.server_address.clone(),
-        pause_server: args.pause_server.map(|p| p.text()),
+        server_address: request.server_address.clone(),
+        pause_server: request.pause_server.map(|p| p.text()),
     };
     let plan = Plan {
         run_id: run_id.to_string(),
         servers: planned_servers(request.rows, request.external, &built, &images),
         scenarios: request.scenarios,
         load_points: request.load_points,
-        mode: args.mode,
-        soak_seconds: args.duration,
-        slo_p95_ms: args.slo_p95_ms,
-        slo_p99_ms: args.slo_p99_ms,
-        load_path: args.loadgen,
+        mode: request.mode,
+        soak_seconds: request.soak_seconds,
+        slo_p95_ms: request.slo_p95_ms,
+        slo_p99_ms: request.slo_p99_ms,
+        load_path: request.load_path,
         repetitions: request.min_rounds,
         adaptive: request.adaptive.clone(),
         limits,
-        verify: args.verify,
+        verify: request.verify,
         scenarios_dir: std::path::absolute(root.join("scenarios"))
             .doing(|| "finding the scenarios folder")?,
         results_dir: results_dir.to_owned(),
         k6_image: k6_image.tag.clone(),
         conditions,
         loadgens,
-        server_address: args.server_address.clone(),
-        pause_server: args.pause_server,
+        server_address: request.server_address,
+        pause_server: request.pause_server,
         tls: run_cert(&request.transports)?,
         transports: request.transports,
     };
@@ -420,21 +434,18 @@ fn planned_servers(
         .collect()
 }
 
-/// The server's limits as the runner applies and judges them: the flags' for a managed
-/// server; for an external one, which wscbench does not limit, the machine's cores as its
-/// CPU ceiling and no memory limit (0).
-fn server_limits(args: &RunArgs, external: bool, machine_cores: u32) -> Limits {
-    let (cpus, memory_bytes, cpuset_server) = if external {
-        (f64::from(machine_cores), 0, None)
-    } else {
-        (args.cpus, args.memory, args.cpuset_server.clone())
-    };
+/// The server's limits as the runner applies and judges them: the flags' (`asked`) for a
+/// managed server; for an external one, which wscbench does not limit, the machine's cores
+/// as its CPU ceiling and no memory limit (0).
+fn server_limits(asked: &Limits, external: bool, machine_cores: u32) -> Limits {
+    if !external {
+        return asked.clone();
+    }
     Limits {
-        cpus,
-        memory_bytes,
-        cpuset_server,
-        cpuset_loadgen: args.cpuset_loadgen.clone(),
-        loadgen_memory_bytes: Some(args.loadgen_memory),
+        cpus: f64::from(machine_cores),
+        memory_bytes: 0,
+        cpuset_server: None,
+        ..asked.clone()
     }
 }
 
@@ -453,20 +464,15 @@ fn run_cert(
 
 /// The tables, the summary line and the exit code.
 fn finish(
-    args: &RunArgs,
+    format: wscbench_report::Format,
     results: &[RunResult],
+    report: Option<&Report>,
     results_dir: &Path,
     run_id: &str,
     signal: Option<ExitCode>,
 ) -> ExitCode {
-    if !results.is_empty() {
-        // The not-offered transports, as this run's run.json recorded them.
-        let not_offered = results_dir
-            .parent()
-            .map(|all| wscbench_report::load::not_offered(all, &[run_id]))
-            .unwrap_or_default();
-        let report = Report::from_results_offering(results, &not_offered);
-        print!("{}", args.format.render(&report));
+    if let Some(report) = report {
+        print!("{}", format.render(report));
     }
     let failed = results
         .iter()
@@ -598,14 +604,8 @@ impl Display {
                     + self.round_length * self.min_rounds.saturating_sub(self.round);
                 let repetition = if point.repetition.of > 1 || point.repetition.index > 1 {
                     format!(
-                        " (round {} of {}{})",
-                        point.repetition.index,
-                        point.repetition.of,
-                        if point.repetition.index > point.repetition.of {
-                            ", added for precision"
-                        } else {
-                            ""
-                        }
+                        " · {}",
+                        round_name(point.repetition.index, point.repetition.of)
                     )
                 } else {
                     String::new()
@@ -682,7 +682,12 @@ impl Display {
                 m.loopback_roundtrips_per_s / 1e3
             )
         });
-        self.say(format!("round {index}: {points} point(s){speed}"));
+        let added = if index > self.min_rounds {
+            " (added for precision)"
+        } else {
+            ""
+        };
+        self.say(format!("round {index}{added}: {points} point(s){speed}"));
     }
 
     /// A point's line once its result is written.
@@ -762,6 +767,16 @@ fn split_line(
     )
 }
 
+/// A round as the progress lines name it: `round 2 of 3` while within the rounds every
+/// point gets, `round 4 (added for precision)` past them.
+fn round_name(index: u32, planned: u32) -> String {
+    if index > planned {
+        format!("round {index} (added for precision)")
+    } else {
+        format!("round {index} of {planned}")
+    }
+}
+
 /// A duration as a progress line or an estimate shows it: `2h05m`, `12m30s`.
 fn clock(d: Duration) -> String {
     let s = d.as_secs();
@@ -769,5 +784,17 @@ fn clock(d: Duration) -> String {
         format!("{}h{:02}m", s / 3600, s % 3600 / 60)
     } else {
         format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_planned_round_reads_as_its_place_and_an_added_one_says_why_it_runs() {
+        assert_eq!(round_name(2, 3), "round 2 of 3");
+        assert_eq!(round_name(3, 3), "round 3 of 3");
+        assert_eq!(round_name(4, 3), "round 4 (added for precision)");
     }
 }

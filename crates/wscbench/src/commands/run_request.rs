@@ -1,5 +1,5 @@
-//! `wscbench run`'s command line, checked once and as a whole (ripgrep's `LowArgs` →
-//! `HiArgs`): what clap parsed ([`RunArgs`]) and the servers found become a [`RunRequest`],
+//! `wscbench run`'s command line, parsed and checked once and as a whole (ripgrep's `LowArgs`
+//! → `HiArgs`): what clap parsed ([`RunArgs`]) and the servers found become a [`RunRequest`],
 //! or one [`UsageError`]. Every refusal of `run` is raised here, before the results folder,
 //! any build or any engine; clap refuses single values that do not parse.
 //!
@@ -8,29 +8,264 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Display;
+use std::path::PathBuf;
 
+use clap::Args;
 use wscbench_engine::catalog::{self, Row, Server};
+use wscbench_engine::runner::rounds::{self, Adaptive};
+use wscbench_engine::runner::{External, Limits, PauseServer, VerifyLevel};
 use wscbench_engine::sweep::Sweep;
+use wscbench_engine::verify::Target;
 use wscbench_engine::{runner, scenarios};
+use wscbench_results::UsageSource;
 use wscbench_results::dimensions::server_label;
 use wscbench_results::{LoadPath, Mode, NotOffered, Scenario, Transport};
 
-use wscbench_engine::runner::External;
-use wscbench_engine::runner::rounds::{self, Adaptive};
-use wscbench_engine::verify::Target;
-use wscbench_results::UsageSource;
+use crate::args::{SelectArgs, one_of, parse_bytes, parse_format};
+use crate::errors::UsageError;
 
-use crate::cli::RunArgs;
+/// `wscbench run`'s command line as clap parses it: read once, by [`RunRequest::check`].
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Benchmark a server wscbench did not start, at this URL (ws://HOST:PORT/ws): every
+    /// check of `verify --url` first (a failed one is named and nothing is benchmarked), then
+    /// every scenario as usual. Its results are marked external and rank in a table of
+    /// their own, never against the managed servers. Needs --name; see docs/external.md
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "name",
+        conflicts_with_all = [
+            "servers", "profiles", "langs", "groups", "variants", "cpus", "memory", "cpuset_server",
+            "pause_server", "server_address", "rebuild",
+        ]
+    )]
+    pub url: Option<String>,
+    /// With --url: the server's name in results and tables, e.g. local-go (lower-case
+    /// letters, digits, '-', '_' and '.', at most 40)
+    #[arg(long, value_name = "NAME", requires = "url")]
+    pub name: Option<String>,
+    /// With --url: the server's CPU and memory from this container's stats, read through
+    /// the engine as a managed server's (it is never stopped nor removed)
+    #[arg(
+        long,
+        value_name = "NAME_OR_ID",
+        requires = "url",
+        conflicts_with = "pid"
+    )]
+    pub container: Option<String>,
+    /// With --url: the server's CPU (/proc/PID/stat) and resident memory (VmRSS) from this
+    /// process; one that exits during a load is recorded as a crash. Without --pid or
+    /// --container the server's CPU and memory are absent from the results
+    #[arg(long, value_name = "PID", requires = "url")]
+    pub pid: Option<u32>,
+    /// Only this scenario (repeatable) [default: steady, burst, churn, saturation; capacity,
+    /// idle-capacity, fanout and slow-consumers run only when named: capacity steps chatting
+    /// clients until latency p95 passes --slo-p95-ms, at most 4 min a server; idle-capacity
+    /// steps idle clients until the server's memory nears its limit or connects fail;
+    /// fanout splits the clients into rooms of room-size with the same deliveries asked for
+    /// every size (sweep it: --sweep room-size=2,10,100,1000); slow-consumers stops a share
+    /// of one room's clients from reading for a while and measures the healthy ones'
+    /// latency, the recovery and the memory per slow client]
+    #[arg(long = "scenario", value_name = "NAME", value_parser = one_of(Scenario::ALL, Scenario::as_str))]
+    pub scenarios: Vec<Scenario>,
+    /// Reach the servers over these transports, each a point of its own (comma list or
+    /// repeated): ws, wss (TLS with a certificate made for the run), ws+deflate, wss+deflate
+    /// (permessage-deflate). A server named with --server must offer every one; a server
+    /// selected otherwise that does not gets a "not offered" cell with its manifest's reason
+    /// (see list and docs/transports.md). Native load path only [default: ws]
+    #[arg(long = "transport", value_name = "LIST", value_delimiter = ',', value_parser = one_of(Transport::ALL, Transport::as_str))]
+    pub transports: Vec<Transport>,
+    /// Run this variant of each selected server that declares it (server.toml
+    /// [variants.NAME]: extra args and env, same image) as a row of its own, ID@NAME
+    /// (repeatable); `default` is the plain server, `all` the plain server and every
+    /// variant (see list --variants) [default: the plain server only]
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Run each scenario once per value of a load parameter, each its own result:
+    /// clients=100,200,500 (clients held), rate=1,2,5 (chats/s per client),
+    /// room-size=2,10,100 (clients per fanout room, whole, at least 2, at most the clients)
+    /// or slow-share=0.05,0.2 (share of slow-consumers' clients that are slow, between 0 and
+    /// 1); two --sweep flags run their product. steady and saturation take clients and rate,
+    /// burst and churn clients, fanout clients and room-size, slow-consumers clients and
+    /// slow-share
+    #[arg(long = "sweep", value_name = "KEY=V1,V2,...", value_parser = parse_sweep)]
+    pub sweep: Vec<wscbench_engine::sweep::SweepKey>,
+    /// Refuse, before building anything, a run whose estimated length (its scenarios plus
+    /// about 5 s per point) exceeds this, e.g. 30m, 4h
+    #[arg(long, default_value = "2h", value_name = "DURATION", value_parser = parse_duration)]
+    pub max_duration: std::time::Duration,
+    /// smoke: each scenario ≤10 s with a tenth of the clients; quick: the benchmark's timings
+    /// (about 4 min per server); soak: steady 300 s and churn 180 s (or --duration), with
+    /// soak KPIs (memory slope, throughput and latency drift, errors, drops)
+    #[arg(long, default_value = "quick", value_parser = one_of(Mode::ALL, Mode::as_str))]
+    pub mode: Mode,
+    /// With --mode soak: how long steady and churn run, e.g. 30m, 1h, 600s
+    #[arg(long, value_name = "DURATION", value_parser = parse_soak_duration)]
+    pub duration: Option<u64>,
+    /// The capacity scenario's latency target: a step holds while chat latency p95 stays
+    /// under it, in ms
+    #[arg(long = "slo-p95-ms", default_value_t = 50.0, value_name = "MS", value_parser = parse_slo)]
+    pub slo_p95_ms: f64,
+    /// The load curve's latency target: a step is carried while chat latency p99 (from each
+    /// chat's intended time) stays within it and 99.9 % of the offered deliveries arrive; a
+    /// server's capacity is its highest step carried, in ms
+    #[arg(long = "slo-p99-ms", default_value_t = wscbench_results::curve::DEFAULT_SLO_P99_MS, value_name = "MS", value_parser = parse_slo)]
+    pub slo_p99_ms: f64,
+    /// The load generator's client loop: native (the k6/x/chat extension: Go clients,
+    /// aggregated metrics, a full latency histogram) or js (k6/websockets, one JS callback and
+    /// one metric sample per message, so k6 runs out of CPU far sooner; loadgen-capacity
+    /// measures both)
+    #[arg(long, default_value = "native", value_parser = one_of(LoadPath::ALL, LoadPath::as_str))]
+    pub loadgen: LoadPath,
+    /// The rounds every point gets at least: each round runs every server × scenario once,
+    /// in an order shuffled from --seed, each its own result [default: 3 in quick mode, else 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: Option<u32>,
+    /// After the first --runs rounds, add rounds only to points whose headline figures' 95 %
+    /// interval is wider than PCT % of the mean (twice that for latency) and whose ranking
+    /// against a neighbour is still undecided
+    #[arg(long, default_value_t = 5.0, value_name = "PCT", value_parser = parse_precision)]
+    pub precision: f64,
+    /// The time the rounds may take; added rounds stop when the next point would not fit,
+    /// and a budget too small for the first --runs rounds is refused [default: 30m in quick
+    /// mode, else none]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub budget: Option<std::time::Duration>,
+    /// The most rounds any point gets [default: 10 in quick mode, else --runs: no rounds
+    /// added for precision]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_rounds: Option<u32>,
+    /// The seed of every round's shuffled order, to repeat a run's order [default: from the
+    /// clock, recorded in run.json]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Skip the machine-speed calibration (about 2 s) at the start of each round
+    #[arg(long)]
+    pub no_calibration: bool,
+    /// Fault injection: freeze the server container (docker pause) for PAUSE at the end of
+    /// every EVERY of each load, e.g. 1s/5s; recorded in every result's conditions
+    #[arg(long, value_name = "PAUSE/EVERY")]
+    pub pause_server: Option<wscbench_engine::runner::PauseServer>,
+    /// CPU limit of each server container, in CPUs
+    #[arg(long, default_value_t = 2.0, value_parser = parse_cpus)]
+    pub cpus: f64,
+    /// Memory limit of each server container, e.g. 512m, 1g (swap is disabled)
+    #[arg(long, default_value = "512m", value_parser = parse_bytes)]
+    pub memory: u64,
+    /// Memory limit of the k6 container; a k6 that reaches it is recorded as loadgen_failed
+    /// instead of pushing the machine into swap (the js path queues inbound frames without bound)
+    #[arg(long, default_value = "6g", value_parser = parse_bytes)]
+    pub loadgen_memory: u64,
+    /// Pin each server container to these cores, e.g. 1 or 0-1
+    #[arg(long, value_name = "CPUS")]
+    pub cpuset_server: Option<String>,
+    /// Pin the k6 container to these cores, e.g. 0
+    #[arg(long, value_name = "CPUS")]
+    pub cpuset_loadgen: Option<String>,
+    /// Run a load generator on this Docker engine (repeatable), given as DOCKER_HOST is:
+    /// unix:///path/to/docker.sock or tcp://host:port. Two or more split every scenario over
+    /// one k6 each with execution segments, started together, their results merged
+    /// [default: one k6 on the server's engine]
+    #[arg(long = "loadgen-engine", value_name = "URL", value_parser = parse_engine_url)]
+    pub loadgen_engines: Vec<String>,
+    /// The server's address as the load generators reach it (its host's IP or name); the
+    /// server then listens on every interface [default: 127.0.0.1, every engine on one host]
+    #[arg(long, value_name = "HOST")]
+    pub server_address: Option<String>,
+    /// How much protocol verification each fresh server container gets before its load
+    #[arg(long, default_value = "quick", value_parser = one_of(VerifyLevel::ALL, VerifyLevel::as_str))]
+    pub verify: VerifyLevel,
+    /// Where runs are stored (a run goes to DIR/<run-id>/)
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub results: PathBuf,
+    /// Rebuild images even when their sources have not changed
+    #[arg(long)]
+    pub rebuild: bool,
+    /// Format of the tables printed at the end: terminal, markdown or json
+    #[arg(long, default_value = "terminal", value_parser = parse_format)]
+    pub format: wscbench_report::Format,
+}
+
+/// `unix:///path` or `tcp://host:port`, as DOCKER_HOST takes them.
+fn parse_engine_url(text: &str) -> Result<String, String> {
+    let ok = match text.split_once("://") {
+        Some(("unix", path)) => path.starts_with('/'),
+        Some(("tcp", address)) => address
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok()),
+        _ => false,
+    };
+    if ok {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "{text:?} is not an engine address: give unix:///path/to/docker.sock or tcp://host:port"
+        ))
+    }
+}
+
+fn parse_sweep(s: &str) -> Result<wscbench_engine::sweep::SweepKey, String> {
+    s.parse()
+        .map_err(|e: wscbench_engine::sweep::SweepError| e.to_string())
+}
+
+fn parse_precision(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("{s:?} is not a percentage above 0 and at most 100")),
+    }
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(s) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(format!("{s:?} is not a duration such as 90m or 4h")),
+    }
+}
+
+/// A soak length such as `30m`, `1h` or `600s`, in whole seconds from 10 s to 24 h.
+fn parse_soak_duration(s: &str) -> Result<u64, String> {
+    let seconds = humantime::parse_duration(s.trim())
+        .map_err(|_| format!("{s:?} is not a duration such as 30m, 1h or 600s"))?
+        .as_secs();
+    if (10..=86_400).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(format!("{s:?}: a soak runs from 10s to 24h"))
+    }
+}
+
+fn parse_slo(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n > 0.0 && n <= 60_000.0 => Ok(n),
+        _ => Err(format!(
+            "{s:?} is not a latency target in ms such as 50 or 12.5"
+        )),
+    }
+}
+
+fn parse_cpus(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n > 0.0 && n <= 1024.0 => Ok(n),
+        _ => Err(format!("{s:?} is not a CPU count such as 2 or 1.5")),
+    }
+}
 
 /// The rounds' time budget in quick mode when `--budget` is not given.
 const DEFAULT_BUDGET: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 /// How long each of the two calibration loops runs at the start of a round.
 const CALIBRATION_EACH: std::time::Duration = std::time::Duration::from_secs(1);
-use crate::errors::UsageError;
-
-/// What a run will do, as its command line asks and as checked.
+/// What a run will do, as its command line asks and as checked: the one value `run` reads
+/// after [`RunRequest::check`]; nothing after it reads [`RunArgs`].
 #[derive(Debug)]
 pub struct RunRequest {
+    /// smoke, quick or soak (`--mode`).
+    pub mode: Mode,
+    /// native or js (`--loadgen`).
+    pub load_path: LoadPath,
     /// The selected servers, each built once whatever its variants.
     pub servers: Vec<Server>,
     /// The scenarios, in run order.
@@ -56,6 +291,34 @@ pub struct RunRequest {
     /// The (server, transport) points left out because the server does not offer the
     /// transport, with its manifest's reason: the report's "not offered" cells.
     pub not_offered: Vec<NotOffered>,
+    /// Rows times the transports each offers (the external server counts once): the points
+    /// of one round per scenario and load point.
+    pub row_transports: usize,
+    /// The variants asked for (`--variant`), as given: named when a server declares none.
+    pub variants: Vec<String>,
+    /// How long steady and churn run in soak mode, in seconds (`--duration`).
+    pub soak_seconds: Option<u64>,
+    /// The capacity scenario's latency target (`--slo-p95-ms`).
+    pub slo_p95_ms: f64,
+    /// The load curve's latency target (`--slo-p99-ms`).
+    pub slo_p99_ms: f64,
+    /// The limits and pinning the flags ask for a managed server and for k6 (an external
+    /// server is limited by nothing of wscbench's: see `run`'s `server_limits`).
+    pub limits: Limits,
+    /// The load generators' engines (`--loadgen-engine`); none: one k6 on the server's.
+    pub loadgen_engines: Vec<String>,
+    /// The server's address as the load generators reach it (`--server-address`).
+    pub server_address: Option<String>,
+    /// The server's freezes during each load (`--pause-server`).
+    pub pause_server: Option<PauseServer>,
+    /// The verification each fresh server container gets (`--verify`).
+    pub verify: VerifyLevel,
+    /// Where runs are stored, as given (`--results`; relative to the project root).
+    pub results: PathBuf,
+    /// Rebuild images even when their sources have not changed (`--rebuild`).
+    pub rebuild: bool,
+    /// The format of the tables printed at the end (`--format`).
+    pub format: wscbench_report::Format,
 }
 
 /// The longest `--name`.
@@ -101,23 +364,11 @@ impl RunRequest {
         sweep.check(&scenarios, args.mode).map_err(usage)?;
         let load_points = wscbench_engine::sweep::run_points(&sweep, &scenarios, args.mode);
         let quick = args.mode == Mode::Quick;
-        let min_rounds = args.runs.unwrap_or(if quick { 3 } else { 1 });
-        let max_rounds = args
-            .max_rounds
-            .unwrap_or(if quick { 10 } else { min_rounds });
-        if max_rounds < min_rounds {
-            return Err(UsageError::new(format!(
-                "--max-rounds {max_rounds} is fewer than --runs {min_rounds}"
-            )));
-        }
+        let (min_rounds, max_rounds) = rounds_of(args)?;
         let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
-        // Points a server does not offer are not run: count only the offered ones.
-        let row_transports = rows
-            .iter()
-            .map(|(s, _)| transports.iter().filter(|&&t| s.offers(t).is_ok()).count())
-            .sum::<usize>();
+        let row_transports = row_transports(&rows, &transports, external.is_some());
         let estimate = runner::check_duration(
-            row_transports + usize::from(external.is_some()),
+            row_transports,
             &scenarios,
             &load_points,
             min_rounds,
@@ -141,6 +392,8 @@ impl RunRequest {
             calibrate_each: (!args.no_calibration).then_some(CALIBRATION_EACH),
         };
         Ok(RunRequest {
+            mode: args.mode,
+            load_path: args.loadgen,
             servers,
             scenarios,
             rows,
@@ -153,6 +406,19 @@ impl RunRequest {
             external,
             transports,
             not_offered,
+            row_transports,
+            variants: args.variants.clone(),
+            soak_seconds: args.duration,
+            slo_p95_ms: args.slo_p95_ms,
+            slo_p99_ms: args.slo_p99_ms,
+            limits: limits_of(args),
+            loadgen_engines: args.loadgen_engines.clone(),
+            server_address: args.server_address.clone(),
+            pause_server: args.pause_server,
+            verify: args.verify,
+            results: args.results.clone(),
+            rebuild: args.rebuild,
+            format: args.format,
         })
     }
 
@@ -169,21 +435,6 @@ impl RunRequest {
             .collect()
     }
 
-    /// Rows times the transports each offers: the points of one round per scenario and
-    /// load point.
-    pub fn row_transports(&self) -> usize {
-        self.rows
-            .iter()
-            .map(|(s, _)| {
-                self.transports
-                    .iter()
-                    .filter(|&&t| s.offers(t).is_ok())
-                    .count()
-            })
-            .sum::<usize>()
-            + usize::from(self.external.is_some())
-    }
-
     /// The selected servers that some row runs: those to build.
     pub fn servers_to_build(&self) -> Vec<Server> {
         // One image per tag: a variant with a binary of its own has its own tag.
@@ -197,6 +448,42 @@ impl RunRequest {
         }
         built
     }
+}
+
+/// The rounds every point gets and the most any gets: `--runs` and `--max-rounds`, by mode
+/// when not given (quick: 3, up to 10; else 1, none added).
+fn rounds_of(args: &RunArgs) -> Result<(u32, u32), UsageError> {
+    let quick = args.mode == Mode::Quick;
+    let min_rounds = args.runs.unwrap_or(if quick { 3 } else { 1 });
+    let max_rounds = args
+        .max_rounds
+        .unwrap_or(if quick { 10 } else { min_rounds });
+    if max_rounds < min_rounds {
+        return Err(UsageError::new(format!(
+            "--max-rounds {max_rounds} is fewer than --runs {min_rounds}"
+        )));
+    }
+    Ok((min_rounds, max_rounds))
+}
+
+/// The limits and pinning the flags ask for a managed server and for k6.
+fn limits_of(args: &RunArgs) -> Limits {
+    Limits {
+        cpus: args.cpus,
+        memory_bytes: args.memory,
+        cpuset_server: args.cpuset_server.clone(),
+        cpuset_loadgen: args.cpuset_loadgen.clone(),
+        loadgen_memory_bytes: Some(args.loadgen_memory),
+    }
+}
+
+/// Rows times the transports each offers, plus the external server if there is one: points
+/// a server does not offer are not run, so only the offered ones count.
+fn row_transports(rows: &[Row], transports: &[Transport], external: bool) -> usize {
+    rows.iter()
+        .map(|(s, _)| transports.iter().filter(|&&t| s.offers(t).is_ok()).count())
+        .sum::<usize>()
+        + usize::from(external)
 }
 
 /// The flag combinations `run` refuses: (refused, the line that says what to change), one
@@ -533,7 +820,7 @@ mod tests {
     fn a_url_with_a_name_is_one_external_row_with_its_usage_absent() {
         let request = check(&["--url", "ws://127.0.0.1:9/ws", "--name", "local-go"]).unwrap();
         assert_eq!(request.labels(), ["external/local-go"]);
-        assert_eq!(request.row_transports(), 1);
+        assert_eq!(request.row_transports, 1);
         let external = request.external.unwrap();
         assert_eq!(external.name, "local-go");
         assert_eq!(external.usage, UsageSource::Absent);

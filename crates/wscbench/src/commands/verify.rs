@@ -1,83 +1,164 @@
 //! `wscbench verify`: run the protocol checks against a URL or against servers it starts itself.
+//! Its command line is checked once, as a whole, into a [`VerifyRequest`] (as `run`'s is in
+//! `run_request`): every refusal is raised there, before any build.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use clap::Args;
 use wscbench_engine::catalog::Server;
 use wscbench_engine::local::{self, LocalServer};
 use wscbench_engine::tls::RunCert;
 use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport, hostile};
 use wscbench_results::Transport;
 
-use crate::cli::VerifyArgs;
+use crate::args::{SelectArgs, one_of};
 use crate::errors::{Doing, ExpectedError, UsageError};
 use crate::exit::ExitCode;
 
-pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode, ExpectedError> {
-    let known: Vec<&str> = if args.hostile {
-        hostile::all_hostile_checks()
-            .iter()
-            .map(|c| c.name)
-            .collect()
-    } else {
-        verify::all_checks()
-            .iter()
-            .map(|c| c.name)
-            .chain([verify::SHUTDOWN_CHECK])
-            .collect()
-    };
-    if let Some(unknown) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
-        return Err(UsageError::new(format!(
-            "unknown check {unknown:?}; the checks are: {}",
-            known.join(", ")
-        ))
-        .into());
-    }
-    let mut reports = Vec::new();
-    if let Some(url) = &args.url {
-        let target = Target::from_url(url).map_err(|e| UsageError::new(e.to_string()))?;
-        reports.push(check(None, &target, &args, None).await);
-    } else {
-        if args.select.is_empty() && !args.all {
-            return Err(UsageError::new(
-                "say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all",
-            )
+/// `wscbench verify`'s command line as clap parses it: read once, by `VerifyRequest::check`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Verify a running server at this URL, e.g. ws://127.0.0.1:8080/ws
+    #[arg(long, value_name = "URL", conflicts_with_all = ["servers", "profiles", "langs", "groups", "all"])]
+    pub url: Option<String>,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Verify every server that has a manifest
+    #[arg(long)]
+    pub all: bool,
+    /// Run only this check (repeatable); see the check names in the output
+    #[arg(long = "only", value_name = "CHECK")]
+    pub only: Vec<String>,
+    /// Run the hostile-client checks instead of the protocol checks: malformed floods, binary,
+    /// oversize and fragmented frames, ping floods, slowloris, resets, clients that never read,
+    /// a 2,000-connection flood; after each the server must serve two canary members within 1 s
+    /// with its memory back within 64 MiB (127.0.0.1 only; about 1 min per server)
+    #[arg(long)]
+    pub hostile: bool,
+    /// Use this binary instead of building the server (with exactly one --server)
+    #[arg(long, value_name = "PATH", requires = "servers")]
+    pub binary: Option<PathBuf>,
+    /// Run the checks over each of these transports a server offers (comma list or
+    /// repeated): ws, wss (a certificate made for the run, trusted by the checks' client),
+    /// ws+deflate, wss+deflate (the server given --deflate; the checks' client offers
+    /// permessage-deflate with no context takeover and requires it: a first check,
+    /// deflate_negotiated, shows the server's answer and fails when it refuses). A
+    /// transport a server does not offer is reported with its manifest's reason and
+    /// skipped. --hostile runs over ws only [default: ws]
+    #[arg(long = "transport", value_name = "LIST", value_delimiter = ',', value_parser = one_of(Transport::ALL, Transport::as_str), conflicts_with = "url")]
+    pub transports: Vec<Transport>,
+    /// Print machine-readable JSON instead of the check list
+    #[arg(long)]
+    pub json: bool,
+    /// Pass the server's own log (stderr) through
+    #[arg(long)]
+    pub server_logs: bool,
+}
+
+/// What `verify` will do, as its command line asks and as checked.
+struct VerifyRequest {
+    /// A running server, or the servers to build and start.
+    target: VerifyTarget,
+    /// Only these checks (`--only`); every check when empty.
+    only: Vec<String>,
+    /// The hostile-client checks instead of the protocol checks (`--hostile`).
+    hostile: bool,
+    /// The binary to start instead of building the one server (`--binary`).
+    binary: Option<PathBuf>,
+    /// JSON instead of the check list (`--json`).
+    json: bool,
+    /// Pass the server's own log through (`--server-logs`).
+    server_logs: bool,
+}
+
+/// What `verify` checks.
+enum VerifyTarget {
+    /// The server already running at `--url`.
+    Url(Target),
+    /// The selected servers, each over every transport asked that it offers.
+    Servers {
+        servers: Vec<Server>,
+        transports: Vec<Transport>,
+    },
+}
+
+impl VerifyRequest {
+    /// Checks `args` against the checks there are and the servers under `root`: the first
+    /// refusal is the error.
+    fn check(root: &Path, args: &VerifyArgs) -> Result<VerifyRequest, ExpectedError> {
+        let known: Vec<&str> = if args.hostile {
+            hostile::all_hostile_checks()
+                .iter()
+                .map(|c| c.name)
+                .collect()
+        } else {
+            verify::all_checks()
+                .iter()
+                .map(|c| c.name)
+                .chain([verify::SHUTDOWN_CHECK])
+                .collect()
+        };
+        if let Some(unknown) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
+            return Err(UsageError::new(format!(
+                "unknown check {unknown:?}; the checks are: {}",
+                known.join(", ")
+            ))
             .into());
         }
-        let servers = super::select(root, &args.select)?;
-        if args.binary.is_some() && servers.len() != 1 {
-            return Err(UsageError::new("--binary needs exactly one --server").into());
-        }
-        let transports = transports_of(&args)?;
-        // A server named with --server must offer every transport asked, as in `run`.
-        for server in servers
-            .iter()
-            .filter(|s| args.select.servers.contains(&s.id))
-        {
-            server
-                .check_transports(&transports)
-                .doing(|| "checking --transport")?;
-        }
-        let cert = match transports.iter().any(|t| t.is_tls()) {
-            true => Some(RunCert::make().doing(|| "making the TLS certificate for wss")?),
-            false => None,
-        };
-        for server in &servers {
-            for &transport in &transports {
-                if let Err(reason) = server.offers(transport) {
-                    if !args.json {
-                        println!(
-                            "verify {} over {transport}: not offered ({reason})",
-                            server.id
-                        );
-                    }
-                    continue;
+        let target = match &args.url {
+            Some(url) => VerifyTarget::Url(
+                Target::from_url(url).map_err(|e| UsageError::new(e.to_string()))?,
+            ),
+            None => {
+                if args.select.is_empty() && !args.all {
+                    return Err(UsageError::new(
+                        "say what to verify: --url ws://127.0.0.1:PORT/ws, --server ID, --profile, --lang or --all",
+                    )
+                    .into());
                 }
-                reports.push(verify_local(server, &args, transport, cert.as_ref()).await?);
+                let servers = super::select(root, &args.select)?;
+                if args.binary.is_some() && servers.len() != 1 {
+                    return Err(UsageError::new("--binary needs exactly one --server").into());
+                }
+                let transports = transports_of(args)?;
+                // A server named with --server must offer every transport asked, as in `run`.
+                for server in servers
+                    .iter()
+                    .filter(|s| args.select.servers.contains(&s.id))
+                {
+                    server
+                        .check_transports(&transports)
+                        .doing(|| "checking --transport")?;
+                }
+                VerifyTarget::Servers {
+                    servers,
+                    transports,
+                }
             }
-        }
+        };
+        Ok(VerifyRequest {
+            target,
+            only: args.only.clone(),
+            hostile: args.hostile,
+            binary: args.binary.clone(),
+            json: args.json,
+            server_logs: args.server_logs,
+        })
     }
-    if args.json {
+}
+
+pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode, ExpectedError> {
+    let request = VerifyRequest::check(root, &args)?;
+    let mut reports = Vec::new();
+    match &request.target {
+        VerifyTarget::Url(target) => reports.push(check(None, target, &request, None).await),
+        VerifyTarget::Servers {
+            servers,
+            transports,
+        } => verify_servers(servers, transports, &request, &mut reports).await?,
+    }
+    if request.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&reports).expect("reports always serialize")
@@ -85,6 +166,35 @@ pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode, ExpectedErro
     }
     let failed = reports.iter().filter(|r| !r.passed()).count();
     Ok(ExitCode::from_failures(failed))
+}
+
+/// Each server over each transport it offers; a transport it does not offer is named and
+/// skipped.
+async fn verify_servers(
+    servers: &[Server],
+    transports: &[Transport],
+    args: &VerifyRequest,
+    reports: &mut Vec<VerifyReport>,
+) -> Result<(), ExpectedError> {
+    let cert = match transports.iter().any(|t| t.is_tls()) {
+        true => Some(RunCert::make().doing(|| "making the TLS certificate for wss")?),
+        false => None,
+    };
+    for server in servers {
+        for &transport in transports {
+            if let Err(reason) = server.offers(transport) {
+                if !args.json {
+                    println!(
+                        "verify {} over {transport}: not offered ({reason})",
+                        server.id
+                    );
+                }
+                continue;
+            }
+            reports.push(verify_local(server, args, transport, cert.as_ref()).await?);
+        }
+    }
+    Ok(())
 }
 
 /// `--transport` as given, each once; `ws` when not given. The hostile checks write raw
@@ -110,7 +220,7 @@ fn transports_of(args: &VerifyArgs) -> Result<Vec<Transport>, ExpectedError> {
 
 async fn verify_local(
     server: &Server,
-    args: &VerifyArgs,
+    args: &VerifyRequest,
     transport: Transport,
     cert: Option<&RunCert>,
 ) -> Result<VerifyReport, ExpectedError> {
@@ -159,7 +269,7 @@ async fn verify_local(
 async fn check(
     id: Option<&str>,
     target: &Target,
-    args: &VerifyArgs,
+    args: &VerifyRequest,
     process: Option<LocalServer>,
 ) -> VerifyReport {
     let quiet = args.json;
