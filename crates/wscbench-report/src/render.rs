@@ -8,7 +8,7 @@ use tabled::builder::Builder;
 use tabled::settings::object::Columns;
 use tabled::settings::{Alignment, Style};
 
-use crate::tables::{Report, Table};
+use crate::table::{Report, Table};
 
 /// Shown instead of tables when there are none.
 const NOTHING: &str = "No results to compare.";
