@@ -138,6 +138,7 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
                 name: name.clone(),
                 better: Some(metric.better),
                 numeric: true,
+                detail: false,
             }));
             let mut table = Table {
                 title: format!(

@@ -54,5 +54,7 @@ pub mod wording;
 pub use compare::{Change, CompareError, Comparison, Verdict, compare};
 pub use load::{Choice, LoadError, Loaded, Selection, load_every_run, load_results, select};
 pub use metrics::{Better, Metric};
-pub use render::{Format, Json, Markdown, Renderer, Terminal, UnknownFormat};
+pub use render::{
+    Format, Json, Markdown, Renderer, TERMINAL_COLUMNS, Terminal, UnknownFormat, Width,
+};
 pub use table::{Cell, Column, Report, Row, Table};

@@ -17,7 +17,8 @@
 //!    and [`crate::table`];
 //! 2. give each table its `scenario` when it compares one (the HTML page puts it in that
 //!    scenario's section; `None` keeps it with the summary or after the scenarios), its
-//!    `axis` when its columns are a knob's values (the page draws it as lines); use
+//!    `axis` when its columns are a knob's values (the page draws it as lines), and mark a
+//!    column `detail` when a terminal need not show it by default; use
 //!    [`Cell::bound`] for a figure that measures the load generator;
 //! 3. declare the module in `lib.rs` and call the builder in [`Report::from_ws`] where
 //!    the tables belong in reading order, adding it to `BUILDERS` in tests/no_circles.rs.

@@ -129,6 +129,7 @@ pub(crate) fn slow_consumers_tables(groups: &[Group]) -> Vec<Table> {
             name: name.to_string(),
             better: Some(Better::Lower),
             numeric: true,
+            detail: false,
         };
         let columns = vec![
             Column::unranked(&[("Server", false)]).remove(0),

@@ -66,7 +66,10 @@ pub(crate) fn profile_tables(all: &[Group], profile: &str) -> Vec<Table> {
                 &scenario
                     .metrics
                     .iter()
-                    .map(|m| Column::metric(m))
+                    .map(|m| Column {
+                        detail: !scenario.headline.iter().any(|h| h.name == m.name),
+                        ..Column::metric(m)
+                    })
                     .collect::<Vec<_>>(),
                 rows,
                 false,
@@ -101,6 +104,7 @@ pub(crate) fn profile_tables(all: &[Group], profile: &str) -> Vec<Table> {
                 name: name.to_string(),
                 better: None,
                 numeric: *numeric,
+                detail: *name == SCHEDULE_COLUMN,
             })
             .collect::<Vec<_>>(),
         rows,
@@ -125,7 +129,19 @@ struct ScenarioTable {
     metrics: &'static [&'static Metric],
     /// The column "% of best" follows.
     lead: Option<&'static Metric>,
+    /// The columns a terminal shows by default (the lead and its "% of best" among them); the
+    /// others are details, shown with `--wide` and always in Markdown, JSON and HTML.
+    headline: &'static [&'static Metric],
 }
+
+/// What a steady or burst table is read for first: how much it carried, how fast, at what cost.
+const STEADY_HEADLINE: [&Metric; 5] = [
+    &metrics::THROUGHPUT,
+    &metrics::PEAK_MEMORY,
+    &metrics::PEAK_CPU,
+    &metrics::K6_ERRORS,
+    &metrics::LATENCY_P95,
+];
 
 const STEADY_METRICS: [&Metric; 11] = [
     &metrics::THROUGHPUT,
@@ -147,11 +163,13 @@ const SCENARIO_TABLES: [ScenarioTable; 4] = [
         scenario: Scenario::Steady,
         metrics: &STEADY_METRICS,
         lead: Some(&metrics::THROUGHPUT),
+        headline: &STEADY_HEADLINE,
     },
     ScenarioTable {
         scenario: Scenario::Burst,
         metrics: &STEADY_METRICS,
         lead: Some(&metrics::THROUGHPUT),
+        headline: &STEADY_HEADLINE,
     },
     ScenarioTable {
         scenario: Scenario::Churn,
@@ -163,6 +181,13 @@ const SCENARIO_TABLES: [ScenarioTable; 4] = [
             &metrics::LATENCY_P95,
         ],
         lead: None,
+        headline: &[
+            &metrics::CONNECTIONS,
+            &metrics::PEAK_MEMORY,
+            &metrics::PEAK_CPU,
+            &metrics::K6_ERRORS,
+            &metrics::LATENCY_P95,
+        ],
     },
     ScenarioTable {
         scenario: Scenario::Saturation,
@@ -183,6 +208,13 @@ const SCENARIO_TABLES: [ScenarioTable; 4] = [
             &metrics::K6_ERRORS,
         ],
         lead: Some(&metrics::DELIVERIES),
+        headline: &[
+            &metrics::DELIVERIES,
+            &metrics::LATENCY_P95,
+            &metrics::PEAK_MEMORY,
+            &metrics::PEAK_CPU,
+            &metrics::K6_ERRORS,
+        ],
     },
 ];
 
@@ -294,6 +326,7 @@ where
             name: name.to_string(),
             better: None,
             numeric: false,
+            detail: false,
         })
         .collect();
     columns.extend(metric_columns.iter().cloned());

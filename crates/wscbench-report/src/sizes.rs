@@ -26,11 +26,13 @@ pub(crate) fn binary_sizes(results: &[&RunResult]) -> Table {
         name: "Language".into(),
         better: None,
         numeric: false,
+        detail: false,
     }];
     columns.extend(profiles.iter().map(|profile| Column {
         name: profile_name(profile),
         better: Some(Better::Lower),
         numeric: true,
+        detail: false,
     }));
 
     let mut rows = Vec::new();

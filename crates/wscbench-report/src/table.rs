@@ -79,6 +79,10 @@ pub struct Column {
     pub better: Option<Better>,
     /// True for figures (right-aligned), false for labels.
     pub numeric: bool,
+    /// True for a column a terminal shows only when asked for every column (`--wide`); the
+    /// headline columns are false. Markdown, JSON and HTML show every column.
+    #[serde(skip)]
+    pub detail: bool,
 }
 
 impl Column {
@@ -90,6 +94,7 @@ impl Column {
                 name: name.into(),
                 better: None,
                 numeric,
+                detail: false,
             })
             .collect()
     }
@@ -243,6 +248,7 @@ impl Column {
             name: metric.name.to_string(),
             better: Some(metric.better),
             numeric: true,
+            detail: false,
         }
     }
 }
@@ -330,6 +336,7 @@ impl Table {
                 name: "% of best".into(),
                 better: None,
                 numeric: true,
+                detail: false,
             },
         );
         for row in &mut self.rows {

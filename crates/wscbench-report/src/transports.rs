@@ -69,6 +69,7 @@ fn matrix(plain: &[&Group], profile: &str, not_offered: &[NotOffered]) -> Table 
         name: format!("{} ({scenario})", m.name),
         better: Some(m.better),
         numeric: true,
+        detail: false,
     }));
     let mut rows = Vec::new();
     let mut footnotes = Vec::new();
