@@ -289,6 +289,9 @@ pub struct RunArgs {
     /// Format of the tables printed at the end: terminal, markdown or json
     #[arg(long, default_value = "terminal", value_parser = parse_format)]
     pub format: wscbench_report::Format,
+    /// Print every column of the terminal tables, however wide [default: headline columns, 120 wide]
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// `unix:///path` or `tcp://host:port`, as DOCKER_HOST takes them.
@@ -371,6 +374,9 @@ pub struct ReportArgs {
     /// Write the report to this file instead of standard output
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Print every column of the terminal tables, however wide [default: headline columns, 120 wide]
+    #[arg(long)]
+    pub wide: bool,
     /// One metric of one server × scenario across every stored run, in date order
     #[arg(long, requires_all = ["server", "scenario"])]
     pub history: bool,

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use wscbench_report::{
-    Choice, Report, history::history, html, load_every_run, load_results, select,
+    Choice, Report, Width, history::history, html, load_every_run, load_results, select,
 };
 
 use crate::cli::{ReportArgs, ReportFormat};
@@ -67,7 +67,10 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<ExitCode, ExpectedError> {
         report
     };
     let (text, output) = match args.format {
-        ReportFormat::Text(format) => (format.render(&report), args.output),
+        ReportFormat::Text(format) => {
+            let width = if args.wide { Width::Wide } else { Width::Fit };
+            (format.render_at(&report, width), args.output)
+        }
         ReportFormat::Html => {
             let context = html::PageContext::for_results(&dir, &shown);
             let page = html::render_page(&shown, &report, &context);

@@ -12,7 +12,7 @@ use wscbench_engine::engine::Engine;
 use wscbench_engine::runner::{
     self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, ServerSource,
 };
-use wscbench_report::{Report, html};
+use wscbench_report::{Report, Width, html};
 use wscbench_results::dimensions::params_text;
 use wscbench_results::{
     Conditions, EngineConditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest,
@@ -465,7 +465,8 @@ fn finish(
             .map(|all| wscbench_report::load::not_offered(all, &[run_id]))
             .unwrap_or_default();
         let report = Report::from_results_offering(results, &not_offered);
-        print!("{}", args.format.render(&report));
+        let width = if args.wide { Width::Wide } else { Width::Fit };
+        print!("{}", args.format.render_at(&report, width));
     }
     let failed = results
         .iter()
