@@ -129,6 +129,15 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
             .map(|(i, (value, _))| if numeric { *value } else { i as f64 })
             .collect(),
         numeric,
+        languages: rows
+            .values()
+            .map(|cells| {
+                cells
+                    .values()
+                    .next()
+                    .map_or_else(String::new, |g| g.first().server.language.clone())
+            })
+            .collect(),
     };
     KNOB_METRICS
         .iter()

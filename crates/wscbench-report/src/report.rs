@@ -76,21 +76,18 @@ impl Report {
             .filter(|r| r.transport.is_ws())
             .cloned()
             .collect();
-        let mut report = Report::from_ws(&ws);
+        let (mut report, after_profiles) = Report::from_ws(&ws);
         if ws.len() < results.len() {
             report.notes.push(TRANSPORT_NOTE.to_string());
         }
-        let at = report
-            .tables
-            .iter()
-            .rposition(|t| t.title.ends_with("Load generator"))
-            .map_or(report.tables.len(), |i| i + 1);
-        report.tables.splice(at..at, matrix);
+        // Each profile's matrix follows the profiles' own tables.
+        report.tables.splice(after_profiles..after_profiles, matrix);
         report
     }
 
     /// Every table of ws results, in reading order: the one place that calls the builders.
-    fn from_ws(results: &[RunResult]) -> Report {
+    /// With it, where the profiles' tables end.
+    fn from_ws(results: &[RunResult]) -> (Report, usize) {
         let refs: Vec<&RunResult> = results.iter().collect();
         let all = groups(&refs);
         let mut tables = vec![
@@ -105,6 +102,7 @@ impl Report {
         for profile in profiles {
             tables.extend(profile_tables(&all, profile));
         }
+        let after_profiles = tables.iter().filter(|t| !t.rows.is_empty()).count();
         tables.extend(crate::knobs::knob_tables(&all));
         tables.extend(crate::rooms::fanout_tables(&all));
         tables.extend(crate::rooms::slow_consumers_tables(&all));
@@ -137,7 +135,7 @@ impl Report {
                 }
             }
         }
-        Report { notes, tables }
+        (Report { notes, tables }, after_profiles)
     }
 
     /// True when there is nothing to show.

@@ -68,6 +68,8 @@ pub struct Axis {
     pub xs: Vec<f64>,
     /// True when `xs` are values of a load parameter (a numeric axis), false for variants.
     pub numeric: bool,
+    /// Each row's server language, in row order: the colour a chart draws its line in.
+    pub languages: Vec<String>,
 }
 
 /// A column heading and how its values compare.

@@ -548,7 +548,7 @@ pub(crate) fn knob_figure(table: &Table, axis: &Axis) -> Figure {
     let (unit, scale) = knob_unit(&axis.metric);
     let mut lines: Vec<Line> = Vec::new();
     let mut used: Vec<plotters::style::RGBColor> = Vec::new();
-    for row in &table.rows {
+    for (row, language) in table.rows.iter().zip(&axis.languages) {
         let label = row.cells[0].text.clone();
         let points: Vec<(f64, f64)> = row.cells[1..]
             .iter()
@@ -558,12 +558,6 @@ pub(crate) fn knob_figure(table: &Table, axis: &Axis) -> Figure {
         if points.is_empty() {
             continue;
         }
-        // `profile-b/go@gomaxprocs-1 rate=2` → `go`.
-        let language = label
-            .split('/')
-            .nth(1)
-            .and_then(|rest| rest.split(['@', ' ']).next())
-            .unwrap_or("");
         let mut color = charts::language_color(language, 0);
         let mut other = 0;
         while used.contains(&color) {
