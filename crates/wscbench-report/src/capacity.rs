@@ -4,7 +4,8 @@
 
 use wscbench_results::{Capacity, IdleLimit, RunResult, Scenario, SoakKpis, StepReason};
 
-use crate::tables::{Cell, Column, Group, Row, Table, language};
+use crate::rows::{Group, language};
+use crate::table::{Cell, Column, Row, Table};
 use crate::units;
 
 /// The latest result of each group of `scenario` that carries its figures (or the latest).
@@ -67,6 +68,8 @@ pub(crate) fn capacity_table(groups: &[Group]) -> Table {
             ("Idle limit", false),
         ]),
         rows: Vec::new(),
+        scenario: Some(Scenario::Capacity),
+        axis: None,
         footnotes: Vec::new(),
     };
     for (label, any) in &servers {
@@ -233,6 +236,8 @@ pub(crate) fn soak_table(groups: &[Group]) -> Table {
             ("Verdict", false),
         ]),
         rows: Vec::new(),
+        scenario: None,
+        axis: None,
         footnotes: Vec::new(),
     };
     for g in groups {

@@ -10,7 +10,7 @@ use wscbench_results::{PointKey, RunResult};
 
 use crate::metrics::{self, Better};
 use crate::stats::{self, Summary};
-use crate::tables::{Cell, Column, Report, Row, Table};
+use crate::table::{Cell, Column, Report, Row, Table};
 
 /// Why two sets of results cannot be compared.
 #[derive(Debug, thiserror::Error)]
@@ -372,6 +372,8 @@ impl Comparison {
                 title: format!("{} → {}", self.a, self.b),
                 columns,
                 rows,
+                scenario: None,
+                axis: None,
                 footnotes: vec![format!(
                     "Verdicts: Welch's t-test (two-sided, level {}) where both sides have n ≥ 2; \
                      \"n=1: no test\" where a side has a single run. \"within noise\": no significant difference.",

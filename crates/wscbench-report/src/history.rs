@@ -7,7 +7,7 @@ use wscbench_results::{RunResult, Scenario};
 
 use crate::metrics::{self, Metric};
 use crate::stats::Summary;
-use crate::tables::{Cell, Column, Report, Row, Table};
+use crate::table::{Cell, Column, Report, Row, Table};
 
 /// Marks the first run built from changed sources.
 const CHANGED_MARK: &str = "◆";
@@ -111,6 +111,8 @@ pub fn history(
         title: format!("History — {server} {scenario}: {}", metric.name),
         columns,
         rows,
+        scenario: None,
+        axis: None,
         footnotes,
     }];
     tables.retain(|t| !t.rows.is_empty());

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use wscbench_results::{PointKey, Scenario};
 
 use crate::metrics::{self, Metric};
-use crate::tables::{Cell, Column, Group, Row, Table, metric_cell, scenario_title};
+use crate::rows::{Group, metric_cell, scenario_title, server_order};
+use crate::table::{Axis, Cell, Column, LOADGEN_BOUND_MARK, Row, Table};
 
 /// The metrics drawn across a knob.
 pub const KNOB_METRICS: [&Metric; 6] = [
@@ -30,43 +31,6 @@ pub const DEFAULT_COLUMN: &str = "default";
 pub const ROW_COLUMN: &str = "Server";
 /// What joins a scenario, a metric and a knob in a knob table's title.
 const ACROSS: &str = " across ";
-
-/// A knob table's axis, recovered from the table (the HTML page draws it from there).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Axis {
-    /// `clients`, `rate` or `variant`.
-    pub knob: String,
-    /// The metric's name, as in the title.
-    pub metric: String,
-    /// Where each column sits on the x axis: the parameter's value, or the variant's index.
-    pub xs: Vec<f64>,
-    /// True when `xs` are values of a load parameter (a numeric axis), false for variants.
-    pub numeric: bool,
-}
-
-/// The axis of `table` when it is a knob table.
-pub fn axis(table: &Table) -> Option<Axis> {
-    let (_, rest) = table.title.split_once(" — ")?;
-    let (metric, knob) = rest.rsplit_once(ACROSS)?;
-    if table.columns.first()?.name != ROW_COLUMN {
-        return None;
-    }
-    let names = table.columns[1..].iter().map(|c| c.name.as_str());
-    let (xs, numeric) = if knob == VARIANT_KNOB {
-        (names.enumerate().map(|(i, _)| i as f64).collect(), false)
-    } else {
-        let xs: Option<Vec<f64>> = names
-            .map(|n| n.strip_prefix(&format!("{knob}="))?.parse().ok())
-            .collect();
-        (xs?, true)
-    };
-    Some(Axis {
-        knob: knob.to_string(),
-        metric: metric.to_string(),
-        xs,
-        numeric,
-    })
-}
 
 /// Where one group goes in a knob table.
 struct Placed<'g, 'a> {
@@ -146,7 +110,7 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
     let mut rows: BTreeMap<(usize, String), BTreeMap<String, &Group>> = BTreeMap::new();
     for p in &placed {
         let first = p.group.first();
-        let order = crate::tables::server_order(first);
+        let order = server_order(first);
         let cells = rows.entry((order, p.row.clone())).or_default();
         let newer = cells.get(&p.column.1).is_none_or(|g| {
             (&g.first().started_at, &g.first().run_id) < (&first.started_at, &first.run_id)
@@ -155,6 +119,26 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
             cells.insert(p.column.1.clone(), p.group);
         }
     }
+    let numeric = knob != VARIANT_KNOB;
+    let axis = Axis {
+        knob: knob.to_string(),
+        metric: String::new(),
+        xs: columns
+            .iter()
+            .enumerate()
+            .map(|(i, (value, _))| if numeric { *value } else { i as f64 })
+            .collect(),
+        numeric,
+        languages: rows
+            .values()
+            .map(|cells| {
+                cells
+                    .values()
+                    .next()
+                    .map_or_else(String::new, |g| g.first().server.language.clone())
+            })
+            .collect(),
+    };
     KNOB_METRICS
         .iter()
         .map(|&metric| {
@@ -163,6 +147,7 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
                 name: name.clone(),
                 better: Some(metric.better),
                 numeric: true,
+                detail: false,
             }));
             let mut table = Table {
                 title: format!(
@@ -186,6 +171,11 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
                         Row { cells: row }
                     })
                     .collect(),
+                scenario: Some(scenario),
+                axis: Some(Axis {
+                    metric: metric.name.to_string(),
+                    ..axis.clone()
+                }),
                 footnotes: Vec::new(),
             };
             table.mark_best();
@@ -193,11 +183,11 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
                 .rows
                 .iter()
                 .flat_map(|r| &r.cells)
-                .any(|c| c.text.ends_with(crate::tables::LOADGEN_BOUND_MARK))
+                .any(|c| c.loadgen_bound)
             {
                 table.footnotes.push(format!(
                     "{} {}",
-                    crate::tables::LOADGEN_BOUND_MARK,
+                    LOADGEN_BOUND_MARK,
                     crate::wording::BOUND_MEANING
                 ));
             }

@@ -5,6 +5,9 @@
 //! one metric across runs. [`metrics`] is the one table of metrics and directions they share.
 //! [`knobs`] adds, for a sweep or variants, one table per metric across the knob's values.
 //!
+//! A table is made of the primitives in [`table`], which know nothing of results; one
+//! assembler (`report`) calls every table builder, and is the only module that does.
+//!
 //! This crate reads result files only. It never talks to Docker and never runs async
 //! code, so a report can be made anywhere the `results/` directory is.
 //!
@@ -36,17 +39,23 @@ pub mod load;
 pub mod metrics;
 pub mod precision;
 pub mod render;
+mod report;
 pub mod rooms;
 pub mod rounds;
+mod rows;
+mod scenarios;
+mod sizes;
 pub mod stats;
 mod summary;
-pub mod tables;
+pub mod table;
 pub mod transports;
 mod units;
 pub mod wording;
 
 pub use compare::{Change, CompareError, Comparison, Verdict, compare};
 pub use load::{Choice, LoadError, Loaded, Selection, load_every_run, load_results, select};
-pub use metrics::Metric;
-pub use render::{Format, Json, Markdown, Renderer, Terminal, UnknownFormat};
-pub use tables::{Better, Cell, Column, Report, Row, Table};
+pub use metrics::{Better, Metric};
+pub use render::{
+    Format, Json, Markdown, Renderer, TERMINAL_COLUMNS, Terminal, UnknownFormat, Width,
+};
+pub use table::{Cell, Column, Report, Row, Table};

@@ -1,14 +1,35 @@
 //! Turning a [`Report`] into text: one [`Renderer`] per output [`Format`]. Renderers
-//! only lay out what the report decided (marks, best values, footnotes).
+//! only lay out what the report decided (marks, best values, footnotes). The terminal
+//! renderer alone has a [`Width`]: at [`Width::Fit`] (the default) every line it prints is at
+//! most [`TERMINAL_COLUMNS`] wide; Markdown and JSON always keep every column.
 
 use std::fmt::Write as _;
 use std::str::FromStr;
 
 use tabled::builder::Builder;
 use tabled::settings::object::Columns;
-use tabled::settings::{Alignment, Style};
+use tabled::settings::peaker::Priority;
+use tabled::settings::{Alignment, Style, Width as TableWidth};
 
-use crate::tables::{Report, Table};
+use crate::table::{Report, Table};
+
+/// The widest line the terminal renderer prints at [`Width::Fit`].
+pub const TERMINAL_COLUMNS: usize = 120;
+
+/// Text cells longer than this become numbered footnotes in a terminal at [`Width::Fit`]
+/// (a row's name, in the first column, never does).
+const NOTE_AFTER_CHARS: usize = 32;
+
+/// How wide the terminal renderer may lay a table out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Width {
+    /// Every line at most [`TERMINAL_COLUMNS`] wide: a table's headline columns only, long
+    /// text cells as numbered footnotes under it, wrapped footnotes.
+    #[default]
+    Fit,
+    /// Every column, each cell's text in place, however wide that makes a line (`--wide`).
+    Wide,
+}
 
 /// Shown instead of tables when there are none.
 const NOTHING: &str = "No results to compare.";
@@ -42,18 +63,29 @@ impl Format {
     /// The accepted names, for help texts and errors.
     pub const NAMES: &str = "terminal (or table), markdown (or md), json";
 
-    /// The renderer for this format.
+    /// The renderer for this format (a terminal's at [`Width::Fit`]).
     pub fn renderer(self) -> &'static dyn Renderer {
-        match self {
-            Format::Terminal => &Terminal,
-            Format::Markdown => &Markdown,
-            Format::Json => &Json,
+        self.renderer_at(Width::Fit)
+    }
+
+    /// The renderer for this format, a terminal's at `width`; the other formats have no width.
+    pub fn renderer_at(self, width: Width) -> &'static dyn Renderer {
+        match (self, width) {
+            (Format::Terminal, Width::Fit) => &Terminal { width: Width::Fit },
+            (Format::Terminal, Width::Wide) => &Terminal { width: Width::Wide },
+            (Format::Markdown, _) => &Markdown,
+            (Format::Json, _) => &Json,
         }
     }
 
-    /// Renders a report in this format.
+    /// Renders a report in this format (a terminal's at [`Width::Fit`]).
     pub fn render(self, report: &Report) -> String {
         self.renderer().render(report)
+    }
+
+    /// Renders a report in this format, a terminal's at `width`.
+    pub fn render_at(self, report: &Report, width: Width) -> String {
+        self.renderer_at(width).render(report)
     }
 }
 
@@ -73,7 +105,7 @@ impl FromStr for Format {
 }
 
 /// The text formats: the report's notes, then each table in turn, a blank line between.
-fn tables_as_text(report: &Report, table_as_text: fn(&Table) -> String) -> String {
+fn tables_as_text(report: &Report, table_as_text: impl Fn(&Table) -> String) -> String {
     let mut out = String::new();
     for note in &report.notes {
         let _ = writeln!(out, "{note}");
@@ -93,15 +125,25 @@ fn tables_as_text(report: &Report, table_as_text: fn(&Table) -> String) -> Strin
 
 /// Box-drawn tables, each under its title line with its footnotes below.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Terminal;
+pub struct Terminal {
+    /// Whether tables fit [`TERMINAL_COLUMNS`] or show every column.
+    pub width: Width,
+}
 
 impl Renderer for Terminal {
     fn render(&self, report: &Report) -> String {
-        tables_as_text(report, terminal_table)
+        match self.width {
+            Width::Wide => tables_as_text(report, |table| terminal_table(table, Width::Wide)),
+            Width::Fit => {
+                let mut report = report.clone();
+                report.notes = report.notes.iter().map(|n| wrapped(n, "")).collect();
+                tables_as_text(&report, |table| terminal_table(&fitted(table), Width::Fit))
+            }
+        }
     }
 }
 
-fn terminal_table(table: &Table) -> String {
+fn terminal_table(table: &Table, width: Width) -> String {
     let mut builder = Builder::new();
     builder.push_record(table.columns.iter().map(|column| column.name.clone()));
     for row in &table.rows {
@@ -114,11 +156,86 @@ fn terminal_table(table: &Table) -> String {
             grid.modify(Columns::one(index), Alignment::right());
         }
     }
+    if width == Width::Fit {
+        // Only where headline columns alone are still too wide: the widest wrap first.
+        grid.with(
+            TableWidth::wrap(TERMINAL_COLUMNS)
+                .priority(Priority::max(true))
+                .keep_words(true),
+        );
+    }
     let mut out = format!("{}\n{grid}\n", table.title);
     for note in &table.footnotes {
         let _ = writeln!(out, "  {note}");
     }
     out
+}
+
+/// The table as a terminal shows it at [`Width::Fit`]: its headline columns, each long text
+/// cell replaced by `[n]` with the text as footnote n, the footnotes wrapped, and as a last
+/// resort the widest columns wrapped, so that no line exceeds [`TERMINAL_COLUMNS`].
+fn fitted(table: &Table) -> Table {
+    let mut fit = table.clone();
+    let detail: Vec<usize> = (0..fit.columns.len())
+        .filter(|&i| fit.columns[i].detail)
+        .collect();
+    for &i in detail.iter().rev() {
+        fit.columns.remove(i);
+        for row in &mut fit.rows {
+            if i < row.cells.len() {
+                row.cells.remove(i);
+            }
+        }
+    }
+    let mut numbered: Vec<String> = Vec::new();
+    for row in &mut fit.rows {
+        for (index, cell) in row.cells.iter_mut().enumerate().skip(1) {
+            let numeric = fit.columns.get(index).is_some_and(|c| c.numeric);
+            if numeric || cell.text.chars().count() <= NOTE_AFTER_CHARS {
+                continue;
+            }
+            let n = match numbered.iter().position(|t| *t == cell.text) {
+                Some(at) => at + 1,
+                None => {
+                    numbered.push(cell.text.clone());
+                    numbered.len()
+                }
+            };
+            cell.text = format!("[{n}]");
+        }
+    }
+    let mut footnotes: Vec<String> = numbered
+        .iter()
+        .enumerate()
+        .map(|(i, text)| format!("[{}] {text}", i + 1))
+        .collect();
+    if detail.len() == 1 {
+        footnotes.push("One more column with --wide.".to_string());
+    } else if !detail.is_empty() {
+        footnotes.push(format!("{} more columns with --wide.", detail.len()));
+    }
+    footnotes.extend(fit.footnotes.iter().cloned());
+    // Each footnote is printed after two spaces; its lines after the first are indented.
+    fit.footnotes = footnotes.iter().map(|n| wrapped(n, "  ")).collect();
+    fit.title = wrapped(&fit.title, "");
+    fit
+}
+
+/// `text` broken between words into lines of at most [`TERMINAL_COLUMNS`] columns, printed
+/// after `lead`; the lines after the first indented by two more spaces.
+fn wrapped(text: &str, lead: &str) -> String {
+    let room = TERMINAL_COLUMNS - lead.chars().count() - 2;
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= room => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines.join(&format!("\n{lead}  "))
 }
 
 /// GitHub tables under `###` headings, best values in bold, footnotes as a list.

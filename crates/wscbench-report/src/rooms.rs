@@ -3,23 +3,16 @@
 //! room's healthy clients (latency, recovery) and the server (memory, drops, closed
 //! connections), from the figures the engine stored in each result.
 
-use wscbench_results::{FANOUT_DEFAULT_ROOM_SIZE, RunResult, Scenario, SlowConsumers};
+use wscbench_results::{RunResult, Scenario, SlowConsumers};
 
+use crate::metrics::Better;
 use crate::metrics::{self, Metric};
-use crate::stats::Summary;
-use crate::tables::{
-    Better, Cell, Column, Group, LOADGEN_BOUND_MARK, PROFILES, Row, Table, metric_cell, ordered,
-    profile_title, server_name, server_order,
+use crate::rows::{
+    Group, PROFILES, metric_cell, ordered, profile_title, room_size, server_name, server_order,
 };
+use crate::stats::Summary;
+use crate::table::{Cell, Column, LOADGEN_BOUND_MARK, Row, Table};
 use crate::units;
-
-/// The room size of a fan-out result: its sweep's, or the shape's default.
-pub fn room_size(result: &RunResult) -> u64 {
-    result
-        .load_params
-        .get("room-size")
-        .map_or(FANOUT_DEFAULT_ROOM_SIZE, |&s| s as u64)
-}
 
 /// The load parameters of a group other than `except`, as a title's suffix.
 fn other_params(result: &RunResult, except: &str) -> String {
@@ -119,6 +112,8 @@ pub(crate) fn fanout_tables(groups: &[Group]) -> Vec<Table> {
             title: format!("{title} — Fan-out by room size"),
             columns,
             rows,
+            scenario: Some(Scenario::Fanout),
+            axis: None,
             footnotes,
         });
     }
@@ -134,6 +129,7 @@ pub(crate) fn slow_consumers_tables(groups: &[Group]) -> Vec<Table> {
             name: name.to_string(),
             better: Some(Better::Lower),
             numeric: true,
+            detail: false,
         };
         let columns = vec![
             Column::unranked(&[("Server", false)]).remove(0),
@@ -156,6 +152,8 @@ pub(crate) fn slow_consumers_tables(groups: &[Group]) -> Vec<Table> {
             title: format!("{title} — Slow consumers"),
             columns,
             rows,
+            scenario: Some(Scenario::SlowConsumers),
+            axis: None,
             footnotes: vec![SLOW_NOTE.to_string()],
         };
         table.mark_best();

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use wscbench_results::{MachineSpeed, RunResult};
 
-use crate::tables::{Cell, Column, Row, Table};
+use crate::table::{Cell, Column, Row, Table};
 
 /// How far below the run's fastest round (as a share of it) a round's index may sit before
 /// it is flagged: the calibration repeats within about 1 % on a quiet machine
@@ -98,6 +98,8 @@ pub(crate) fn machine_speed_table(results: &[RunResult]) -> Table {
             ("Flag", false),
         ]),
         rows,
+        scenario: None,
+        axis: None,
         footnotes: vec![format!(
             "Measured at the start of each round with no container running; 100 = this project's reference machine. A round more than {:.0} % below the run's fastest round is flagged.",
             INDEX_MOVED_SHARE * 100.0

@@ -5,8 +5,9 @@
 use wscbench_results::{RunResult, Scenario};
 
 use crate::metrics::{self, Better, Metric};
+use crate::rows::{Group, PROFILES, ordered, profile_title};
 use crate::stats::Summary;
-use crate::tables::{Cell, Column, Group, PROFILES, Row, Table, ordered, profile_title};
+use crate::table::{Cell, Column, Row, Table};
 
 /// One row of the summary: a metric measured under a scenario.
 struct Dimension {
@@ -86,6 +87,8 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
         title: "Summary".into(),
         columns,
         rows,
+        scenario: None,
+        axis: None,
         footnotes: vec![
             "Margin: best ÷ runner-up ± σ (propagated). A best is named only where the 95 % intervals separate: \"tie\" where they overlap, \"undecided\" with one round; load-generator bound or failed never win.".into(),
         ],
@@ -333,6 +336,8 @@ pub(crate) fn rank_stability_table(groups: &[Group]) -> Table {
         title: "Rank stability".into(),
         columns,
         rows,
+        scenario: None,
+        axis: None,
         footnotes: vec![
             "Each scenario's headline figures, servers best first by their mean; \"A > (3/4) B\": A was better than B in 3 of the 4 rounds both measured.".into(),
         ],

@@ -9,9 +9,10 @@
 use wscbench_results::{NotOffered, Scenario, Transport};
 
 use crate::metrics::{self, Metric};
-use crate::tables::{
-    Cell, Column, Group, LOADGEN_BOUND_MARK, PROFILES, Row, Table, metric_cell, ordered,
+use crate::rows::{
+    Group, PROFILES, capitalized, language_rank, metric_cell, ordered, profile_title,
 };
+use crate::table::{Cell, Column, LOADGEN_BOUND_MARK, Row, Table};
 
 /// The matrix's figures: the scenario each is read from, and the metric.
 pub const MATRIX: [(Scenario, &Metric); 5] = [
@@ -61,13 +62,14 @@ fn matrix(plain: &[&Group], profile: &str, not_offered: &[NotOffered]) -> Table 
             )
         })
         .collect();
-    servers.sort_by_key(|(_, language)| crate::tables::language_rank(language));
+    servers.sort_by_key(|(_, language)| language_rank(language));
     servers.dedup();
     let mut columns = Column::unranked(&[("Language", false), ("Transport", false)]);
     columns.extend(MATRIX.iter().map(|(scenario, m)| Column {
         name: format!("{} ({scenario})", m.name),
         better: Some(m.better),
         numeric: true,
+        detail: false,
     }));
     let mut rows = Vec::new();
     let mut footnotes = Vec::new();
@@ -87,7 +89,7 @@ fn matrix(plain: &[&Group], profile: &str, not_offered: &[NotOffered]) -> Table 
                 continue;
             }
             let mut cells = vec![
-                Cell::label(capitalize(language)),
+                Cell::label(capitalized(language)),
                 Cell::label(transport.as_str()),
             ];
             if let Some(reason) = reason.filter(|_| !measured) {
@@ -119,9 +121,7 @@ fn matrix(plain: &[&Group], profile: &str, not_offered: &[NotOffered]) -> Table 
     if !rows.is_empty() {
         footnotes.insert(0, COST_NOTE.to_string());
     }
-    let bound = rows
-        .iter()
-        .any(|r| r.cells.iter().any(|c| c.text.contains(LOADGEN_BOUND_MARK)));
+    let bound = rows.iter().any(|r| r.cells.iter().any(|c| c.loadgen_bound));
     if bound {
         footnotes.push(format!(
             "{LOADGEN_BOUND_MARK} {}",
@@ -129,9 +129,11 @@ fn matrix(plain: &[&Group], profile: &str, not_offered: &[NotOffered]) -> Table 
         ));
     }
     Table {
-        title: format!("{} — Transports", crate::tables::profile_title(profile)),
+        title: format!("{} — Transports", profile_title(profile)),
         columns,
         rows,
+        scenario: None,
+        axis: None,
         footnotes,
     }
 }
@@ -151,12 +153,4 @@ fn relative_to_ws(mut cell: Cell, ws_mean: Option<f64>) -> Cell {
         cell.text = format!("{} ({sign}{:.0} %)", cell.text, pct.abs());
     }
     cell
-}
-
-fn capitalize(word: &str) -> String {
-    let mut chars = word.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
 }

@@ -26,8 +26,8 @@ pub(crate) const PANEL_SIZE: (u32, u32) = (380, 118);
 /// Size of a latency chart, in pixels.
 pub(crate) const LATENCY_SIZE: (u32, u32) = (780, 330);
 
-/// Marks a figure that measures the load generator (the tables' mark, too).
-pub(crate) const BOUND_MARK: &str = "†";
+/// Marks a figure that measures the load generator: the tables' mark.
+pub(crate) use crate::table::LOADGEN_BOUND_MARK as BOUND_MARK;
 
 /// A colour per language, so that a server looks the same in every chart.
 pub(crate) fn language_color(language: &str, index: usize) -> RGBColor {

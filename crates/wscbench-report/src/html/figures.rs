@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use wscbench_results::{PointKey, RunResult, Scenario};
 
 use super::charts::{self, Bar, BarGroup, Line, Panel};
+use crate::rows::{capitalized, profile_name};
+use crate::table::{Axis, Table};
 use crate::units;
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -59,7 +61,7 @@ impl Point<'_> {
 
     /// `Profile A · Go`.
     pub fn full_label(&self) -> String {
-        format!("{} · {}", group_name(self.profile()), self.label())
+        format!("{} · {}", profile_name(self.profile()), self.label())
     }
 
     /// The point's colour: its language's.
@@ -70,14 +72,6 @@ impl Point<'_> {
     /// True when any repetition measured the load generator rather than the server.
     pub fn bound(&self) -> bool {
         self.results.iter().any(|r| r.loadgen_bound)
-    }
-}
-
-/// `Profile A`, or `Extra` for the servers beside the profiles (servers/extra).
-fn group_name(profile: &str) -> String {
-    match profile {
-        "extra" => "Extra".into(),
-        other => format!("Profile {}", other.to_uppercase()),
     }
 }
 
@@ -200,7 +194,7 @@ pub(crate) fn bar_figures(points: &[Point]) -> Vec<Figure> {
                 let Some((mean, interval)) = mean_and_interval(&values) else {
                     continue;
                 };
-                let name = group_name(point.profile());
+                let name = profile_name(point.profile());
                 let bar = Bar {
                     color: point.color(index),
                     mean,
@@ -423,14 +417,6 @@ pub(crate) fn reasons_by_kind(points: &[Point]) -> Vec<(&'static str, Vec<String
     kinds
 }
 
-fn capitalized(word: &str) -> String {
-    let mut chars = word.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
-
 /// A colour per line: its language's, or the next free one when another line has it.
 fn free_color(
     language: &str,
@@ -462,7 +448,7 @@ fn fanout_figure(points: &[Point]) -> Figure {
     let mut lines: Vec<Line> = Vec::new();
     let mut used = Vec::new();
     for point in points {
-        let size = crate::rooms::room_size(point.first()) as f64;
+        let size = crate::rows::room_size(point.first()) as f64;
         let p99s: Vec<f64> = point
             .results
             .iter()
@@ -473,7 +459,7 @@ fn fanout_figure(points: &[Point]) -> Figure {
         };
         let mut label = format!(
             "{} · {}",
-            group_name(point.profile()),
+            profile_name(point.profile()),
             capitalized(point.language())
         );
         if let Some(variant) = &point.key.variant {
@@ -557,12 +543,12 @@ fn slow_consumers_figure(points: &[Point]) -> Figure {
 /// A knob table as a line chart: one line per row (server) through the columns it has a
 /// value in, coloured by language (a second row of the same language takes the next free
 /// colour).
-pub(crate) fn knob_figure(table: &crate::tables::Table, axis: &crate::knobs::Axis) -> Figure {
+pub(crate) fn knob_figure(table: &Table, axis: &Axis) -> Figure {
     let names: Vec<String> = table.columns[1..].iter().map(|c| c.name.clone()).collect();
     let (unit, scale) = knob_unit(&axis.metric);
     let mut lines: Vec<Line> = Vec::new();
     let mut used: Vec<plotters::style::RGBColor> = Vec::new();
-    for row in &table.rows {
+    for (row, language) in table.rows.iter().zip(&axis.languages) {
         let label = row.cells[0].text.clone();
         let points: Vec<(f64, f64)> = row.cells[1..]
             .iter()
@@ -572,12 +558,6 @@ pub(crate) fn knob_figure(table: &crate::tables::Table, axis: &crate::knobs::Axi
         if points.is_empty() {
             continue;
         }
-        // `profile-b/go@gomaxprocs-1 rate=2` → `go`.
-        let language = label
-            .split('/')
-            .nth(1)
-            .and_then(|rest| rest.split(['@', ' ']).next())
-            .unwrap_or("");
         let mut color = charts::language_color(language, 0);
         let mut other = 0;
         while used.contains(&color) {

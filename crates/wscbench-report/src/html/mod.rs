@@ -15,7 +15,8 @@ use std::path::Path;
 
 use wscbench_results::{RUN_MANIFEST_FILE, RunManifest, RunResult, Scenario};
 
-use crate::tables::{Report, Table};
+use crate::rows::scenario_title;
+use crate::table::{Axis, Report, Table};
 use figures::Figure;
 
 /// The page's stylesheet, screen and print.
@@ -93,7 +94,7 @@ pub fn render_page(results: &[RunResult], report: &Report, context: &PageContext
         escape(&title)
     );
     page.push_str(&conditions(results, context));
-    page.push_str(HOW_TO_READ);
+    page.push_str(&HOW_TO_READ.replace("{BOUND}", charts::BOUND_MARK));
     if !scenarios.is_empty() {
         page.push_str("<nav><strong>Scenarios:</strong>");
         for scenario in &scenarios {
@@ -142,7 +143,7 @@ const HOW_TO_READ: &str = "<section id=\"how-to-read\">\n<h2>How to read this</h
 <li>Each scenario has its own section: charts first, then the exact tables they are drawn from.</li>\n\
 <li>Bars are grouped by profile (A: frameworks, B: minimal / stdlib) and coloured by language. \
 A whisker is the 95&nbsp;% confidence interval of the mean when a point was repeated.</li>\n\
-<li>A pale, outlined bar marked <span class=\"bound\">†</span> measures the load generator (k6), \
+<li>A pale, outlined bar marked <span class=\"bound\">{BOUND}</span> measures the load generator (k6), \
 not the server: k6 ran out of room before the server did. Such figures do not compete for best; \
 the reasons are listed under each scenario's charts and in the tables' footnotes.</li>\n\
 <li>The per-second charts of a scenario share their axes, so their heights compare across servers. \
@@ -275,22 +276,7 @@ fn scenario_section(results: &[RunResult], scenario: Scenario, tables: &[&Table]
             out.push_str(&figure_html(&figure, "bars"));
         }
         out.push_str("</div>\n");
-        let reasons = figures::reasons_by_kind(&points);
-        if !reasons.is_empty() {
-            out.push_str(
-                "<div class=\"reasons\"><p><span class=\"bound\">†</span> Load-generator bound: \
-                 the marked figures measure k6, not the server. Why:</p>\n<ul>\n",
-            );
-            for (kind, labels) in reasons {
-                let _ = writeln!(
-                    out,
-                    "<li><strong>{}</strong>: {}</li>",
-                    escape(kind),
-                    escape(&labels.join(", "))
-                );
-            }
-            out.push_str("</ul></div>\n");
-        }
+        out.push_str(&bound_reasons(&points));
         out.push_str("<h3>Latency percentiles</h3>\n<div class=\"charts\">\n");
         let latency_title = format!("{title}: chat latency by percentile");
         out.push_str(&figure_html(
@@ -316,9 +302,9 @@ fn scenario_section(results: &[RunResult], scenario: Scenario, tables: &[&Table]
             out.push_str("</div>\n");
         }
     }
-    let knobs: Vec<(&Table, crate::knobs::Axis)> = tables
+    let knobs: Vec<(&Table, &Axis)> = tables
         .iter()
-        .filter_map(|t| crate::knobs::axis(t).map(|axis| (*t, axis)))
+        .filter_map(|t| t.axis.as_ref().map(|axis| (*t, axis)))
         .collect();
     let mut knob_names: Vec<&str> = knobs.iter().map(|(_, a)| a.knob.as_str()).collect();
     knob_names.dedup();
@@ -341,6 +327,30 @@ fn scenario_section(results: &[RunResult], scenario: Scenario, tables: &[&Table]
         tables.iter().for_each(|t| out.push_str(&table(t)));
     }
     out.push_str("</section>\n");
+    out
+}
+
+/// Why a scenario's marked figures measure the load generator, one line per kind of reason;
+/// empty when none does.
+fn bound_reasons(points: &[figures::Point]) -> String {
+    let reasons = figures::reasons_by_kind(points);
+    if reasons.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<div class=\"reasons\"><p><span class=\"bound\">{}</span> Load-generator bound: \
+         the marked figures measure k6, not the server. Why:</p>\n<ul>\n",
+        charts::BOUND_MARK
+    );
+    for (kind, labels) in reasons {
+        let _ = writeln!(
+            out,
+            "<li><strong>{}</strong>: {}</li>",
+            escape(kind),
+            escape(&labels.join(", "))
+        );
+    }
+    out.push_str("</ul></div>\n");
     out
 }
 
@@ -374,9 +384,9 @@ fn inline_svg(svg: &str) -> String {
     svg.replacen(SVG_XMLNS, " role=\"img\"", 1)
 }
 
-/// Where each of the report's tables goes: a table whose title names exactly one scenario
-/// goes to that scenario's section; the others stay in the report's order, before the
-/// first scenario table (the summary) or after it.
+/// Where each of the report's tables goes: a table of one scenario goes to that scenario's
+/// section; the others stay in the report's order, before the first scenario table (the
+/// summary) or after it.
 struct Placed<'a> {
     top: Vec<&'a Table>,
     by_scenario: Vec<(Scenario, &'a Table)>,
@@ -390,26 +400,10 @@ fn place_tables(report: &Report) -> Placed<'_> {
         rest: Vec::new(),
     };
     for table in &report.tables {
-        let words: Vec<String> = table
-            .title
-            .split(|c: char| !c.is_alphanumeric())
-            .map(str::to_lowercase)
-            .collect();
-        // Fan-out and slow consumers are named by their titles ("Fan-out by room size").
-        let title = table.title.to_lowercase();
-        let named: Vec<Scenario> = Scenario::ALL
-            .iter()
-            .copied()
-            .filter(|s| {
-                words.iter().any(|w| w == s.as_str())
-                    || (matches!(s, Scenario::Fanout | Scenario::SlowConsumers)
-                        && title.contains(&scenario_title(*s).to_lowercase()))
-            })
-            .collect();
-        match named[..] {
-            [scenario] => placed.by_scenario.push((scenario, table)),
-            _ if placed.by_scenario.is_empty() => placed.top.push(table),
-            _ => placed.rest.push(table),
+        match table.scenario {
+            Some(scenario) => placed.by_scenario.push((scenario, table)),
+            None if placed.by_scenario.is_empty() => placed.top.push(table),
+            None => placed.rest.push(table),
         }
     }
     placed
@@ -439,7 +433,7 @@ fn table(table: &Table) -> String {
             } else if cell.text.chars().count() > WRAP_AFTER_CHARS {
                 classes.push("wrap");
             }
-            if cell.text.contains(charts::BOUND_MARK) {
+            if cell.loadgen_bound {
                 classes.push("bound");
             }
             let class = if classes.is_empty() {
@@ -493,18 +487,6 @@ fn scenario_summary(scenario: Scenario) -> &'static str {
         }
         Scenario::LoadCurve => {
             "One room offered a fixed, open-loop rate of deliveries, step by step: what a delivery costs and how late it arrives, up to where the server stops carrying it."
-        }
-    }
-}
-
-fn scenario_title(scenario: Scenario) -> String {
-    match scenario {
-        Scenario::Fanout => "Fan-out".to_string(),
-        Scenario::SlowConsumers => "Slow consumers".to_string(),
-        Scenario::LoadCurve => "Load curve".to_string(),
-        _ => {
-            let name = scenario.as_str();
-            name[..1].to_uppercase() + &name[1..]
         }
     }
 }

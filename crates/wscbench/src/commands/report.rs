@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use wscbench_report::{
-    Choice, Report, history::history, html, load_every_run, load_results, select,
+    Choice, Report, Width, history::history, html, load_every_run, load_results, select,
 };
 
 use crate::args::parse_format;
@@ -27,6 +27,9 @@ pub struct ReportArgs {
     /// self-contained page with charts, written to --output, report.html by default)
     #[arg(long, default_value = "terminal", value_parser = parse_report_format)]
     pub format: ReportFormat,
+    /// Print every column of the terminal tables, however wide [default: headline columns, 120 wide]
+    #[arg(long)]
+    pub wide: bool,
     /// Write the report to this file instead of standard output
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -128,7 +131,10 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<ExitCode, ExpectedError> {
         report
     };
     let (text, output) = match args.format {
-        ReportFormat::Text(format) => (format.render(&report), args.output),
+        ReportFormat::Text(format) => {
+            let width = if args.wide { Width::Wide } else { Width::Fit };
+            (format.render_at(&report, width), args.output)
+        }
         ReportFormat::Html => {
             let context = html::PageContext::for_results(&dir, &shown);
             let page = html::render_page(&shown, &report, &context);

@@ -12,7 +12,7 @@ use wscbench_engine::engine::Engine;
 use wscbench_engine::runner::{
     self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, ServerSource,
 };
-use wscbench_report::{Report, html};
+use wscbench_report::{Report, Width, html};
 use wscbench_results::dimensions::params_text;
 use wscbench_results::{
     Conditions, EngineConditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest,
@@ -46,7 +46,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
     let results_dir = results_root(root, &request.results).join(&run_id);
     let mut manifest = RunLog::open(&run_id, &results_dir, &request)?;
     let judge = request.precision_pct.map(PrecisionJudge);
-    let format = request.format;
+    let format = (request.format, request.width);
     let prepared = prepare(root, request, &run_id, &results_dir).await;
     let (engines, plan) = match prepared {
         Ok(ready) => ready,
@@ -464,7 +464,7 @@ fn run_cert(
 
 /// The tables, the summary line and the exit code.
 fn finish(
-    format: wscbench_report::Format,
+    (format, width): (wscbench_report::Format, wscbench_report::Width),
     results: &[RunResult],
     report: Option<&Report>,
     results_dir: &Path,
@@ -472,7 +472,7 @@ fn finish(
     signal: Option<ExitCode>,
 ) -> ExitCode {
     if let Some(report) = report {
-        print!("{}", format.render(report));
+        print!("{}", format.render_at(report, width));
     }
     let failed = results
         .iter()

@@ -187,6 +187,9 @@ pub struct RunArgs {
     /// Format of the tables printed at the end: terminal, markdown or json
     #[arg(long, default_value = "terminal", value_parser = parse_format)]
     pub format: wscbench_report::Format,
+    /// Print every column of the terminal tables, however wide [default: headline columns, 120 wide]
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// `unix:///path` or `tcp://host:port`, as DOCKER_HOST takes them.
@@ -319,6 +322,8 @@ pub struct RunRequest {
     pub rebuild: bool,
     /// The format of the tables printed at the end (`--format`).
     pub format: wscbench_report::Format,
+    /// How wide the terminal tables may be (`--wide`: every column).
+    pub width: wscbench_report::Width,
 }
 
 /// The longest `--name`.
@@ -419,6 +424,11 @@ impl RunRequest {
             results: args.results.clone(),
             rebuild: args.rebuild,
             format: args.format,
+            width: if args.wide {
+                wscbench_report::Width::Wide
+            } else {
+                wscbench_report::Width::Fit
+            },
         })
     }
 

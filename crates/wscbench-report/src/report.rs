@@ -1,0 +1,176 @@
+//! The one assembler of the format-neutral [`Report`]: which tables there are and in which
+//! order, the notes above them and the footnotes every table shares. Every decision about
+//! content is made by it or by the builders it calls, so the renderers only lay it out.
+//!
+//! A row is one point of one run: its rounds are summarized (mean ± the 95 % interval's
+//! half-width, σ, CV) by [`crate::stats`], and a value is called best only when its interval
+//! clears the runner-up's ([`Table::mark_best`]).
+//!
+//! This is the only module that imports the table builders (`summary`, `rounds`,
+//! `scenarios`, `transports`, `knobs`, `rooms`, `capacity`, `sizes`); they import the
+//! primitives of [`crate::table`] and the row helpers of [`crate::rows`], never this module
+//! nor each other (tests/no_circles.rs holds them to it). To add a table (a load curve, a
+//! conformance table):
+//! 1. write a builder module, e.g. `curve.rs`, with
+//!    `pub(crate) fn curve_tables(groups: &[Group]) -> Vec<Table>`, built from
+//!    [`crate::rows`] ([`Group`](crate::rows::Group), `metric_cell`, the orders and names)
+//!    and [`crate::table`];
+//! 2. give each table its `scenario` when it compares one (the HTML page puts it in that
+//!    scenario's section; `None` keeps it with the summary or after the scenarios), its
+//!    `axis` when its columns are a knob's values (the page draws it as lines), and mark a
+//!    column `detail` when a terminal need not show it by default; use
+//!    [`Cell::bound`] for a figure that measures the load generator;
+//! 3. declare the module in `lib.rs` and call the builder in [`Report::from_ws`] where
+//!    the tables belong in reading order, adding it to `BUILDERS` in tests/no_circles.rs.
+//!
+//! Tables without rows are dropped here, so a builder need not check.
+
+use wscbench_results::RunResult;
+
+use crate::load::{Choice, select};
+use crate::metrics;
+use crate::rows::{PROFILES, groups, ordered};
+use crate::scenarios::{OPTIONAL_COLUMNS, profile_tables};
+use crate::sizes::binary_sizes;
+#[cfg(doc)]
+use crate::table::Cell;
+use crate::table::{Report, Table};
+
+/// Said when results of other transports than ws are set apart in the transport matrix.
+const TRANSPORT_NOTE: &str = "Tables show ws; wss and permessage-deflate are in each profile's Transports matrix, beside ws.";
+
+impl Report {
+    /// Builds every table from results: those of the most recent run's mode and conditions
+    /// (see [`select`]), repetitions of a point grouped, the latest run of each point.
+    pub fn from_results(results: &[RunResult]) -> Report {
+        Report::from_results_offering(results, &[])
+    }
+
+    /// [`Report::from_results`], with the transports the run recorded as not offered.
+    pub fn from_results_offering(
+        results: &[RunResult],
+        not_offered: &[wscbench_results::NotOffered],
+    ) -> Report {
+        let selection = select(results, &Choice::default());
+        let mut report = Report::from_selected_offering(&selection.results, not_offered);
+        report.notes.extend(selection.left_out);
+        report
+    }
+
+    /// Builds every table from results already selected as like with like.
+    pub fn from_selected(results: &[RunResult]) -> Report {
+        Report::from_selected_offering(results, &[])
+    }
+
+    /// [`Report::from_selected`], with the transports the runs recorded as not offered (their
+    /// `run.json`), for the transport matrix's "not offered" cells. Every table but the
+    /// matrix shows `ws` only: transports are never mixed in one table.
+    pub fn from_selected_offering(
+        results: &[RunResult],
+        not_offered: &[wscbench_results::NotOffered],
+    ) -> Report {
+        let every: Vec<&RunResult> = results.iter().collect();
+        let matrix = crate::transports::transport_tables(&groups(&every), not_offered);
+        let ws: Vec<RunResult> = results
+            .iter()
+            .filter(|r| r.transport.is_ws())
+            .cloned()
+            .collect();
+        let (mut report, after_profiles) = Report::from_ws(&ws);
+        if ws.len() < results.len() {
+            report.notes.push(TRANSPORT_NOTE.to_string());
+        }
+        // Each profile's matrix follows the profiles' own tables.
+        report.tables.splice(after_profiles..after_profiles, matrix);
+        report
+    }
+
+    /// Every table of ws results, in reading order: the one place that calls the builders.
+    /// With it, where the profiles' tables end.
+    fn from_ws(results: &[RunResult]) -> (Report, usize) {
+        let refs: Vec<&RunResult> = results.iter().collect();
+        let all = groups(&refs);
+        let mut tables = vec![
+            crate::summary::summary_table(&all),
+            crate::summary::rank_stability_table(&all),
+            crate::rounds::machine_speed_table(results),
+        ];
+        let profiles = ordered(
+            all.iter().map(|g| g.first().server.profile.as_str()),
+            &PROFILES,
+        );
+        for profile in profiles {
+            tables.extend(profile_tables(&all, profile));
+        }
+        let after_profiles = tables.iter().filter(|t| !t.rows.is_empty()).count();
+        tables.extend(crate::knobs::knob_tables(&all));
+        tables.extend(crate::rooms::fanout_tables(&all));
+        tables.extend(crate::rooms::slow_consumers_tables(&all));
+        tables.push(crate::capacity::capacity_table(&all));
+        tables.push(crate::capacity::soak_table(&all));
+        let mut sizes = binary_sizes(&refs);
+        sizes.mark_best();
+        tables.push(sizes);
+        tables.retain(|table| !table.rows.is_empty());
+        for table in &mut tables {
+            drop_unmeasured(table, &OPTIONAL_COLUMNS);
+            if table.rows.iter().any(|r| r.cells.iter().any(|c| c.n > 1)) {
+                table.footnotes.push(INTERVAL_NOTE.into());
+            }
+        }
+        let mut notes = Vec::new();
+        if results
+            .iter()
+            .any(|r| r.load_path == wscbench_results::LoadPath::Js)
+        {
+            notes.push(JS_LATENCY_NOTE.to_string());
+            // Said again under every table with a latency column, where it is read.
+            for table in &mut tables {
+                if table
+                    .columns
+                    .iter()
+                    .any(|c| c.name == metrics::LATENCY_P95.name)
+                {
+                    table.footnotes.push(JS_LATENCY_NOTE.to_string());
+                }
+            }
+        }
+        (Report { notes, tables }, after_profiles)
+    }
+
+    /// True when there is nothing to show.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+}
+
+/// Said above a report of js-path results: their latency is not the response time.
+const JS_LATENCY_NOTE: &str = "js load path: latency is service time only (from each chat's write); it keeps no schedule of intended times, so a server that stops reading can hide its stall (coordinated omission). The native path measures response time.";
+
+/// Said under every table with figures over several rounds.
+const INTERVAL_NOTE: &str = "Over several rounds: mean ± the half-width of its 95 % interval (Student t); n is the number of rounds. Latency is the response time from each chat's intended time (native path, schema 3); service time, from the write, is beside it.";
+
+/// Removes each of `names` from `table` where no row measured it.
+fn drop_unmeasured(table: &mut Table, names: &[&str]) {
+    let unmeasured: Vec<usize> = table
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            names.contains(&c.name.as_str())
+                && table
+                    .rows
+                    .iter()
+                    .all(|r| r.cells.get(*i).is_none_or(|cell| cell.value.is_none()))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for &i in unmeasured.iter().rev() {
+        table.columns.remove(i);
+        for row in &mut table.rows {
+            if i < row.cells.len() {
+                row.cells.remove(i);
+            }
+        }
+    }
+}

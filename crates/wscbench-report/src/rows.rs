@@ -1,0 +1,219 @@
+//! Where a row comes from and where it goes: the repetitions of one point in one run
+//! ([`Group`]), the metric cell made from them, the order of profiles, languages and
+//! scenarios, and the names rows and titles use. Shared by every table builder.
+
+use std::collections::BTreeMap;
+
+use wscbench_results::{FANOUT_DEFAULT_ROOM_SIZE, RunResult, Scenario};
+
+use crate::metrics::Metric;
+use crate::stats::Summary;
+use crate::table::Cell;
+
+/// Languages in the order rows appear; others follow alphabetically. Results name a
+/// server's language as text and this crate reads results only (the engine's catalog is out
+/// of its reach), so the order is written here, once.
+pub(crate) const LANGUAGES: [&str; 3] = ["go", "rust", "zig"];
+/// Profiles in the order tables appear; others follow alphabetically.
+pub(crate) const PROFILES: [&str; 2] = ["a", "b"];
+
+/// The repetitions of one point in one run: one row.
+pub(crate) struct Group<'a> {
+    /// Every repetition, failed ones included, oldest first.
+    pub(crate) results: Vec<&'a RunResult>,
+}
+
+impl<'a> Group<'a> {
+    pub(crate) fn first(&self) -> &'a RunResult {
+        self.results[0]
+    }
+
+    pub(crate) fn ok(&self) -> Vec<&'a RunResult> {
+        self.results.iter().copied().filter(|r| r.is_ok()).collect()
+    }
+
+    fn bound(&self) -> bool {
+        self.ok().iter().any(|r| r.loadgen_bound)
+    }
+
+    /// A metric over the `ok` repetitions.
+    pub(crate) fn summary(&self, metric: &Metric) -> Option<Summary> {
+        let values: Vec<f64> = self.ok().iter().filter_map(|r| (metric.value)(r)).collect();
+        Summary::of(&values)
+    }
+}
+
+/// Groups results by point and run, in result order.
+pub(crate) fn groups<'a>(results: &[&'a RunResult]) -> Vec<Group<'a>> {
+    let mut map: BTreeMap<(wscbench_results::PointKey, &str), Vec<&'a RunResult>> = BTreeMap::new();
+    for r in results {
+        map.entry((r.point(), r.run_id.as_str()))
+            .or_default()
+            .push(r);
+    }
+    map.into_values()
+        .map(|mut results| {
+            results.sort_by_key(|r| r.repetition.index);
+            Group { results }
+        })
+        .collect()
+}
+
+/// The room size of a fan-out result: its sweep's, or the shape's default.
+pub(crate) fn room_size(result: &RunResult) -> u64 {
+    result
+        .load_params
+        .get("room-size")
+        .map_or(FANOUT_DEFAULT_ROOM_SIZE, |&s| s as u64)
+}
+
+/// A metric over a group's repetitions; a load-generator bound group's figures never
+/// compete, and its sensitive ones are marked.
+pub(crate) fn metric_cell(metric: &Metric, group: &Group) -> Cell {
+    let mut cell = match group.summary(metric) {
+        Some(s) => Cell::summary(&s, metric.format),
+        None => Cell::absent(),
+    };
+    let bound = group.bound();
+    cell.comparable &= !bound;
+    if bound && metric.loadgen_sensitive {
+        cell = cell.bound();
+    }
+    cell
+}
+
+/// Groups in row order: go, rust, zig, then other languages, then by server id.
+pub(crate) fn by_language<'a, 'g>(
+    groups: impl Iterator<Item = &'g Group<'a>>,
+) -> impl Iterator<Item = &'g Group<'a>>
+where
+    'a: 'g,
+{
+    let mut groups: Vec<&Group> = groups.collect();
+    groups.sort_by(|a, b| {
+        let key = |g: &Group<'a>| {
+            let r = g.first();
+            (
+                rank(&r.server.language, &LANGUAGES),
+                r.server.id.clone(),
+                r.server_label(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    groups.into_iter()
+}
+
+/// A language's place in the order rows appear.
+pub(crate) fn language_rank(language: &str) -> (usize, String) {
+    let (i, l) = rank(language, &LANGUAGES);
+    (i, l.to_string())
+}
+
+/// A value's place in a known order; unknown values come after, alphabetically.
+pub(crate) fn rank<'a>(value: &'a str, known: &[&str]) -> (usize, &'a str) {
+    (
+        known
+            .iter()
+            .position(|k| *k == value)
+            .unwrap_or(known.len()),
+        value,
+    )
+}
+
+/// The distinct values, in their known order first.
+pub(crate) fn ordered<'a>(values: impl Iterator<Item = &'a str>, known: &[&str]) -> Vec<&'a str> {
+    let mut distinct: Vec<&str> = values.collect();
+    distinct.sort_by_key(|value| rank(value, known));
+    distinct.dedup();
+    distinct
+}
+
+pub(crate) fn profile_title(profile: &str) -> String {
+    match profile {
+        "a" => "Profile A (frameworks)".into(),
+        "b" => "Profile B (minimal / stdlib)".into(),
+        "external" => "External servers (by URL)".into(),
+        // servers/extra: its own group, never compared inside profile A's or B's tables.
+        "extra" => "Extra (runtime servers, beside the profiles)".into(),
+        other => format!("Profile {}", other.to_uppercase()),
+    }
+}
+
+/// A profile's short name, as a column heading or a chart legend: `Profile A`, or `Extra` for
+/// the servers beside the profiles (servers/extra).
+pub(crate) fn profile_name(profile: &str) -> String {
+    match profile {
+        "extra" => "Extra".into(),
+        other => format!("Profile {}", other.to_uppercase()),
+    }
+}
+
+/// A row's name in a profile's tables: the language, with the variant and the load
+/// parameters when the result has them (`Go@gomaxprocs-1 clients=100`).
+pub(crate) fn language(result: &RunResult) -> String {
+    let mut name = server_name(result);
+    for (k, v) in wscbench_results::dimensions::params_text(&result.load_params) {
+        name.push_str(&format!(" {k}={v}"));
+    }
+    name
+}
+
+/// A row's name without the load parameters: the language (an external server's name),
+/// with the variant (`Go@gomaxprocs-1`).
+pub(crate) fn server_name(result: &RunResult) -> String {
+    // An external server has no language of record: its name (`external/NAME`) stands.
+    let mut name = match &result.external_url {
+        Some(_) => result
+            .server
+            .id
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        None => capitalized(&result.server.language),
+    };
+    if let Some(variant) = &result.variant {
+        name.push_str(&format!("@{variant}"));
+    }
+    name
+}
+
+/// Where a server's rows go: profiles in order, then languages in order.
+pub(crate) fn server_order(result: &RunResult) -> usize {
+    let profile = rank(&result.server.profile, &PROFILES).0;
+    let language = rank(&result.server.language, &LANGUAGES).0;
+    profile * (LANGUAGES.len() + 1) + language
+}
+
+/// A scenario's name in table titles and page headings (`Steady`, `Fan-out`).
+pub(crate) fn scenario_title(scenario: Scenario) -> &'static str {
+    match scenario {
+        Scenario::Steady => "Steady",
+        Scenario::Burst => "Burst",
+        Scenario::Churn => "Churn",
+        Scenario::Saturation => "Saturation",
+        Scenario::Capacity => "Capacity",
+        Scenario::IdleCapacity => "Idle capacity",
+        Scenario::Fanout => "Fan-out",
+        Scenario::SlowConsumers => "Slow consumers",
+        Scenario::LoadCurve => "Load curve",
+    }
+}
+
+/// A scenario's place in the order rows across scenarios appear: the enum's.
+pub(crate) fn scenario_rank(scenario: Scenario) -> usize {
+    Scenario::ALL
+        .iter()
+        .position(|s| *s == scenario)
+        .unwrap_or(Scenario::ALL.len())
+}
+
+/// The word with its first letter in upper case (`go` → `Go`).
+pub(crate) fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
