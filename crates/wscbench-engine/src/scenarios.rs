@@ -643,14 +643,16 @@ mod tests {
                 (
                     js["clients"].as_u64(),
                     js["roomSize"].as_u64(),
-                    js["steps"].clone(),
+                    js["steps"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(Value::as_f64).collect::<Vec<f64>>()),
                     js["rampSeconds"].as_u64(),
                     js["holdSeconds"].as_u64()
                 ),
                 (
                     Some(curve.clients),
                     Some(curve.room_size),
-                    serde_json::json!(curve.steps),
+                    Some(curve.steps.clone()),
                     Some(curve.ramp_seconds),
                     Some(curve.hold_seconds)
                 ),
