@@ -1,12 +1,14 @@
 //! The load curve read across its steps: per server, what each step of offered load cost
 //! (server CPU per 1,000 deliveries) and how late it arrived (latency p99 from intended
 //! times), whether the server carried it, and its capacity (the highest step it carried
-//! within the latency target before any step it did not). The curve's table, the summary's
-//! curve rows and the HTML charts all read [`curves`].
+//! within the latency target before any step it did not). Not a table builder: the curve's
+//! table (`curve_table.rs`), the summary's curve rows and the HTML charts all read
+//! [`curves`].
 
 use wscbench_results::{RunResult, Scenario};
 
 use crate::metrics::{self, Metric};
+use crate::rows::{Group, by_language};
 use crate::stats::Summary;
 
 /// How one server fared at one step, over its rounds.
@@ -91,11 +93,6 @@ impl Capacity {
             Capacity::Limit(v) | Capacity::LoadGenerator(v) | Capacity::Top(v) => v,
             Capacity::None => 0.0,
         }
-    }
-
-    /// True when the figure is a lower bound (the curve stopped before the server did).
-    pub fn is_lower_bound(&self) -> bool {
-        matches!(self, Capacity::LoadGenerator(_) | Capacity::Top(_))
     }
 
     /// As a cell says it: `200,000`, `≥ 400,000 (load generator)`, `≥ 400,000 (top step)`.
@@ -231,3 +228,17 @@ pub(crate) fn steps_all_carried(curves: &[&Curve]) -> Vec<f64> {
         })
         .collect()
 }
+
+/// The curves of one profile's servers (default variants and other variants alike, ws only
+/// as every table but the matrix), in row order.
+pub(crate) fn profile_curves<'a>(groups: &[Group<'a>], profile: &str) -> Vec<Curve<'a>> {
+    let results: Vec<&RunResult> = by_language(
+        groups
+            .iter()
+            .filter(|g| g.first().scenario == Scenario::LoadCurve && g.first().server.profile == profile),
+    )
+    .flat_map(|g| g.results.iter().copied())
+    .collect();
+    curves(&results)
+}
+

@@ -51,6 +51,8 @@ pub(crate) fn knob_tables(groups: &[Group]) -> Vec<Table> {
         let keys: std::collections::BTreeSet<&str> = in_scenario
             .iter()
             .flat_map(|g| g.first().load_params.keys().map(String::as_str))
+            // A load curve's steps are read across by the curve's own tables (curve.rs).
+            .filter(|key| !(scenario == Scenario::LoadCurve && *key == "deliveries"))
             .collect();
         for key in keys {
             let placed = in_scenario

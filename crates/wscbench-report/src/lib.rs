@@ -32,6 +32,7 @@
 pub mod capacity;
 pub mod compare;
 mod curve;
+mod curve_table;
 pub mod history;
 pub mod html;
 pub mod knobs;

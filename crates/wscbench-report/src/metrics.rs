@@ -157,7 +157,31 @@ pub const SERVER_LATE: Metric = Metric {
     },
     format: units::ratio_percent,
 };
-/// 99th percentile chat latency.
+/// Median chat response time, from each chat's intended time.
+pub const LATENCY_P50: Metric = Metric {
+    key: "latency-p50",
+    name: "Latency p50",
+    better: Better::Lower,
+    loadgen_sensitive: true,
+    value: |r| match &r.k6 {
+        Some(k6) if k6.chat_received > 0 => Some(k6.latency.p50_ms),
+        _ => None,
+    },
+    format: units::ms,
+};
+/// The slowest chat's response time.
+pub const LATENCY_MAX: Metric = Metric {
+    key: "latency-max",
+    name: "Latency max",
+    better: Better::Lower,
+    loadgen_sensitive: true,
+    value: |r| match &r.k6 {
+        Some(k6) if k6.chat_received > 0 => Some(k6.latency.max_ms),
+        _ => None,
+    },
+    format: units::ms,
+};
+/// Chat response time p99, from each chat's intended time.
 pub const LATENCY_P99: Metric = Metric {
     key: "latency-p99",
     name: "Latency p99",
@@ -301,7 +325,7 @@ pub const IDLE_CLIENTS: Metric = Metric {
 };
 
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 22] = [
+pub const ALL: [&Metric; 24] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,
@@ -324,6 +348,8 @@ pub const ALL: [&Metric; 22] = [
     &BYTES_PER_DELIVERY,
     &CPU_PER_1K_DELIVERIES,
     &DELIVERED_OF_OFFERED,
+    &LATENCY_P50,
+    &LATENCY_MAX,
 ];
 
 /// The metric of this key, if any.

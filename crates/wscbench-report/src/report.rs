@@ -6,7 +6,7 @@
 //! half-width, σ, CV) by [`crate::stats`], and a value is called best only when its interval
 //! clears the runner-up's ([`Table::mark_best`]).
 //!
-//! This is the only module that imports the table builders (`summary`, `rounds`,
+//! This is the only module that imports the table builders (`summary`, `rounds`, `curve_table`,
 //! `scenarios`, `transports`, `knobs`, `rooms`, `capacity`, `sizes`); they import the
 //! primitives of [`crate::table`] and the row helpers of [`crate::rows`], never this module
 //! nor each other (tests/no_circles.rs holds them to it). To add a table (a load curve, a
@@ -95,6 +95,8 @@ impl Report {
             crate::summary::rank_stability_table(&all),
             crate::rounds::machine_speed_table(results),
         ];
+        // The headline: what a delivery costs at loads the machine can answer.
+        tables.extend(crate::curve_table::curve_tables(&all));
         let profiles = ordered(
             all.iter().map(|g| g.first().server.profile.as_str()),
             &PROFILES,

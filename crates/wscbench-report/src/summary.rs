@@ -4,14 +4,15 @@
 
 use wscbench_results::{RunResult, Scenario};
 
+use crate::curve::{Capacity, Curve, other_params, profile_curves, steps_all_carried};
 use crate::metrics::{self, Better, Metric};
 use crate::rows::{Group, PROFILES, ordered, profile_title};
 use crate::stats::Summary;
 use crate::table::{Cell, Column, Row, Table};
 
 /// One row of the summary: a metric measured under a scenario.
-struct Dimension {
-    name: &'static str,
+struct Dimension<'n> {
+    name: &'n str,
     scenario: Option<Scenario>,
     metric: &'static Metric,
 }
@@ -26,7 +27,7 @@ const BINARY_SIZE: Metric = Metric {
     format: |v| crate::units::size(v.round() as u64),
 };
 
-const DIMENSIONS: [Dimension; 6] = [
+const DIMENSIONS: [Dimension<'static>; 6] = [
     Dimension {
         name: "Saturation throughput (deliveries/s)",
         scenario: Some(Scenario::Saturation),
@@ -74,15 +75,17 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
         groups.iter().map(|g| g.results[0].server.profile.as_str()),
         &PROFILES,
     );
-    let rows = DIMENSIONS
+    // The load curve first: the headline this machine can answer.
+    let mut rows: Vec<Row> = profiles
         .iter()
-        .flat_map(|dimension| {
-            profiles.iter().filter_map(move |profile| {
-                let (candidates, bound) = candidates(groups, dimension, profile);
-                summary_row(dimension, profile, candidates, bound)
-            })
-        })
+        .flat_map(|profile| curve_rows(groups, profile))
         .collect();
+    rows.extend(DIMENSIONS.iter().flat_map(|dimension| {
+        profiles.iter().filter_map(move |profile| {
+            let (candidates, bound) = candidates(groups, dimension, profile);
+            summary_row(dimension, profile, candidates, bound)
+        })
+    }));
     Table {
         title: "Summary".into(),
         columns,
@@ -97,10 +100,13 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
 
 /// What the load generator cost a summary row: servers with no round free of it, and the
 /// bound rounds left out of servers that still have free ones.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct LeftOut {
     servers: usize,
     rounds: usize,
+    /// Each server with no round free of the load generator, and its figure at k6's limit
+    /// (the mean of its bound rounds).
+    at_limit: Vec<(String, f64)>,
 }
 
 /// Each server's summary of one dimension in one profile, from its rounds that the load
@@ -132,8 +138,13 @@ fn candidates(
             ok.into_iter().partition(|r| r.loadgen_bound);
         if dimension.scenario.is_some() && !bound_rounds.is_empty() {
             if free.is_empty() {
-                if bound_rounds.iter().any(|r| has_value(r)) {
+                let values: Vec<f64> = bound_rounds
+                    .iter()
+                    .filter_map(|r| (dimension.metric.value)(r))
+                    .collect();
+                if let Some(s) = Summary::of(&values) {
                     bound.servers += 1;
+                    bound.at_limit.push((label, s.mean));
                 }
                 continue;
             }
@@ -174,11 +185,12 @@ fn summary_row(
     if candidates.is_empty() {
         return (bound.servers > 0).then(|| {
             row(
-                Cell::absent(),
-                Cell::absent(),
+                Cell::label(LOADGEN_LIMIT),
+                Cell::label("k6 was the limit"),
                 format!(
-                    "no measured result free of the load generator ({} bound)",
-                    bound.servers
+                    "k6 was the limit in every round ({} bound); at its limit: {}",
+                    bound.servers,
+                    at_limit_text(dimension.metric, &bound.at_limit)
                 ),
             )
         });
@@ -214,7 +226,12 @@ fn summary_row(
                     "{what}: no interval, so no winner ({best} ahead of {runner} by {}; {advice})",
                     factor.map_or("?".into(), |f| format!("{f:.2}×"))
                 ));
-                ("undecided".to_string(), "—".to_string())
+                if bound.rounds > 0 || bound.servers > 0 {
+                    // The other rounds measured k6: that is the answer the row can give.
+                    (LOADGEN_LIMIT.to_string(), "k6 was the limit".to_string())
+                } else {
+                    ("undecided".to_string(), "—".to_string())
+                }
             } else if best_s.mean == runner_s.mean || best_s.overlaps(runner_s) {
                 note.push(format!(
                     "within noise of {runner}{}",
@@ -244,7 +261,7 @@ fn summary_row(
             }
         }
     };
-    note.extend(closing_notes(dimension, best_s, bound));
+    note.extend(closing_notes(dimension, best_s, &bound));
     Some(row(
         Cell::label(best_text),
         Cell::label(margin),
@@ -253,7 +270,7 @@ fn summary_row(
 }
 
 /// The best's figure with its interval, and what the load generator cost the row.
-fn closing_notes(dimension: &Dimension, best_s: &Summary, bound: LeftOut) -> Vec<String> {
+fn closing_notes(dimension: &Dimension, best_s: &Summary, bound: &LeftOut) -> Vec<String> {
     let mut note = Vec::new();
     note.push(match best_s.ci95.filter(|(lo, hi)| hi > lo) {
         Some((lo, hi)) => format!(
@@ -264,7 +281,11 @@ fn closing_notes(dimension: &Dimension, best_s: &Summary, bound: LeftOut) -> Vec
         None => format!("best {}", (dimension.metric.format)(best_s.mean)),
     });
     if bound.servers > 0 {
-        note.push(format!("{} load-generator bound left out", bound.servers));
+        note.push(format!(
+            "{} load-generator bound left out (at k6's limit: {})",
+            bound.servers,
+            at_limit_text(dimension.metric, &bound.at_limit)
+        ));
     }
     if bound.rounds > 0 {
         note.push(format!(
@@ -274,6 +295,130 @@ fn closing_notes(dimension: &Dimension, best_s: &Summary, bound: LeftOut) -> Vec
         ));
     }
     note
+}
+
+/// What a row names as best when the load generator, not a server, was the limit.
+const LOADGEN_LIMIT: &str = "load generator";
+
+/// Each server's figure at k6's limit: `profile-b/rust ≥ 1.43M` for a figure that can
+/// only have been higher without the limit (deliveries per second), the bare figure
+/// otherwise.
+fn at_limit_text(metric: &Metric, at_limit: &[(String, f64)]) -> String {
+    let sign = if std::ptr::eq(metric, &metrics::DELIVERIES) {
+        "≥ "
+    } else {
+        ""
+    };
+    at_limit
+        .iter()
+        .map(|(label, v)| format!("{label} {sign}{}", (metric.format)(*v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The load curve's rows of one profile (the default variant of each server, the curve's
+/// own shape): cost per delivery and latency p99 at every step all its servers carried, and
+/// each server's capacity within the latency target.
+fn curve_rows(groups: &[Group], profile: &str) -> Vec<Row> {
+    let curves: Vec<Curve> = profile_curves(groups, profile)
+        .into_iter()
+        .filter(|c| c.first.variant.is_none() && other_params(c.first).is_empty())
+        .collect();
+    if curves.is_empty() {
+        return Vec::new();
+    }
+    let refs: Vec<&Curve> = curves.iter().collect();
+    let mut rows = Vec::new();
+    for offered in steps_all_carried(&refs) {
+        for (what, metric) in [
+            ("Cost per delivery", &metrics::CPU_PER_1K_DELIVERIES),
+            ("Latency p99", &metrics::LATENCY_P99),
+        ] {
+            let mut bound = LeftOut::default();
+            let candidates: Vec<(String, Summary)> = curves
+                .iter()
+                .filter_map(|c| {
+                    let step = c.at(offered)?;
+                    if step.any_bound() {
+                        bound.rounds += step
+                            .results
+                            .iter()
+                            .filter(|r| r.is_ok() && r.loadgen_bound)
+                            .count();
+                    }
+                    Some((c.first.server.id.clone(), step.summary(metric)?))
+                })
+                .collect();
+            let name = format!(
+                "{what} at {}/s ({}, load curve)",
+                short_rate(offered),
+                metric.name
+            );
+            let dimension = Dimension {
+                name: &name,
+                scenario: Some(Scenario::LoadCurve),
+                metric,
+            };
+            rows.extend(summary_row(&dimension, profile, candidates, bound));
+        }
+    }
+    rows.push(capacity_row(&curves, profile));
+    rows
+}
+
+/// `50k`, `1.6M`: a step's offered deliveries per second in a row's name.
+fn short_rate(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{}k", v / 1e3)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Each server's capacity on the curve, the best the highest: decided where one carried a
+/// step another did not; a tie where the highest carried the same step (or both only lower
+/// bounds that the curve or k6 stopped at).
+fn capacity_row(curves: &[Curve], profile: &str) -> Row {
+    let slo = curves[0].slo_p99_ms;
+    let mut ranked: Vec<(&Curve, Capacity)> = curves.iter().map(|c| (c, c.capacity())).collect();
+    ranked.sort_by(|a, b| b.1.value().total_cmp(&a.1.value()));
+    let (best, best_cap) = ranked[0];
+    let label = |c: &Curve| c.first.server.id.clone();
+    let (best_text, margin) = match ranked.get(1) {
+        None => (label(best), "only one server measured".to_string()),
+        Some((runner, runner_cap)) if runner_cap.value() == best_cap.value() => (
+            "tie".to_string(),
+            format!("{} = {}", label(best), label(runner)),
+        ),
+        Some((runner, runner_cap)) => (
+            label(best),
+            format!(
+                "{} vs {} {}",
+                short_rate(best_cap.value()),
+                short_rate(runner_cap.value()),
+                label(runner)
+            ),
+        ),
+    };
+    let note = ranked
+        .iter()
+        .map(|(c, cap)| format!("{} {}", label(c), cap.text()))
+        .collect::<Vec<_>>()
+        .join("; ");
+    Row {
+        cells: vec![
+            Cell::label(format!(
+                "Capacity at p99 ≤ {} (deliveries/s, load curve)",
+                crate::units::ms(slo)
+            )),
+            Cell::label(profile_title(profile)),
+            Cell::label(best_text),
+            Cell::label(margin),
+            Cell::label(note),
+        ],
+    }
 }
 
 /// Rank stability: for each scenario's headline figures and each profile, the servers in

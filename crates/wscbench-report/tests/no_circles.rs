@@ -103,8 +103,9 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// The modules that build tables from results; the assembler calls them all.
-const BUILDERS: [&str; 8] = [
+const BUILDERS: [&str; 9] = [
     "capacity",
+    "curve_table",
     "knobs",
     "rooms",
     "rounds",

@@ -12,7 +12,7 @@ use wscbench_engine::engine::Engine;
 use wscbench_engine::runner::{
     self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, ServerSource,
 };
-use wscbench_report::{Report, Width, html};
+use wscbench_report::{Report, html};
 use wscbench_results::dimensions::params_text;
 use wscbench_results::{
     Conditions, EngineConditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest,
