@@ -200,6 +200,11 @@ func serveNbio(addr string, hub *chat.Hub, mux *http.ServeMux, stop <-chan struc
 		Addrs:   []string{addr},
 		Handler: mux,
 	})
+	// nbio checks every text message and close reason itself (with close
+	// 1002, where RFC 6455 names 1007); -no-utf8-check turns that off too.
+	if noUTF8Check {
+		engine.CheckUtf8 = func([]byte) bool { return true }
+	}
 	engine.OnWrittenSize(func(raw *nbio.Conn, _ []byte, n int) {
 		if c, ok := nbClients.Load(raw); ok {
 			c.(*nbClient).written(n)
