@@ -59,6 +59,11 @@ pub var write_coalesce: Io.Duration = .fromMilliseconds(5);
 /// writer wake-ups a second, and the server spent its CPU switching threads
 /// (README.md, "Saturation"). It grows only on connections that get at least
 /// `flood_rate` messages a second, counted over 100 ms windows.
+/// Whether a text message must be UTF-8 before it is read (RFC 6455 section
+/// 8.1). `--no-utf8-check` clears it, for the variant that measures what the
+/// check costs; the close reason is checked either way.
+pub var check_utf8 = true;
+
 pub var write_coalesce_max: Io.Duration = .fromMilliseconds(20);
 /// Messages a second to one connection from which its pause may grow
 /// (`--flood-rate`, default 0: on every busy connection). The other servers
@@ -470,7 +475,23 @@ pub const Client = struct {
         fragment,
     };
 
-    const FrameError = error{ Gone, ProtocolError };
+    /// ProtocolError fails the connection with 1002, InvalidPayload with 1007.
+    /// The code of a close frame's unmasked payload, null for none, as RFC
+    /// 6455 section 7.4 allows it: a code that may be sent (1000-1003,
+    /// 1007-1014, 3000-4999) and a UTF-8 reason, or no payload at all.
+    fn closeCode(payload: []const u8) error{ ProtocolError, InvalidPayload }!?u16 {
+        if (payload.len == 0) return null;
+        if (payload.len == 1) return error.ProtocolError;
+        const code = std.mem.readInt(u16, payload[0..2], .big);
+        switch (code) {
+            1000...1003, 1007...1014, 3000...4999 => {},
+            else => return error.ProtocolError,
+        }
+        if (!std.unicode.utf8ValidateSlice(payload[2..])) return error.InvalidPayload;
+        return code;
+    }
+
+    const FrameError = error{ Gone, ProtocolError, InvalidPayload };
 
     fn nextFrame(c: *Client) FrameError!Frame {
         const in = c.ws.input;
@@ -478,6 +499,9 @@ pub const Client = struct {
         const h0: WebSocket.Header0 = @bitCast(h[0]);
         const h1: WebSocket.Header1 = @bitCast(h[1]);
         if (!h1.mask) return error.ProtocolError;
+        // No extension is ever negotiated, so a reserved bit has no meaning
+        // (RFC 6455 section 5.2: MUST fail the connection).
+        if (h0.rsv1 != 0 or h0.rsv2 != 0 or h0.rsv3 != 0) return error.ProtocolError;
         const ext: usize = switch (h1.payload_len) {
             .len16 => 2,
             .len64 => 8,
@@ -490,13 +514,12 @@ pub const Client = struct {
             else => @intFromEnum(h1.payload_len),
         };
         if (h0.opcode == .connection_close) {
-            if (len > 125) return error.ProtocolError;
+            if (len > 125 or !h0.fin) return error.ProtocolError;
             const mask = head[2 + ext ..][0..4].*;
             in.toss(2 + ext + 4);
             const payload = in.take(@intCast(len)) catch return error.Gone;
-            if (payload.len < 2) return .{ .close = null };
-            const code_bytes = [2]u8{ payload[0] ^ mask[0], payload[1] ^ mask[1] };
-            return .{ .close = std.mem.readInt(u16, &code_bytes, .big) };
+            for (payload, 0..) |*b, i| b.* ^= mask[i % 4];
+            return .{ .close = try closeCode(payload) };
         }
         if (len > protocol.max_message_bytes) {
             // The reader asks for the 1009 close first and skips the frame after,
@@ -553,17 +576,17 @@ pub const Client = struct {
                     c.requestClose(1002);
                     return false;
                 },
+                error.InvalidPayload => {
+                    c.requestClose(1007);
+                    return false;
+                },
             };
             switch (frame) {
                 .close => |code| {
-                    // Answer with the peer's code, as RFC 6455 suggests, but
-                    // never echo codes that must not appear on the wire.
-                    const reply: u16 = if (code) |k| switch (k) {
-                        1000...1003, 1007...1014, 3000...4999 => k,
-                        else => 1000,
-                    } else 1000;
+                    // Answer with the peer's code, as RFC 6455 suggests
+                    // (closeCode has refused every code that may not be sent).
                     c.hub.leaveAll(c);
-                    c.requestClose(reply);
+                    c.requestClose(code orelse 1000);
                     return false;
                 },
                 .oversize => |skip| {
@@ -578,6 +601,13 @@ pub const Client = struct {
                 .message => |msg| switch (msg.opcode) {
                     .ping => c.sendControl(.pong, msg.data),
                     .text => if (!closing) {
+                        // RFC 6455 section 8.1: a text message that is not
+                        // UTF-8 MUST fail the connection. std reads frames
+                        // and leaves the payload unchecked.
+                        if (check_utf8 and !std.unicode.utf8ValidateSlice(msg.data)) {
+                            c.requestClose(1007);
+                            return false;
+                        }
                         c.stats.inc("frames_in");
                         if (c.handleText(msg.data) == .leave) {
                             closing = true;
@@ -892,4 +922,17 @@ test "four pushers and one writer: every message is taken once or refused as ful
     o.close(io, testing.allocator);
     try testing.expectEqual(@as(u64, 4 * per_pusher), taken + full.load(.monotonic));
     try testing.expect(taken > 0);
+}
+
+test "a close payload is empty, or a code that may be sent and a UTF-8 reason" {
+    try std.testing.expectEqual(@as(?u16, null), try Client.closeCode(""));
+    try std.testing.expectEqual(@as(?u16, 1000), try Client.closeCode("\x03\xe8"));
+    try std.testing.expectEqual(@as(?u16, 3000), try Client.closeCode("\x0b\xb8bye"));
+    try std.testing.expectError(error.ProtocolError, Client.closeCode("\x03"));
+    for ([_]u16{ 0, 999, 1004, 1005, 1006, 1015, 1016, 2999, 5000 }) |code| {
+        var payload: [2]u8 = undefined;
+        std.mem.writeInt(u16, &payload, code, .big);
+        try std.testing.expectError(error.ProtocolError, Client.closeCode(&payload));
+    }
+    try std.testing.expectError(error.InvalidPayload, Client.closeCode("\x03\xe8\xff"));
 }
