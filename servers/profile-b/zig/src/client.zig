@@ -18,6 +18,7 @@ const net = std.Io.net;
 const WebSocket = std.http.Server.WebSocket;
 
 const protocol = @import("chat").protocol;
+const close_payload = @import("chat").close;
 const Stats = @import("chat").Stats;
 const frameBytes = @import("chat").frameBytes;
 const TokenBucket = @import("chat").TokenBucket;
@@ -476,22 +477,7 @@ pub const Client = struct {
     };
 
     /// ProtocolError fails the connection with 1002, InvalidPayload with 1007.
-    /// The code of a close frame's unmasked payload, null for none, as RFC
-    /// 6455 section 7.4 allows it: a code that may be sent (1000-1003,
-    /// 1007-1014, 3000-4999) and a UTF-8 reason, or no payload at all.
-    fn closeCode(payload: []const u8) error{ ProtocolError, InvalidPayload }!?u16 {
-        if (payload.len == 0) return null;
-        if (payload.len == 1) return error.ProtocolError;
-        const code = std.mem.readInt(u16, payload[0..2], .big);
-        switch (code) {
-            1000...1003, 1007...1014, 3000...4999 => {},
-            else => return error.ProtocolError,
-        }
-        if (!std.unicode.utf8ValidateSlice(payload[2..])) return error.InvalidPayload;
-        return code;
-    }
-
-    const FrameError = error{ Gone, ProtocolError, InvalidPayload };
+    const FrameError = error{Gone} || close_payload.Error;
 
     fn nextFrame(c: *Client) FrameError!Frame {
         const in = c.ws.input;
@@ -519,7 +505,7 @@ pub const Client = struct {
             in.toss(2 + ext + 4);
             const payload = in.take(@intCast(len)) catch return error.Gone;
             for (payload, 0..) |*b, i| b.* ^= mask[i % 4];
-            return .{ .close = try closeCode(payload) };
+            return .{ .close = try close_payload.code(payload) };
         }
         if (len > protocol.max_message_bytes) {
             // The reader asks for the 1009 close first and skips the frame after,
@@ -572,19 +558,15 @@ pub const Client = struct {
         while (true) {
             const frame = c.nextFrame() catch |err| switch (err) {
                 error.Gone => return true,
-                error.ProtocolError => {
-                    c.requestClose(1002);
-                    return false;
-                },
-                error.InvalidPayload => {
-                    c.requestClose(1007);
+                error.ProtocolError, error.InvalidPayload => |e| {
+                    c.requestClose(close_payload.failWith(e));
                     return false;
                 },
             };
             switch (frame) {
                 .close => |code| {
                     // Answer with the peer's code, as RFC 6455 suggests
-                    // (closeCode has refused every code that may not be sent).
+                    // (close_payload.code has refused every code that may not be sent).
                     c.hub.leaveAll(c);
                     c.requestClose(code orelse 1000);
                     return false;
@@ -922,17 +904,4 @@ test "four pushers and one writer: every message is taken once or refused as ful
     o.close(io, testing.allocator);
     try testing.expectEqual(@as(u64, 4 * per_pusher), taken + full.load(.monotonic));
     try testing.expect(taken > 0);
-}
-
-test "a close payload is empty, or a code that may be sent and a UTF-8 reason" {
-    try std.testing.expectEqual(@as(?u16, null), try Client.closeCode(""));
-    try std.testing.expectEqual(@as(?u16, 1000), try Client.closeCode("\x03\xe8"));
-    try std.testing.expectEqual(@as(?u16, 3000), try Client.closeCode("\x0b\xb8bye"));
-    try std.testing.expectError(error.ProtocolError, Client.closeCode("\x03"));
-    for ([_]u16{ 0, 999, 1004, 1005, 1006, 1015, 1016, 2999, 5000 }) |code| {
-        var payload: [2]u8 = undefined;
-        std.mem.writeInt(u16, &payload, code, .big);
-        try std.testing.expectError(error.ProtocolError, Client.closeCode(&payload));
-    }
-    try std.testing.expectError(error.InvalidPayload, Client.closeCode("\x03\xe8\xff"));
 }
