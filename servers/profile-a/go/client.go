@@ -26,9 +26,6 @@ const (
 	// Send pings to the peer with this period.
 	pingPeriod = 30 * time.Second
 
-	// Maximum message size allowed from the peer; larger closes with 1009.
-	maxMessageSize = 4096
-
 	// Time a closing connection waits for the peer's answering close frame.
 	closeGrace = 500 * time.Millisecond
 )
@@ -97,7 +94,7 @@ func (c *Client) readPump() {
 		c.member.Close(websocket.CloseNormalClosure)
 		close(c.readDone)
 	}()
-	c.conn.SetReadLimit(maxMessageSize)
+	c.conn.SetReadLimit(chat.MaxMessageSize)
 	extend := func() { c.conn.SetReadDeadline(time.Now().Add(pongWait)) }
 	extend()
 	c.conn.SetPongHandler(func(string) error { extend(); return nil })
@@ -116,7 +113,7 @@ func (c *Client) readPump() {
 		// inflated, when permessage-deflate is on (-deflate), and fails a
 		// text message that is not UTF-8 with 1007, which the library
 		// does not check.
-		frameType, data, err := chat.ReadMessage(c.conn, maxMessageSize, !noUTF8Check, closeGrace)
+		frameType, data, err := chat.ReadMessage(c.conn, chat.MaxMessageSize, !noUTF8Check, closeGrace)
 		if err != nil {
 			// A close frame, a reset, the read deadline, or an oversize
 			// message or invalid UTF-8 (fasthttp/websocket or chat.ReadMessage has sent

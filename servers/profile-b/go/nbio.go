@@ -136,7 +136,7 @@ func (c *nbClient) pinger() {
 // to the connection's member.
 func nbUpgrader(hub *chat.Hub) *nbws.Upgrader {
 	u := nbws.NewUpgrader()
-	u.MessageLengthLimit = maxMessageSize // larger closes with 1009
+	u.MessageLengthLimit = chat.MaxMessageSize // larger closes with 1009
 	u.KeepaliveTime = pongWait
 	u.CheckOrigin = func(*http.Request) bool { return true }
 	u.OnMessage(func(ws *nbws.Conn, t nbws.MessageType, data []byte) {
