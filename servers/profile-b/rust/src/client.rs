@@ -19,13 +19,14 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{self, timeout};
 use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
-use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::{Bytes, Error, Message, Utf8Bytes};
 
 use chat_core::hub::{self, Handled, QUEUE_CAPACITY};
 use chat_core::pacer::Pacer;
+use chat_core::protocol::MAX_MESSAGE_SIZE;
 use chat_core::stats::{self, Stats};
 
 /// The hub, with this stack's shared text buffer: a broadcast's one
@@ -34,8 +35,6 @@ pub type Hub = hub::Hub<Utf8Bytes>;
 type Outbound = hub::Outbound<Utf8Bytes>;
 type Member = hub::Member<Utf8Bytes>;
 
-/// Largest message (and frame) payload accepted; a larger one closes with 1009.
-pub const MAX_MESSAGE_SIZE: usize = 4096;
 /// A connection from which nothing has arrived for this long is closed.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often the writer pings; well inside `READ_TIMEOUT`, so a live client
@@ -279,8 +278,8 @@ where
 mod tests {
     use tokio::io::DuplexStream;
     use tokio_tungstenite::tungstenite::protocol::Role;
-    use tokio_tungstenite::tungstenite::protocol::frame::{Frame, FrameHeader};
     use tokio_tungstenite::tungstenite::protocol::frame::coding::OpCode;
+    use tokio_tungstenite::tungstenite::protocol::frame::{Frame, FrameHeader};
 
     use super::*;
 
@@ -425,7 +424,10 @@ mod tests {
 
     /// Sends one raw frame, as a peer that breaks RFC 6455 would.
     async fn send_frame(socket: &mut Socket<DuplexStream>, opcode: OpCode, payload: &'static [u8]) {
-        let header = FrameHeader { opcode, ..FrameHeader::default() };
+        let header = FrameHeader {
+            opcode,
+            ..FrameHeader::default()
+        };
         let frame = Frame::from_payload(header, Bytes::from_static(payload));
         socket.send(Message::Frame(frame)).await.unwrap();
     }
@@ -434,7 +436,11 @@ mod tests {
     async fn each_violation_is_failed_with_the_close_code_rfc_6455_names() {
         use tokio_tungstenite::tungstenite::protocol::frame::coding::{Control, Data};
         let cases: [(OpCode, &'static [u8], u16); 5] = [
-            (OpCode::Data(Data::Text), b"{\"type\":\"ping\",\"ts\":1}\xc3", 1007),
+            (
+                OpCode::Data(Data::Text),
+                b"{\"type\":\"ping\",\"ts\":1}\xc3",
+                1007,
+            ),
             (OpCode::Data(Data::Reserved(3)), b"", 1002),
             (OpCode::Control(Control::Close), b"\x03", 1002),
             (OpCode::Control(Control::Close), b"\x03\xe8\xff", 1007),
@@ -443,7 +449,11 @@ mod tests {
         for (opcode, payload, want) in cases {
             let mut socket = connect(&hub()).await;
             send_frame(&mut socket, opcode, payload).await;
-            assert_eq!(close_code(&mut socket).await, Some(want), "{opcode:?} {payload:?}");
+            assert_eq!(
+                close_code(&mut socket).await,
+                Some(want),
+                "{opcode:?} {payload:?}"
+            );
         }
     }
 
