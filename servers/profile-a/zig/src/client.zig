@@ -32,6 +32,7 @@
 const std = @import("std");
 const lws = @import("lws");
 const protocol = @import("chat").protocol;
+const close_payload = @import("chat").close;
 const TokenBucket = @import("chat").TokenBucket;
 const outbox = @import("outbox.zig");
 const frames = @import("frames.zig");
@@ -416,6 +417,20 @@ pub fn callback(
         lws.LWS_CALLBACK_RECEIVE => {
             const self = registeredClient(user) orelse return -1;
             return self.onReceive(in, len);
+        },
+        // libwebsockets 4.1.6 echoes a peer's close payload as it came, a
+        // 1-byte one and codes that may not be sent (5000 and up) included;
+        // it rewrites only some of those to 1002 (lib/roles/ws/ops-ws.c).
+        // RFC 6455 section 7.4 asks to fail the connection instead: with
+        // the reason set and nonzero returned, libwebsockets sends our close
+        // frame rather than the echo.
+        lws.LWS_CALLBACK_WS_PEER_INITIATED_CLOSE => {
+            const payload: []const u8 = if (len == 0) &.{} else @as([*]const u8, @ptrCast(in.?))[0..len];
+            _ = close_payload.code(payload) catch |err| {
+                lws.lws_close_reason(wsi, close_payload.failWith(err), null, 0);
+                return -1;
+            };
+            return 0;
         },
         lws.LWS_CALLBACK_RECEIVE_PONG => {
             const self = registeredClient(user) orelse return -1;
