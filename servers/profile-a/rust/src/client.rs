@@ -25,6 +25,7 @@ use tokio::time::{self, timeout};
 
 use chat_core::hub::{self, Handled, QUEUE_CAPACITY};
 use chat_core::pacer::Pacer;
+use chat_core::protocol::MAX_MESSAGE_SIZE;
 use chat_core::stats::{self, Stats};
 
 /// The hub, with this stack's shared text buffer: a broadcast's one
@@ -33,8 +34,6 @@ pub type Hub = hub::Hub<Utf8Bytes>;
 type Outbound = hub::Outbound<Utf8Bytes>;
 type Member = hub::Member<Utf8Bytes>;
 
-/// Largest message (and frame) payload accepted; a larger one closes with 1009.
-pub const MAX_MESSAGE_SIZE: usize = 4096;
 /// A connection from which nothing has arrived for this long is closed.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often the writer pings; well inside `READ_TIMEOUT`, so a live client
@@ -131,7 +130,10 @@ impl ReadEnd {
     /// `axum::Error` whose source is tungstenite's.
     fn of(error: &axum::Error) -> ReadEnd {
         use tungstenite::error::ProtocolError;
-        match error.source().and_then(|source| source.downcast_ref::<tungstenite::Error>()) {
+        match error
+            .source()
+            .and_then(|source| source.downcast_ref::<tungstenite::Error>())
+        {
             Some(tungstenite::Error::Capacity(_)) => ReadEnd::TooBig,
             Some(tungstenite::Error::Utf8(_)) => ReadEnd::InvalidUtf8,
             Some(tungstenite::Error::Protocol(ProtocolError::ResetWithoutClosingHandshake)) => {
@@ -351,11 +353,15 @@ mod tests {
 
     #[tokio::test]
     async fn each_violation_is_failed_with_the_close_code_rfc_6455_names() {
-        use tokio_tungstenite::tungstenite::protocol::frame::{Frame, FrameHeader};
         use tokio_tungstenite::tungstenite::protocol::frame::coding::{Control, Data, OpCode};
+        use tokio_tungstenite::tungstenite::protocol::frame::{Frame, FrameHeader};
         let (_hub, addr) = start().await;
         let cases: [(OpCode, &'static [u8], u16); 5] = [
-            (OpCode::Data(Data::Text), b"{\"type\":\"ping\",\"ts\":1}\xc3", 1007),
+            (
+                OpCode::Data(Data::Text),
+                b"{\"type\":\"ping\",\"ts\":1}\xc3",
+                1007,
+            ),
             (OpCode::Data(Data::Reserved(3)), b"", 1002),
             (OpCode::Control(Control::Close), b"\x03", 1002),
             (OpCode::Control(Control::Close), b"\x03\xe8\xff", 1007),
@@ -363,10 +369,17 @@ mod tests {
         ];
         for (opcode, payload, want) in cases {
             let mut socket = connect(addr).await;
-            let header = FrameHeader { opcode, ..FrameHeader::default() };
+            let header = FrameHeader {
+                opcode,
+                ..FrameHeader::default()
+            };
             let frame = Frame::from_payload(header, Bytes::from_static(payload));
             socket.send(Message::Frame(frame)).await.unwrap();
-            assert_eq!(close_code(&mut socket).await, Some(want), "{opcode:?} {payload:?}");
+            assert_eq!(
+                close_code(&mut socket).await,
+                Some(want),
+                "{opcode:?} {payload:?}"
+            );
         }
     }
 
