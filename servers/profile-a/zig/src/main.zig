@@ -97,16 +97,18 @@ pub fn main(init: std.process.Init.Minimal) u8 {
 fn run(opts: Options) !u8 {
     const gpa = std.heap.c_allocator;
     raiseFileLimit();
-    client.cork_batches = opts.write_batch;
-    client.frame_batch = opts.frame_batch;
-    client.write_coalesce_ns = @as(u64, opts.write_coalesce_ms) * std.time.ns_per_ms;
-    client.write_coalesce_max_ns = @as(u64, opts.write_coalesce_max_ms) * std.time.ns_per_ms;
-    client.flood_rate = opts.flood_rate;
     lws.lws_set_log_level(lws.LLL_ERR | lws.LLL_WARN, null);
 
     var stats: Stats = .{};
     transport.stats = &stats;
-    var server: Server = .{ .gpa = gpa, .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll };
+    var server: Server = .{ .gpa = gpa, .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll, .settings = .{
+        .cork_batches = opts.write_batch,
+        .frame_batch = opts.frame_batch,
+        .write_coalesce_ns = @as(u64, opts.write_coalesce_ms) * std.time.ns_per_ms,
+        .write_coalesce_max_ns = @as(u64, opts.write_coalesce_max_ms) * std.time.ns_per_ms,
+        .flood_rate = opts.flood_rate,
+        .check_utf8 = opts.check_utf8,
+    } };
     defer server.deinit();
     const wanted = if (opts.threads > 0) opts.threads else cpuCount();
 
