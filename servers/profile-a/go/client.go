@@ -26,9 +26,6 @@ const (
 	// Send pings to the peer with this period.
 	pingPeriod = 30 * time.Second
 
-	// Maximum message size allowed from the peer; larger closes with 1009.
-	maxMessageSize = 4096
-
 	// Time a closing connection waits for the peer's answering close frame.
 	closeGrace = 500 * time.Millisecond
 )
@@ -97,7 +94,7 @@ func (c *Client) readPump() {
 		c.member.Close(websocket.CloseNormalClosure)
 		close(c.readDone)
 	}()
-	c.conn.SetReadLimit(maxMessageSize)
+	c.conn.SetReadLimit(chat.MaxMessageSize)
 	extend := func() { c.conn.SetReadDeadline(time.Now().Add(pongWait)) }
 	extend()
 	c.conn.SetPongHandler(func(string) error { extend(); return nil })
@@ -113,11 +110,14 @@ func (c *Client) readPump() {
 	// docs/protocol.md requires; it is left in place.
 	for {
 		// chat.ReadMessage applies the size limit to the message as
-		// inflated, when permessage-deflate is on (-deflate).
-		frameType, data, err := chat.ReadMessage(c.conn, maxMessageSize, closeGrace)
+		// inflated, when permessage-deflate is on (-deflate), and fails a
+		// text message that is not UTF-8 with 1007, which the library
+		// does not check.
+		frameType, data, err := chat.ReadMessage(c.conn, chat.MaxMessageSize, !noUTF8Check, closeGrace)
 		if err != nil {
 			// A close frame, a reset, the read deadline, or an oversize
-			// message (fasthttp/websocket or chat.ReadMessage has sent close 1009).
+			// message or invalid UTF-8 (fasthttp/websocket or chat.ReadMessage has sent
+			// close 1009 or 1007).
 			return
 		}
 		extend()
@@ -262,6 +262,10 @@ var pacing = chat.DefaultPacer()
 // noWriteBatch makes every frame leave with its own write; main's
 // -no-write-batch sets it.
 var noWriteBatch bool
+
+// noUTF8Check leaves text messages unvalidated, against RFC 6455: main's
+// -no-utf8-check sets it, for the variant that measures what the check costs.
+var noUTF8Check bool
 
 // libraryFrames makes prepare hand broadcasts to the library as a
 // PreparedMessage instead of framing them itself; main's -library-frames sets it.

@@ -37,6 +37,7 @@ func main() {
 	flag.BoolVar(&noWriteBatch, "no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
 	flag.BoolVar(&libraryFrames, "library-frames", false, "write broadcasts through the library's PreparedMessage instead of as ready frames (to measure what framing them once is worth)")
 	engine := flag.String("engine", "net/http", "net/http (gorilla, the profile's stack) or nbio (the event-loop variant, nbio.go)")
+	flag.BoolVar(&noUTF8Check, "no-utf8-check", false, "deliver text messages without checking they are UTF-8, against RFC 6455 (to measure what the check costs)")
 	tlsCert := flag.String("tls-cert", "", "PEM certificate file; with -tls-key the server serves wss (TLS) only")
 	tlsKey := flag.String("tls-key", "", "PEM private key file of -tls-cert")
 	flag.BoolVar(&upgrader.EnableCompression, "deflate", false, "accept permessage-deflate when a client offers it")

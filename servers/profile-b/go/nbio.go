@@ -136,7 +136,7 @@ func (c *nbClient) pinger() {
 // to the connection's member.
 func nbUpgrader(hub *chat.Hub) *nbws.Upgrader {
 	u := nbws.NewUpgrader()
-	u.MessageLengthLimit = maxMessageSize // larger closes with 1009
+	u.MessageLengthLimit = chat.MaxMessageSize // larger closes with 1009
 	u.KeepaliveTime = pongWait
 	u.CheckOrigin = func(*http.Request) bool { return true }
 	u.OnMessage(func(ws *nbws.Conn, t nbws.MessageType, data []byte) {
@@ -200,6 +200,11 @@ func serveNbio(addr string, hub *chat.Hub, mux *http.ServeMux, stop <-chan struc
 		Addrs:   []string{addr},
 		Handler: mux,
 	})
+	// nbio checks every text message and close reason itself (with close
+	// 1002, where RFC 6455 names 1007); -no-utf8-check turns that off too.
+	if noUTF8Check {
+		engine.CheckUtf8 = func([]byte) bool { return true }
+	}
 	engine.OnWrittenSize(func(raw *nbio.Conn, _ []byte, n int) {
 		if c, ok := nbClients.Load(raw); ok {
 			c.(*nbClient).written(n)

@@ -25,6 +25,7 @@ use tokio::time::{self, timeout};
 
 use chat_core::hub::{self, Handled, QUEUE_CAPACITY};
 use chat_core::pacer::Pacer;
+use chat_core::protocol::MAX_MESSAGE_SIZE;
 use chat_core::stats::{self, Stats};
 
 /// The hub, with this stack's shared text buffer: a broadcast's one
@@ -33,8 +34,6 @@ pub type Hub = hub::Hub<Utf8Bytes>;
 type Outbound = hub::Outbound<Utf8Bytes>;
 type Member = hub::Member<Utf8Bytes>;
 
-/// Largest message (and frame) payload accepted; a larger one closes with 1009.
-pub const MAX_MESSAGE_SIZE: usize = 4096;
 /// A connection from which nothing has arrived for this long is closed.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often the writer pings; well inside `READ_TIMEOUT`, so a live client
@@ -114,15 +113,43 @@ enum ReadEnd {
     TimedOut,
     /// A message over `MAX_MESSAGE_SIZE`.
     TooBig,
-    /// A protocol or I/O error.
+    /// A frame RFC 6455 forbids: reserved bits or opcodes, an unmasked
+    /// frame, a bad fragment or control frame, a close payload of 1 byte.
+    ProtocolViolation,
+    /// A text message or close reason that is not UTF-8.
+    InvalidUtf8,
+    /// An I/O error, or the peer gone without a close frame.
     Failed,
 }
 
 impl ReadEnd {
+    /// How a read error ends the connection. tungstenite fails the read on
+    /// every MUST of RFC 6455 but leaves the close frame to the caller (its
+    /// state stays active, so the writer can still send it): the code RFC
+    /// 6455 names for each, section 7.4.1. axum wraps the error in an opaque
+    /// `axum::Error` whose source is tungstenite's.
+    fn of(error: &axum::Error) -> ReadEnd {
+        use tungstenite::error::ProtocolError;
+        match error
+            .source()
+            .and_then(|source| source.downcast_ref::<tungstenite::Error>())
+        {
+            Some(tungstenite::Error::Capacity(_)) => ReadEnd::TooBig,
+            Some(tungstenite::Error::Utf8(_)) => ReadEnd::InvalidUtf8,
+            Some(tungstenite::Error::Protocol(ProtocolError::ResetWithoutClosingHandshake)) => {
+                ReadEnd::Failed
+            }
+            Some(tungstenite::Error::Protocol(_)) => ReadEnd::ProtocolViolation,
+            _ => ReadEnd::Failed,
+        }
+    }
+
     /// The close frame the server sends for this end, if any.
     fn close_code(self) -> Option<CloseCode> {
         match self {
             ReadEnd::TooBig => Some(close_code::SIZE),
+            ReadEnd::ProtocolViolation => Some(close_code::PROTOCOL),
+            ReadEnd::InvalidUtf8 => Some(close_code::INVALID),
             ReadEnd::Closed | ReadEnd::TimedOut | ReadEnd::Failed => None,
         }
     }
@@ -143,8 +170,7 @@ impl Client {
             let message = match timeout(READ_TIMEOUT, stream.next()).await {
                 Err(_) => return ReadEnd::TimedOut,
                 Ok(None) => return ReadEnd::Closed,
-                Ok(Some(Err(error))) if is_too_big(&error) => return ReadEnd::TooBig,
-                Ok(Some(Err(_))) => return ReadEnd::Failed,
+                Ok(Some(Err(error))) => return ReadEnd::of(&error),
                 Ok(Some(Ok(message))) => message,
             };
             let stats = &self.member.hub().stats;
@@ -172,17 +198,6 @@ impl Client {
             let _ = close.send(code);
         }
     }
-}
-
-/// Whether a read error is tungstenite's "message too big". axum wraps its
-/// errors in an opaque `axum::Error`; the source is the tungstenite error.
-fn is_too_big(error: &axum::Error) -> bool {
-    matches!(
-        error
-            .source()
-            .and_then(|source| source.downcast_ref::<tungstenite::Error>()),
-        Some(tungstenite::Error::Capacity(_))
-    )
 }
 
 /// The only code that writes to the socket.
@@ -333,6 +348,38 @@ mod tests {
                 Some(Message::Text(_)) => continue,
                 other => panic!("expected a close frame, got {other:?}"),
             }
+        }
+    }
+
+    #[tokio::test]
+    async fn each_violation_is_failed_with_the_close_code_rfc_6455_names() {
+        use tokio_tungstenite::tungstenite::protocol::frame::coding::{Control, Data, OpCode};
+        use tokio_tungstenite::tungstenite::protocol::frame::{Frame, FrameHeader};
+        let (_hub, addr) = start().await;
+        let cases: [(OpCode, &'static [u8], u16); 5] = [
+            (
+                OpCode::Data(Data::Text),
+                b"{\"type\":\"ping\",\"ts\":1}\xc3",
+                1007,
+            ),
+            (OpCode::Data(Data::Reserved(3)), b"", 1002),
+            (OpCode::Control(Control::Close), b"\x03", 1002),
+            (OpCode::Control(Control::Close), b"\x03\xe8\xff", 1007),
+            (OpCode::Control(Control::Close), b"\x13\x88", 1002), // 5000
+        ];
+        for (opcode, payload, want) in cases {
+            let mut socket = connect(addr).await;
+            let header = FrameHeader {
+                opcode,
+                ..FrameHeader::default()
+            };
+            let frame = Frame::from_payload(header, Bytes::from_static(payload));
+            socket.send(Message::Frame(frame)).await.unwrap();
+            assert_eq!(
+                close_code(&mut socket).await,
+                Some(want),
+                "{opcode:?} {payload:?}"
+            );
         }
     }
 

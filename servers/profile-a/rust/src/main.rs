@@ -5,8 +5,7 @@
 
 mod client;
 
-use std::future::{Future, IntoFuture};
-use std::path::PathBuf;
+use std::future::IntoFuture;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -21,9 +20,9 @@ use axum::serve::ListenerExt;
 use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
 use tokio::net::TcpListener;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::{self, Instant};
 
+use chat_core::cli::{Args, parse_args, stop_signal};
 use chat_core::stats::Stats;
 
 use crate::client::Hub;
@@ -66,57 +65,9 @@ async fn stats(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
     )
 }
 
-#[derive(Debug, PartialEq)]
-struct Args {
-    host: String,
-    port: u16,
-    /// Stop after this many seconds; 0 runs until signalled.
-    duration_s: u64,
-    /// PEM certificate and key: with both, the server serves TLS only.
-    tls_cert: Option<PathBuf>,
-    tls_key: Option<PathBuf>,
-}
-
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut parsed = Args {
-        host: "0.0.0.0".to_owned(),
-        port: 8080,
-        duration_s: 0,
-        tls_cert: None,
-        tls_key: None,
-    };
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
-            None => (arg, None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or(format!("{flag} needs a value"))
-        };
-        match flag.as_str() {
-            "--host" => parsed.host = value()?,
-            "--port" => parsed.port = value()?.parse().map_err(|e| format!("--port: {e}"))?,
-            "--duration" => {
-                parsed.duration_s = value()?.parse().map_err(|e| format!("--duration: {e}"))?
-            }
-            "--tls-cert" => parsed.tls_cert = Some(value()?.into()),
-            "--tls-key" => parsed.tls_key = Some(value()?.into()),
-            "--deflate" => return Err(NO_DEFLATE.to_owned()),
-            _ => return Err(format!("unknown argument {flag}")),
-        }
-    }
-    if parsed.tls_cert.is_some() != parsed.tls_key.is_some() {
-        return Err("--tls-cert and --tls-key go together".to_owned());
-    }
-    Ok(parsed)
-}
-
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1)) {
+    let args = match parse_args(std::env::args().skip(1), NO_DEFLATE) {
         Ok(args) => args,
         Err(message) => {
             eprintln!("{SERVER}: {message}\n{USAGE}");
@@ -148,7 +99,7 @@ async fn run(args: Args) -> std::io::Result<()> {
         listener.local_addr()?
     );
     let hub = Arc::new(Hub::new(Arc::new(Stats::new(SERVER))));
-    let stop = stop_signal(args.duration_s)?;
+    let stop = stop_signal(SERVER, args.duration_s)?;
 
     // Not `with_graceful_shutdown`: that waits for HTTP connections, but an
     // upgraded WebSocket lives in a task of its own that axum does not track.
@@ -188,26 +139,6 @@ async fn serve(
         .acceptor(acceptor)
         .serve(app.into_make_service())
         .await
-}
-
-/// Resolves on SIGTERM, SIGINT or after `duration_s` (if not 0). The handlers
-/// are installed before this returns: as PID 1 there is no default action.
-fn stop_signal(duration_s: u64) -> std::io::Result<impl Future<Output = ()>> {
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    Ok(async move {
-        let elapsed = async {
-            match duration_s {
-                0 => std::future::pending().await,
-                seconds => time::sleep(Duration::from_secs(seconds)).await,
-            }
-        };
-        tokio::select! {
-            _ = terminate.recv() => eprintln!("{SERVER}: SIGTERM, shutting down"),
-            _ = interrupt.recv() => eprintln!("{SERVER}: SIGINT, shutting down"),
-            () = elapsed => eprintln!("{SERVER}: --duration {duration_s} s elapsed, shutting down"),
-        }
-    })
 }
 
 #[cfg(test)]
@@ -255,55 +186,5 @@ mod tests {
             missing.starts_with("HTTP/1.1 404 Not Found\r\n"),
             "{missing}"
         );
-    }
-
-    fn parse(args: &[&str]) -> Result<Args, String> {
-        parse_args(args.iter().map(|arg| arg.to_string()))
-    }
-
-    #[test]
-    fn defaults() {
-        assert_eq!(
-            parse(&[]),
-            Ok(Args {
-                host: "0.0.0.0".to_owned(),
-                port: 8080,
-                duration_s: 0,
-                tls_cert: None,
-                tls_key: None,
-            })
-        );
-    }
-
-    #[test]
-    fn flags_with_separate_or_inline_values() {
-        let expected = Args {
-            host: "127.0.0.1".to_owned(),
-            port: 9000,
-            duration_s: 5,
-            tls_cert: None,
-            tls_key: None,
-        };
-        assert_eq!(
-            parse(&["--host", "127.0.0.1", "--port", "9000", "--duration", "5"]),
-            Ok(expected)
-        );
-        assert_eq!(parse(&["--port=9001"]).map(|args| args.port), Ok(9001));
-    }
-
-    #[test]
-    fn rejects_bad_arguments() {
-        assert!(parse(&["--port"]).is_err());
-        assert!(parse(&["--port", "http"]).is_err());
-        assert!(parse(&["--verbose"]).is_err());
-    }
-
-    #[test]
-    fn takes_a_certificate_with_its_key_and_refuses_deflate() {
-        let args = parse(&["--tls-cert", "c.pem", "--tls-key=k.pem"]).unwrap();
-        assert_eq!(args.tls_cert, Some(PathBuf::from("c.pem")));
-        assert_eq!(args.tls_key, Some(PathBuf::from("k.pem")));
-        assert!(parse(&["--tls-cert", "c.pem"]).is_err());
-        assert_eq!(parse(&["--deflate"]), Err(NO_DEFLATE.to_owned()));
     }
 }

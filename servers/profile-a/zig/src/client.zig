@@ -32,6 +32,7 @@
 const std = @import("std");
 const lws = @import("lws");
 const protocol = @import("chat").protocol;
+const close_payload = @import("chat").close;
 const TokenBucket = @import("chat").TokenBucket;
 const outbox = @import("outbox.zig");
 const frames = @import("frames.zig");
@@ -92,7 +93,7 @@ pub const Client = struct {
     /// the first time it is needed.
     rx: ?*[protocol.max_message_bytes]u8 = null,
     rx_len: usize = 0,
-    /// Set in ESTABLISHED from `write_coalesce_ns`; the default never waits.
+    /// Set in ESTABLISHED from the server's `Settings`; the default never waits.
     pacer: Pacer = .init(0, 0, 0),
     /// While armed (`paused`), pushes only queue: its callback asks for the
     /// writable callback instead. Cancelled in CLOSED, before lws frees us.
@@ -101,6 +102,11 @@ pub const Client = struct {
     /// The writer frames batches itself (`--frame-batch`, and the connection
     /// did not negotiate permessage-deflate).
     frame_batch: bool = false,
+    /// Each whole text message is checked for UTF-8 here: over
+    /// permessage-deflate, libwebsockets 4.1.6 misses one that ends partway
+    /// through a character (its "partial utf8" check in ops-ws.c waits for
+    /// an inflater state that a compressed final frame does not reach).
+    check_whole_utf8: bool = false,
     /// The connection negotiated permessage-deflate. A message longer than
     /// `deflate_one_pass_bytes` is the last of its writable callback: the
     /// extension may still be draining its deflated output after lws_write
@@ -189,6 +195,10 @@ pub const Client = struct {
             stats.inc("malformed");
             return 0;
         }
+        if (self.check_whole_utf8 and !std.unicode.utf8ValidateSlice(bytes)) {
+            self.closeWith(lws.LWS_CLOSE_STATUS_INVALID_PAYLOAD);
+            return 0;
+        }
         defer _ = hub.arena.reset(.retain_capacity);
         const msg = protocol.parse(hub.arena.allocator(), bytes) catch {
             stats.inc("malformed");
@@ -252,7 +262,7 @@ pub const Client = struct {
         // sends each frame with its own send(); with more than one queued,
         // the socket is corked meanwhile so that they leave together, as one
         // write would (docs/fairness.md).
-        const corked = self.outbox.len > 1 and cork_batches and !self.frame_batch;
+        const corked = self.outbox.len > 1 and self.hub.server.settings.cork_batches and !self.frame_batch;
         if (corked) setCork(wsi, true);
         defer if (corked) setCork(wsi, false);
         if (self.ping_due) {
@@ -311,16 +321,6 @@ pub const Client = struct {
     }
 };
 
-/// A busy connection's writer pauses this long between batches (pacer.zig);
-/// `--write-coalesce-ms`, 0 (the default, see main.zig) turns pacing off.
-pub var write_coalesce_ns: u64 = 0;
-/// ... doubling up to this while its batches keep holding several messages
-/// (`--write-coalesce-max-ms`).
-pub var write_coalesce_max_ns: u64 = 20 * std.time.ns_per_ms;
-/// Messages a second to one connection from which it is paced at all
-/// (`--flood-rate`).
-pub var flood_rate: u64 = 1000;
-
 /// The deflate extension's inflate buffer, as a power of 2: 4096 bytes, the
 /// protocol's message limit (libwebsockets caps it at `rx_buffer_size`, the
 /// same), so any chat comes out of inflate in one pass. At libwebsockets'
@@ -352,12 +352,6 @@ const deflate_one_pass_bytes = (1 << deflate_tx_buf_pwr2) - 64;
 fn setDeflateBuffer(wsi: *lws.struct_lws, comptime option: [:0]const u8, comptime pwr2: usize) void {
     _ = lws.lws_set_extension_option(wsi, "permessage-deflate", option, std.fmt.comptimePrint("{d}", .{pwr2}));
 }
-
-/// Whether onWritable corks a batch of several frames (--no-write-batch clears it).
-pub var cork_batches = true;
-
-/// Whether writers frame their batches themselves (--frame-batch).
-pub var frame_batch = false;
 
 /// Holds back (or releases) the socket's partial TCP segments: TCP_CORK.
 fn setCork(wsi: *lws.struct_lws, on: bool) void {
@@ -393,14 +387,16 @@ pub fn callback(
             const self = clientOf(user) orelse return -1;
             const now = lws.lws_now_usecs();
             const took_deflate = transport.tookDeflate(wsi); // once: it clears what it reads
+            const settings = hub.server.settings;
             self.* = .{
                 .wsi = wsi,
                 .hub = hub,
                 .bucket = .init(now * std.time.ns_per_us),
                 .last_rx_us = now,
                 .last_ping_us = now,
-                .pacer = .init(write_coalesce_ns, write_coalesce_max_ns, flood_rate),
-                .frame_batch = frame_batch and !took_deflate,
+                .pacer = .init(settings.write_coalesce_ns, settings.write_coalesce_max_ns, settings.flood_rate),
+                .frame_batch = settings.frame_batch and !took_deflate,
+                .check_whole_utf8 = settings.check_utf8 and took_deflate,
                 .deflate = took_deflate,
             };
             if (took_deflate) {
@@ -416,6 +412,20 @@ pub fn callback(
         lws.LWS_CALLBACK_RECEIVE => {
             const self = registeredClient(user) orelse return -1;
             return self.onReceive(in, len);
+        },
+        // libwebsockets 4.1.6 echoes a peer's close payload as it came, a
+        // 1-byte one and codes that may not be sent (5000 and up) included;
+        // it rewrites only some of those to 1002 (lib/roles/ws/ops-ws.c).
+        // RFC 6455 section 7.4 asks to fail the connection instead: with
+        // the reason set and nonzero returned, libwebsockets sends our close
+        // frame rather than the echo.
+        lws.LWS_CALLBACK_WS_PEER_INITIATED_CLOSE => {
+            const payload: []const u8 = if (len == 0) &.{} else @as([*]const u8, @ptrCast(in.?))[0..len];
+            _ = close_payload.code(payload) catch |err| {
+                lws.lws_close_reason(wsi, close_payload.failWith(err), null, 0);
+                return -1;
+            };
+            return 0;
         },
         lws.LWS_CALLBACK_RECEIVE_PONG => {
             const self = registeredClient(user) orelse return -1;

@@ -28,6 +28,7 @@
 //! when its last member there leaves. With one thread (Debian's build) there
 //! is no other hub, and the mutex is never contended.
 
+const Settings = @import("settings.zig").Settings;
 const std = @import("std");
 const protocol = @import("chat").protocol;
 const Stats = @import("chat").Stats;
@@ -61,6 +62,8 @@ pub const Server = struct {
     hubs: []Hub = &.{},
     /// Wakes the other service threads (`lws_cancel_service`); tests count calls.
     wake: *const fn () void,
+    /// How every connection reads and writes (the command line's settings).
+    settings: Settings = .{},
     /// Rooms with at least one member, by name. Under `lock`.
     rooms: std.StringHashMapUnmanaged(*Room) = .empty,
     next_room_id: u64 = 0,

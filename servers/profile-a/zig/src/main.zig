@@ -10,7 +10,7 @@
 //!
 //! Usage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N]
 //!                 [--no-write-batch] [--frame-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS]
-//!                 [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]
+//!                 [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate] [--no-utf8-check]
 //!
 //! With --tls-cert and --tls-key the port serves TLS only; --deflate accepts
 //! permessage-deflate (transport.zig).
@@ -63,6 +63,10 @@ const Options = struct {
     tls_key: ?[:0]const u8 = null,
     /// Accept permessage-deflate when a client offers it.
     deflate: bool = false,
+    /// libwebsockets checks that text messages and close reasons are UTF-8
+    /// (LWS_SERVER_OPTION_VALIDATE_UTF8, close 1007) as RFC 6455 section 8.1
+    /// requires; off only in the variant that measures what that costs.
+    check_utf8: bool = true,
 };
 
 /// Set by the signal handler (or the --duration timer); read by the loop.
@@ -81,7 +85,7 @@ var shutdown_timers: [max_threads]lws.lws_sorted_usec_list_t = @splat(.{});
 
 pub fn main(init: std.process.Init.Minimal) u8 {
     const opts = parseArgs(init.args) catch |err| {
-        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N] [--no-write-batch] [--frame-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate]\n", .{@errorName(err)});
+        logf("wsca-zig: {s}\nusage: wsca-zig [--host ADDR] [--port PORT] [--duration SECONDS] [--threads N] [--no-write-batch] [--frame-batch] [--write-coalesce-ms MS] [--write-coalesce-max-ms MS] [--flood-rate N] [--tls-cert FILE --tls-key FILE] [--deflate] [--no-utf8-check]\n", .{@errorName(err)});
         return 2;
     };
     return run(opts) catch |err| {
@@ -93,16 +97,18 @@ pub fn main(init: std.process.Init.Minimal) u8 {
 fn run(opts: Options) !u8 {
     const gpa = std.heap.c_allocator;
     raiseFileLimit();
-    client.cork_batches = opts.write_batch;
-    client.frame_batch = opts.frame_batch;
-    client.write_coalesce_ns = @as(u64, opts.write_coalesce_ms) * std.time.ns_per_ms;
-    client.write_coalesce_max_ns = @as(u64, opts.write_coalesce_max_ms) * std.time.ns_per_ms;
-    client.flood_rate = opts.flood_rate;
     lws.lws_set_log_level(lws.LLL_ERR | lws.LLL_WARN, null);
 
     var stats: Stats = .{};
     transport.stats = &stats;
-    var server: Server = .{ .gpa = gpa, .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll };
+    var server: Server = .{ .gpa = gpa, .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll, .settings = .{
+        .cork_batches = opts.write_batch,
+        .frame_batch = opts.frame_batch,
+        .write_coalesce_ns = @as(u64, opts.write_coalesce_ms) * std.time.ns_per_ms,
+        .write_coalesce_max_ns = @as(u64, opts.write_coalesce_max_ms) * std.time.ns_per_ms,
+        .flood_rate = opts.flood_rate,
+        .check_utf8 = opts.check_utf8,
+    } };
     defer server.deinit();
     const wanted = if (opts.threads > 0) opts.threads else cpuCount();
 
@@ -139,6 +145,8 @@ fn run(opts: Options) !u8 {
     info.gid = -1;
     info.uid = -1;
     info.options = lws.LWS_SERVER_OPTION_DISABLE_IPV6 | lws.LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+    // libwebsockets 4.1 leaves text unchecked unless asked (lws-context-vhost.h).
+    if (opts.check_utf8) info.options |= lws.LWS_SERVER_OPTION_VALIDATE_UTF8;
     if (opts.tls_cert) |cert| {
         var reason: [256:0]u8 = @splat(0);
         transport.check(cert, opts.tls_key.?, &reason) catch |err| {
@@ -311,6 +319,8 @@ fn parseArgs(args: std.process.Args) !Options {
             opts.tls_key = it.next() orelse return error.MissingValue;
         } else if (std.mem.eql(u8, arg, "--deflate")) {
             opts.deflate = true;
+        } else if (std.mem.eql(u8, arg, "--no-utf8-check")) {
+            opts.check_utf8 = false;
         } else {
             return error.UnknownArgument;
         }

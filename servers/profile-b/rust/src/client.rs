@@ -19,12 +19,14 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{self, timeout};
 use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Bytes, Error, Message, Utf8Bytes};
 
 use chat_core::hub::{self, Handled, QUEUE_CAPACITY};
 use chat_core::pacer::Pacer;
+use chat_core::protocol::MAX_MESSAGE_SIZE;
 use chat_core::stats::{self, Stats};
 
 /// The hub, with this stack's shared text buffer: a broadcast's one
@@ -33,8 +35,6 @@ pub type Hub = hub::Hub<Utf8Bytes>;
 type Outbound = hub::Outbound<Utf8Bytes>;
 type Member = hub::Member<Utf8Bytes>;
 
-/// Largest message (and frame) payload accepted; a larger one closes with 1009.
-pub const MAX_MESSAGE_SIZE: usize = 4096;
 /// A connection from which nothing has arrived for this long is closed.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often the writer pings; well inside `READ_TIMEOUT`, so a live client
@@ -119,15 +119,36 @@ enum ReadEnd {
     TimedOut,
     /// A message over `MAX_MESSAGE_SIZE`.
     TooBig,
-    /// A protocol or I/O error.
+    /// A frame RFC 6455 forbids: reserved bits or opcodes, an unmasked
+    /// frame, a bad fragment or control frame, a close payload of 1 byte.
+    ProtocolViolation,
+    /// A text message or close reason that is not UTF-8.
+    InvalidUtf8,
+    /// An I/O error, or the peer gone without a close frame.
     Failed,
 }
 
 impl ReadEnd {
+    /// How a read error ends the connection. tungstenite fails the read on
+    /// every MUST of RFC 6455 but leaves the close frame to the caller (its
+    /// state stays active, so the writer can still send it): the code RFC
+    /// 6455 names for each, section 7.4.1.
+    fn of(error: &Error) -> ReadEnd {
+        match error {
+            Error::Capacity(_) => ReadEnd::TooBig,
+            Error::Utf8(_) => ReadEnd::InvalidUtf8,
+            Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => ReadEnd::Failed,
+            Error::Protocol(_) => ReadEnd::ProtocolViolation,
+            _ => ReadEnd::Failed,
+        }
+    }
+
     /// The close frame the server sends for this end, if any.
     fn close_code(self) -> Option<CloseCode> {
         match self {
             ReadEnd::TooBig => Some(CloseCode::Size),
+            ReadEnd::ProtocolViolation => Some(CloseCode::Protocol),
+            ReadEnd::InvalidUtf8 => Some(CloseCode::Invalid),
             ReadEnd::Closed | ReadEnd::TimedOut | ReadEnd::Failed => None,
         }
     }
@@ -151,8 +172,7 @@ impl Client {
             let message = match timeout(READ_TIMEOUT, stream.next()).await {
                 Err(_) => return ReadEnd::TimedOut,
                 Ok(None) => return ReadEnd::Closed,
-                Ok(Some(Err(Error::Capacity(_)))) => return ReadEnd::TooBig,
-                Ok(Some(Err(_))) => return ReadEnd::Failed,
+                Ok(Some(Err(error))) => return ReadEnd::of(&error),
                 Ok(Some(Ok(message))) => message,
             };
             let stats = &self.member.hub().stats;
@@ -258,6 +278,8 @@ where
 mod tests {
     use tokio::io::DuplexStream;
     use tokio_tungstenite::tungstenite::protocol::Role;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::OpCode;
+    use tokio_tungstenite::tungstenite::protocol::frame::{Frame, FrameHeader};
 
     use super::*;
 
@@ -398,6 +420,41 @@ mod tests {
         assert_eq!(next_text(&mut socket).await, r#"{"type":"pong","ts":1}"#);
         send(&mut socket, &padded(MAX_MESSAGE_SIZE + 1)).await;
         assert_eq!(close_code(&mut socket).await, Some(1009));
+    }
+
+    /// Sends one raw frame, as a peer that breaks RFC 6455 would.
+    async fn send_frame(socket: &mut Socket<DuplexStream>, opcode: OpCode, payload: &'static [u8]) {
+        let header = FrameHeader {
+            opcode,
+            ..FrameHeader::default()
+        };
+        let frame = Frame::from_payload(header, Bytes::from_static(payload));
+        socket.send(Message::Frame(frame)).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn each_violation_is_failed_with_the_close_code_rfc_6455_names() {
+        use tokio_tungstenite::tungstenite::protocol::frame::coding::{Control, Data};
+        let cases: [(OpCode, &'static [u8], u16); 5] = [
+            (
+                OpCode::Data(Data::Text),
+                b"{\"type\":\"ping\",\"ts\":1}\xc3",
+                1007,
+            ),
+            (OpCode::Data(Data::Reserved(3)), b"", 1002),
+            (OpCode::Control(Control::Close), b"\x03", 1002),
+            (OpCode::Control(Control::Close), b"\x03\xe8\xff", 1007),
+            (OpCode::Control(Control::Close), b"\x13\x88", 1002), // 5000
+        ];
+        for (opcode, payload, want) in cases {
+            let mut socket = connect(&hub()).await;
+            send_frame(&mut socket, opcode, payload).await;
+            assert_eq!(
+                close_code(&mut socket).await,
+                Some(want),
+                "{opcode:?} {payload:?}"
+            );
+        }
     }
 
     #[tokio::test]

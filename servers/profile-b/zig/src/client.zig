@@ -18,6 +18,7 @@ const net = std.Io.net;
 const WebSocket = std.http.Server.WebSocket;
 
 const protocol = @import("chat").protocol;
+const close_payload = @import("chat").close;
 const Stats = @import("chat").Stats;
 const frameBytes = @import("chat").frameBytes;
 const TokenBucket = @import("chat").TokenBucket;
@@ -59,6 +60,11 @@ pub var write_coalesce: Io.Duration = .fromMilliseconds(5);
 /// writer wake-ups a second, and the server spent its CPU switching threads
 /// (README.md, "Saturation"). It grows only on connections that get at least
 /// `flood_rate` messages a second, counted over 100 ms windows.
+/// Whether a text message must be UTF-8 before it is read (RFC 6455 section
+/// 8.1). `--no-utf8-check` clears it, for the variant that measures what the
+/// check costs; the close reason is checked either way.
+pub var check_utf8 = true;
+
 pub var write_coalesce_max: Io.Duration = .fromMilliseconds(20);
 /// Messages a second to one connection from which its pause may grow
 /// (`--flood-rate`, default 0: on every busy connection). The other servers
@@ -470,7 +476,8 @@ pub const Client = struct {
         fragment,
     };
 
-    const FrameError = error{ Gone, ProtocolError };
+    /// ProtocolError fails the connection with 1002, InvalidPayload with 1007.
+    const FrameError = error{Gone} || close_payload.Error;
 
     fn nextFrame(c: *Client) FrameError!Frame {
         const in = c.ws.input;
@@ -478,6 +485,9 @@ pub const Client = struct {
         const h0: WebSocket.Header0 = @bitCast(h[0]);
         const h1: WebSocket.Header1 = @bitCast(h[1]);
         if (!h1.mask) return error.ProtocolError;
+        // No extension is ever negotiated, so a reserved bit has no meaning
+        // (RFC 6455 section 5.2: MUST fail the connection).
+        if (h0.rsv1 != 0 or h0.rsv2 != 0 or h0.rsv3 != 0) return error.ProtocolError;
         const ext: usize = switch (h1.payload_len) {
             .len16 => 2,
             .len64 => 8,
@@ -490,13 +500,12 @@ pub const Client = struct {
             else => @intFromEnum(h1.payload_len),
         };
         if (h0.opcode == .connection_close) {
-            if (len > 125) return error.ProtocolError;
+            if (len > 125 or !h0.fin) return error.ProtocolError;
             const mask = head[2 + ext ..][0..4].*;
             in.toss(2 + ext + 4);
             const payload = in.take(@intCast(len)) catch return error.Gone;
-            if (payload.len < 2) return .{ .close = null };
-            const code_bytes = [2]u8{ payload[0] ^ mask[0], payload[1] ^ mask[1] };
-            return .{ .close = std.mem.readInt(u16, &code_bytes, .big) };
+            for (payload, 0..) |*b, i| b.* ^= mask[i % 4];
+            return .{ .close = try close_payload.code(payload) };
         }
         if (len > protocol.max_message_bytes) {
             // The reader asks for the 1009 close first and skips the frame after,
@@ -549,21 +558,17 @@ pub const Client = struct {
         while (true) {
             const frame = c.nextFrame() catch |err| switch (err) {
                 error.Gone => return true,
-                error.ProtocolError => {
-                    c.requestClose(1002);
+                error.ProtocolError, error.InvalidPayload => |e| {
+                    c.requestClose(close_payload.failWith(e));
                     return false;
                 },
             };
             switch (frame) {
                 .close => |code| {
-                    // Answer with the peer's code, as RFC 6455 suggests, but
-                    // never echo codes that must not appear on the wire.
-                    const reply: u16 = if (code) |k| switch (k) {
-                        1000...1003, 1007...1014, 3000...4999 => k,
-                        else => 1000,
-                    } else 1000;
+                    // Answer with the peer's code, as RFC 6455 suggests
+                    // (close_payload.code has refused every code that may not be sent).
                     c.hub.leaveAll(c);
-                    c.requestClose(reply);
+                    c.requestClose(code orelse 1000);
                     return false;
                 },
                 .oversize => |skip| {
@@ -578,6 +583,13 @@ pub const Client = struct {
                 .message => |msg| switch (msg.opcode) {
                     .ping => c.sendControl(.pong, msg.data),
                     .text => if (!closing) {
+                        // RFC 6455 section 8.1: a text message that is not
+                        // UTF-8 MUST fail the connection. std reads frames
+                        // and leaves the payload unchecked.
+                        if (check_utf8 and !std.unicode.utf8ValidateSlice(msg.data)) {
+                            c.requestClose(1007);
+                            return false;
+                        }
                         c.stats.inc("frames_in");
                         if (c.handleText(msg.data) == .leave) {
                             closing = true;

@@ -40,6 +40,7 @@ const usage =
     \\usage: wsc-zig [--host ADDR] [--port PORT] [--duration SECONDS]
     \\               [--sched batch|other] [--write-coalesce-ms MS]
     \\               [--write-coalesce-max-ms MS] [--flood-rate MESSAGES_PER_S]
+    \\               [--no-utf8-check]
     \\
 ;
 
@@ -55,6 +56,8 @@ const Options = struct {
     write_coalesce_max_ms: u32 = 20,
     /// ... when its connection gets at least this many messages a second.
     flood_rate: u64 = 0,
+    /// Text messages are checked for UTF-8 unless `--no-utf8-check`.
+    check_utf8: bool = true,
 };
 
 /// Why this server refuses a transport flag the others take: what its
@@ -85,6 +88,10 @@ fn parseOptions(args: std.process.Args) !Options {
         if (notOffered(name)) |why| {
             std.debug.print("wsc-zig: {s}: not offered, {s}\n", .{ name, why });
             std.process.exit(2);
+        }
+        if (std.mem.eql(u8, name, "--no-utf8-check")) {
+            o.check_utf8 = false;
+            continue;
         }
         const v = value orelse it.next() orelse return error.MissingValue;
         if (std.mem.eql(u8, name, "--host")) {
@@ -190,6 +197,7 @@ pub fn main(init: std.process.Init) !void {
     installSignalHandlers();
     if (opts.sched_batch) useBatchScheduling();
     client.write_coalesce = .fromMilliseconds(opts.write_coalesce_ms);
+    client.check_utf8 = opts.check_utf8;
     client.write_coalesce_max = .fromMilliseconds(@max(opts.write_coalesce_ms, opts.write_coalesce_max_ms));
     client.flood_rate = opts.flood_rate;
     const address = try net.IpAddress.parse(opts.host, opts.port);

@@ -1,8 +1,12 @@
-// message.go owns reading one whole message under the protocol's size limit
-// (docs/protocol.md, "Size limit") when permessage-deflate is on: gorilla's
-// and fasthttp's SetReadLimit count a compressed message's bytes on the
-// wire, so a 5,000-byte chat that deflates to 100 would pass it. ReadMessage
-// applies the limit to the message as the member will read it.
+// message.go owns reading one whole message as docs/protocol.md asks:
+//   - under the size limit ("Size limit") when permessage-deflate is on:
+//     gorilla's and fasthttp's SetReadLimit count a compressed message's bytes
+//     on the wire, so a 5,000-byte chat that deflates to 100 would pass it.
+//     ReadMessage applies the limit to the message as the member will read it.
+//   - valid UTF-8 when it is text ("WebSocket conformance"): neither library
+//     checks it, and RFC 6455 (section 8.1) says the endpoint MUST fail the
+//     connection. ReadMessage checks where the message is read, as gorilla's
+//     own Autobahn example (examples/autobahn/server.go) does.
 package chat
 
 import (
@@ -10,17 +14,28 @@ import (
 	"errors"
 	"io"
 	"time"
+	"unicode/utf8"
 )
 
-// closeMessage is RFC 6455's close opcode, as both libraries number it.
-const closeMessage = 8
+// textMessage and closeMessage are RFC 6455's opcodes, as both libraries number them.
+const (
+	textMessage  = 1
+	closeMessage = 8
+)
 
-// closeTooBig is the close code for a message over the size limit.
-const closeTooBig = 1009
+// The close codes ReadMessage sends.
+const (
+	closeInvalidPayload = 1007 // a text message that is not UTF-8
+	closeTooBig         = 1009 // a message over the size limit
+)
 
 // ErrMessageTooBig is ReadMessage's error for a message over its limit,
 // after it has sent the close frame that says so.
 var ErrMessageTooBig = errors.New("message over the size limit")
+
+// ErrInvalidUTF8 is ReadMessage's error for a text message that is not
+// UTF-8, after it has sent close 1007.
+var ErrInvalidUTF8 = errors.New("text message is not UTF-8")
 
 // MessageConn is what ReadMessage needs of a gorilla-style *websocket.Conn
 // (gorilla/websocket and fasthttp/websocket alike).
@@ -30,9 +45,12 @@ type MessageConn interface {
 }
 
 // ReadMessage reads the next data message whole, as the libraries' own
-// ReadMessage does, but refuses one of more than limit bytes once inflated:
-// it sends close 1009 (within closeWait) and returns ErrMessageTooBig.
-func ReadMessage(conn MessageConn, limit int64, closeWait time.Duration) (int, []byte, error) {
+// ReadMessage does, but refuses one of more than limit bytes once inflated
+// (close 1009, ErrMessageTooBig) and, when checkUTF8 is set, a text message
+// that is not UTF-8 (close 1007, ErrInvalidUTF8). Each close is sent within
+// closeWait. checkUTF8 is off only in the no-utf8-check variant, which
+// measures what the check costs.
+func ReadMessage(conn MessageConn, limit int64, checkUTF8 bool, closeWait time.Duration) (int, []byte, error) {
 	messageType, r, err := conn.NextReader()
 	if err != nil {
 		return messageType, nil, err
@@ -42,9 +60,18 @@ func ReadMessage(conn MessageConn, limit int64, closeWait time.Duration) (int, [
 		return messageType, nil, err
 	}
 	if int64(len(data)) > limit {
-		payload := binary.BigEndian.AppendUint16(nil, closeTooBig)
-		_ = conn.WriteControl(closeMessage, payload, time.Now().Add(closeWait))
+		failWith(conn, closeTooBig, closeWait)
 		return messageType, nil, ErrMessageTooBig
 	}
+	if checkUTF8 && messageType == textMessage && !utf8.Valid(data) {
+		failWith(conn, closeInvalidPayload, closeWait)
+		return messageType, nil, ErrInvalidUTF8
+	}
 	return messageType, data, nil
+}
+
+// failWith sends the close frame that fails the connection with code.
+func failWith(conn MessageConn, code uint16, closeWait time.Duration) {
+	payload := binary.BigEndian.AppendUint16(nil, code)
+	_ = conn.WriteControl(closeMessage, payload, time.Now().Add(closeWait))
 }

@@ -10,6 +10,11 @@ import (
 	"unicode/utf8"
 )
 
+// MaxMessageSize is the largest message a client may send, in bytes
+// (docs/protocol.md, "Size limit"); a larger one closes the connection with
+// 1009. Both Go servers read with it.
+const MaxMessageSize = 4096
+
 // maxNameRunes bounds a user or room name, counted in Unicode scalar values.
 const maxNameRunes = 64
 

@@ -79,6 +79,7 @@ func Run(t *testing.T, c Client) {
 		{"RefusesBadCertificatesAtStart", refusesBadCertificatesAtStart},
 		{"WithDeflateTheSizeLimitAppliesToTheInflatedMessage", withDeflateTheSizeLimitAppliesToTheInflatedMessage},
 		{"ChatsStayInTheirRoomAndLeavingOneRoomKeepsTheConnection", func(t *testing.T, c Client) { RoomsTest(t, c) }},
+		{"FailsATextMessageThatIsNotUTF8With1007UnlessTheVariantSkipsTheCheck", failsATextMessageThatIsNotUTF8With1007},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) { test.run(t, c) })
@@ -316,6 +317,31 @@ func withDeflateTheSizeLimitAppliesToTheInflatedMessage(t *testing.T, c Client) 
 	_, _, err := over.ReadMessage()
 	if code := c.CloseCode(err); code != 1009 {
 		t.Fatalf("after 4097 bytes: want close 1009, got %v (code %d)", err, code)
+	}
+	s.stop(t)
+}
+
+func failsATextMessageThatIsNotUTF8With1007(t *testing.T, c Client) {
+	invalid := []byte("{\"type\":\"ping\",\"ts\":1,\"x\":\"\xc3\"}") // cut short at \xc3
+	s := startServer(t)
+	s.waitHealthy(t, "http", &http.Client{Timeout: time.Second})
+	conn, _ := c.dial(t, "ws://"+s.addr+"/ws", nil, false)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	conn.WriteMessage(TextMessage, invalid)
+	if _, _, err := conn.ReadMessage(); c.CloseCode(err) != 1007 {
+		t.Fatalf("invalid UTF-8: want close 1007, got %v", err)
+	}
+	s.stop(t)
+
+	// The variant reads the message as it is: a ping, answered.
+	s = startServer(t, "-no-utf8-check")
+	s.waitHealthy(t, "http", &http.Client{Timeout: time.Second})
+	conn, _ = c.dial(t, "ws://"+s.addr+"/ws", nil, false)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	conn.WriteMessage(TextMessage, invalid)
+	var pong map[string]any
+	if err := conn.ReadJSON(&pong); err != nil || pong["type"] != "pong" {
+		t.Fatalf("-no-utf8-check: want a pong, got %v, %v", pong, err)
 	}
 	s.stop(t)
 }

@@ -5,9 +5,11 @@
 //! shared text buffer type (its stack's `Utf8Bytes`) to the hub.
 //!
 //! Reading order, after a server's README, `main` and `client`: [`hub`],
-//! then [`protocol`]; [`limiter`] and [`stats`] are leaves, and [`tls`] is
-//! the servers' `--tls-cert`/`--tls-key` configuration.
+//! then [`protocol`]; [`limiter`] and [`stats`] are leaves, [`tls`] is
+//! the servers' `--tls-cert`/`--tls-key` configuration, and [`cli`] their
+//! command line and stop signal.
 
+pub mod cli;
 pub mod hub;
 pub mod limiter;
 pub mod pacer;

@@ -10,6 +10,9 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
+/// The largest message a client may send, in bytes (docs/protocol.md, "Size
+/// limit"); a larger one closes the connection with 1009.
+pub const MAX_MESSAGE_SIZE: usize = 4096;
 /// The longest `user` or `room`, in Unicode scalar values.
 pub const MAX_NAME_CHARS: usize = 64;
 /// The most rooms one connection is in at once; a join to one more is malformed.

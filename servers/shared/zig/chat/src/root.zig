@@ -4,12 +4,14 @@
 //! because one runs on a single event-loop thread and the other on a thread
 //! per connection; what they both need is here.
 pub const protocol = @import("protocol.zig");
+pub const close = @import("close.zig");
 pub const TokenBucket = @import("limiter.zig").TokenBucket;
 pub const Stats = @import("stats.zig").Stats;
 pub const frameBytes = @import("stats.zig").frameBytes;
 
 test {
     _ = protocol;
+    _ = close;
     _ = @import("limiter.zig");
     _ = @import("stats.zig");
 }
