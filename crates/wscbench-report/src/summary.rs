@@ -226,8 +226,8 @@ fn summary_row(
                     "{what}: no interval, so no winner ({best} ahead of {runner} by {}; {advice})",
                     factor.map_or("?".into(), |f| format!("{f:.2}×"))
                 ));
-                if bound.rounds > 0 || bound.servers > 0 {
-                    // The other rounds measured k6: that is the answer the row can give.
+                if bound.rounds > 0 {
+                    // Its other rounds measured k6: that is the answer the row can give.
                     (LOADGEN_LIMIT.to_string(), "k6 was the limit".to_string())
                 } else {
                     ("undecided".to_string(), "—".to_string())
