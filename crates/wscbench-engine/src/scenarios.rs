@@ -204,7 +204,10 @@ impl LoadCurveShape {
     /// The shape in `mode` with a point's load parameters (`clients`, `room-size`; a room
     /// size given without clients sizes the clients to one room of it only when the default
     /// is one room) applied.
-    pub fn with_params(mode: Mode, params: &std::collections::BTreeMap<String, f64>) -> LoadCurveShape {
+    pub fn with_params(
+        mode: Mode,
+        params: &std::collections::BTreeMap<String, f64>,
+    ) -> LoadCurveShape {
         let mut shape = LoadCurveShape::of(mode);
         let one_room = shape.room_size == shape.clients;
         if let Some(&n) = params.get("clients") {
@@ -662,8 +665,7 @@ mod tests {
     }
 
     #[test]
-    fn a_load_curve_step_reaches_its_shape_through_the_environment_and_is_a_fanout_at_its_load()
-    {
+    fn a_load_curve_step_reaches_its_shape_through_the_environment_and_is_a_fanout_at_its_load() {
         let step = node(
             "MODE: 'quick', DELIVERIES: '100000'",
             "console.log(JSON.stringify(m.shapeOf('load-curve')));",

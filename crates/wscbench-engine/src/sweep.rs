@@ -249,7 +249,10 @@ mod tests {
     fn given_load_curve_steps_replace_the_curves_own_and_must_rise() {
         let sweep = Sweep::new(vec![key("deliveries=1000,5000").unwrap()]).unwrap();
         assert!(sweep.check(&[Scenario::LoadCurve], Mode::Quick).is_ok());
-        assert_eq!(run_points(&sweep, &[Scenario::LoadCurve], Mode::Quick).len(), 2);
+        assert_eq!(
+            run_points(&sweep, &[Scenario::LoadCurve], Mode::Quick).len(),
+            2
+        );
         let falling = Sweep::new(vec![key("deliveries=5000,1000").unwrap()]).unwrap();
         assert!(
             falling

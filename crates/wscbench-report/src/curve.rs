@@ -117,7 +117,9 @@ impl Curve<'_> {
                 Carried::LoadGenerator => {
                     return last.map_or(Capacity::None, Capacity::LoadGenerator);
                 }
-                Carried::No | Carried::Failed => return last.map_or(Capacity::None, Capacity::Limit),
+                Carried::No | Carried::Failed => {
+                    return last.map_or(Capacity::None, Capacity::Limit);
+                }
             }
         }
         last.map_or(Capacity::None, Capacity::Top)
@@ -140,8 +142,13 @@ pub(crate) fn carried(results: &[&RunResult], slo_p99_ms: f64) -> Carried {
         return Carried::LoadGenerator;
     }
     let mean = |metric: &Metric| {
-        Summary::of(&free.iter().filter_map(|r| (metric.value)(r)).collect::<Vec<_>>())
-            .map(|s| s.mean)
+        Summary::of(
+            &free
+                .iter()
+                .filter_map(|r| (metric.value)(r))
+                .collect::<Vec<_>>(),
+        )
+        .map(|s| s.mean)
     };
     let delivered = mean(&metrics::DELIVERED_OF_OFFERED);
     let p99 = mean(&metrics::LATENCY_P99);
@@ -232,13 +239,10 @@ pub(crate) fn steps_all_carried(curves: &[&Curve]) -> Vec<f64> {
 /// The curves of one profile's servers (default variants and other variants alike, ws only
 /// as every table but the matrix), in row order.
 pub(crate) fn profile_curves<'a>(groups: &[Group<'a>], profile: &str) -> Vec<Curve<'a>> {
-    let results: Vec<&RunResult> = by_language(
-        groups
-            .iter()
-            .filter(|g| g.first().scenario == Scenario::LoadCurve && g.first().server.profile == profile),
-    )
+    let results: Vec<&RunResult> = by_language(groups.iter().filter(|g| {
+        g.first().scenario == Scenario::LoadCurve && g.first().server.profile == profile
+    }))
     .flat_map(|g| g.results.iter().copied())
     .collect();
     curves(&results)
 }
-

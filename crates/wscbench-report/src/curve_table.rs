@@ -69,7 +69,10 @@ fn carried_text(step: &Step, slo_p99_ms: f64) -> String {
 /// Per profile, the load curve of every server: one row per server and step, lowest load
 /// first; steps are compared across servers in the summary (only where all carried them).
 pub(crate) fn curve_tables(groups: &[Group]) -> Vec<Table> {
-    let profiles = ordered(groups.iter().map(|g| g.first().server.profile.as_str()), &PROFILES);
+    let profiles = ordered(
+        groups.iter().map(|g| g.first().server.profile.as_str()),
+        &PROFILES,
+    );
     let mut tables = Vec::new();
     for profile in profiles {
         let curves = profile_curves(groups, profile);

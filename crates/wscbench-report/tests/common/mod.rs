@@ -458,3 +458,35 @@ pub fn rooms_run() -> Vec<RunResult> {
     results.push(slow_consumers(RUN, "profile-b/zig", 1.8, 45.0, None, 30));
     results
 }
+
+/// One round of a load-curve step of `server_id` at `offered` deliveries per second: what
+/// arrived (`delivered`, 0 to 1), latency p99 `p99_ms`, and `per_cpu_s` deliveries per server
+/// CPU-second over the hold; round `round` of `of`.
+pub fn curve_step(
+    server_id: &str,
+    offered: f64,
+    (delivered, p99_ms, per_cpu_s): (f64, f64, f64),
+    (round, of): (u32, u32),
+) -> RunResult {
+    let mut r = result(RUN, server_id, "steady");
+    r.scenario = wscbench_results::Scenario::LoadCurve;
+    r.mode = wscbench_results::Mode::Quick;
+    r.load_params.insert("deliveries".to_string(), offered);
+    r.repetition = wscbench_results::Repetition { index: round, of };
+    r.derived.deliveries_per_s = offered * delivered;
+    r.derived.deliveries_per_server_cpu_s = Some(per_cpu_s);
+    if let Some(k6) = &mut r.k6 {
+        k6.latency.p99_ms = p99_ms;
+    }
+    r.curve = Some(wscbench_results::CurveStep {
+        offered_deliveries_per_s: offered,
+        room_size: 500,
+        clients: 500,
+        chats_per_s: offered / (500.0 * 499.0),
+        offered_deliveries: Some((offered * 6.0) as u64),
+        delivered_ratio: Some(delivered),
+        slo_p99_ms: 50.0,
+        hold_deliveries_per_server_cpu_s: Some(per_cpu_s),
+    });
+    r
+}

@@ -196,8 +196,10 @@ impl RunLog {
                 transports: request.transports.clone(),
                 not_offered: request.not_offered.clone(),
                 planned_points: (request.row_transports
-                    * wscbench_engine::runner::points_per_row(&request.scenarios, &request.load_points))
-                    as u32
+                    * wscbench_engine::runner::points_per_row(
+                        &request.scenarios,
+                        &request.load_points,
+                    )) as u32
                     * request.min_rounds,
                 written_points: 0,
                 started_at: now(),

@@ -518,10 +518,12 @@ fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)>
             "the capacity scenario needs the native load path (its per-step histograms come from k6/x/chat): drop --loadgen js",
         ),
         (
-            scenarios
-                .iter()
-                .any(|s| matches!(s, Scenario::Fanout | Scenario::SlowConsumers | Scenario::LoadCurve))
-                && args.loadgen != LoadPath::Native,
+            scenarios.iter().any(|s| {
+                matches!(
+                    s,
+                    Scenario::Fanout | Scenario::SlowConsumers | Scenario::LoadCurve
+                )
+            }) && args.loadgen != LoadPath::Native,
             "the fanout, load-curve and slow-consumers scenarios need the native load path (their rooms and slow readers are k6/x/chat's): drop --loadgen js",
         ),
     ]
