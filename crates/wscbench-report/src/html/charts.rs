@@ -339,6 +339,63 @@ pub(crate) fn room_size_chart(title: &str, y_desc: &str, lines: &[Line]) -> Stri
     })
 }
 
+/// One server's load curve: the steps free of the load generator as a solid keyed line with
+/// a dot on each, and the steps where k6 was the limit as hollow rings, not joined (their
+/// figures are the load generator's).
+#[derive(Debug, Clone)]
+pub(crate) struct CurveLine {
+    pub line: Line,
+    pub capped: Vec<(f64, f64)>,
+}
+
+/// A figure against offered load (deliveries per second, logarithmic axis): one
+/// [`CurveLine`] per server, the values from zero.
+pub(crate) fn load_curve_chart(title: &str, y_desc: &str, curves: &[CurveLine]) -> String {
+    svg(WIDE_SIZE, |root| {
+        let points = || {
+            curves
+                .iter()
+                .flat_map(|c| c.line.points.iter().chain(&c.capped))
+        };
+        let top = points().map(|p| p.1).fold(0.0_f64, f64::max);
+        let top = if top > 0.0 { top * 1.45 } else { 1.0 };
+        let (lo, hi) = points().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
+            (lo.min(p.0), hi.max(p.0))
+        });
+        let (lo, hi) = if lo <= hi { (lo, hi) } else { (1e4, 1e6) };
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, font(CAPTION_PX))
+            .margin(8)
+            .margin_right(16)
+            .x_label_area_size(34)
+            .y_label_area_size(56)
+            .build_cartesian_2d((lo / 1.3..hi * 1.3).log_scale(), 0.0..top)?;
+        chart
+            .configure_mesh()
+            .light_line_style(WHITE)
+            .bold_line_style(BLACK.mix(0.08))
+            .x_desc("offered deliveries/s (log scale; rings: k6 was the limit)")
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| short_number(*x))
+            .y_label_formatter(&|y| short_number(*y))
+            .label_style(font(LABEL_PX))
+            .axis_desc_style(font(LABEL_PX))
+            .draw()?;
+        for curve in curves {
+            draw_keyed_line(&mut chart, &curve.line)?;
+            draw_marks(&mut chart, &curve.line)?;
+            let color = curve.line.color;
+            chart.draw_series(
+                curve
+                    .capped
+                    .iter()
+                    .map(|&p| Circle::new(p, 4, color.stroke_width(2))),
+            )?;
+        }
+        draw_legend(&mut chart)
+    })
+}
+
 /// A figure second by second: one line per server, with the span `shaded` (seconds) drawn
 /// behind as a pale band and named in the x axis' description.
 pub(crate) fn over_time_chart(

@@ -438,6 +438,7 @@ pub(crate) fn scenario_figures(points: &[Point], scenario: Scenario) -> Vec<Figu
     match scenario {
         Scenario::Fanout => vec![fanout_figure(points)],
         Scenario::SlowConsumers => vec![slow_consumers_figure(points)],
+        Scenario::LoadCurve => curve_figures(points),
         _ => Vec::new(),
     }
 }
@@ -494,6 +495,79 @@ fn fanout_figure(points: &[Point]) -> Figure {
         svg: charts::room_size_chart(title, "latency p99 (ms)", &lines),
         caption: title.to_string(),
     }
+}
+
+/// The load curve: latency p99 and server CPU per 1,000 deliveries against offered load,
+/// one line per server (its steps' means over the rounds free of the load generator), the
+/// steps where k6 was the limit as rings.
+fn curve_figures(points: &[Point]) -> Vec<Figure> {
+    let results: Vec<&RunResult> = points.iter().flat_map(|p| p.results.iter().copied()).collect();
+    let curves = crate::curve::curves(&results);
+    if curves.is_empty() {
+        return vec![Figure::Note("Load curve: no step to draw.".to_string())];
+    }
+    let mut used = Vec::new();
+    let colors: Vec<_> = curves
+        .iter()
+        .map(|c| free_color(&c.first.server.language, &mut used))
+        .collect();
+    let chart = |metric: &crate::metrics::Metric, title: &str, y_desc: &str| {
+        let lines: Vec<charts::CurveLine> = curves
+            .iter()
+            .zip(&colors)
+            .map(|(curve, &color)| {
+                let mut line = charts::CurveLine {
+                    line: Line {
+                        label: curve_label(curve.first),
+                        color,
+                        points: Vec::new(),
+                        dashed: false,
+                    },
+                    capped: Vec::new(),
+                };
+                for step in &curve.steps {
+                    let Some(s) = step.summary(metric) else {
+                        continue;
+                    };
+                    if step.carried == crate::curve::Carried::LoadGenerator {
+                        line.capped.push((step.offered, s.mean));
+                    } else {
+                        line.line.points.push((step.offered, s.mean));
+                    }
+                }
+                line
+            })
+            .collect();
+        Figure::Chart {
+            svg: charts::load_curve_chart(title, y_desc, &lines),
+            caption: title.to_string(),
+        }
+    };
+    vec![
+        chart(
+            &crate::metrics::LATENCY_P99,
+            "Load curve: chat latency p99 against offered load",
+            "latency p99 (ms)",
+        ),
+        chart(
+            &crate::metrics::CPU_PER_1K_DELIVERIES,
+            "Load curve: server CPU per 1,000 deliveries against offered load",
+            "CPU per 1k deliveries (ms)",
+        ),
+    ]
+}
+
+/// `B · Rust`, `A · Zig@no-utf8-check`: a curve's server in a chart's key.
+fn curve_label(result: &RunResult) -> String {
+    let mut label = format!(
+        "{} · {}",
+        profile_name(&result.server.profile),
+        capitalized(&result.server.language)
+    );
+    if let Some(variant) = &result.variant {
+        label.push_str(&format!("@{variant}"));
+    }
+    label
 }
 
 /// The healthy clients' p99 second by second, one line per server (its last round), the slow
