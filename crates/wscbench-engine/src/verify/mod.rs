@@ -9,6 +9,7 @@ mod checks;
 pub mod client;
 mod counters;
 pub mod hostile;
+mod raw;
 mod rooms;
 
 use std::future::Future;
