@@ -7,6 +7,7 @@
 
 mod checks;
 pub mod client;
+pub mod conformance;
 mod counters;
 pub mod hostile;
 mod raw;
