@@ -28,6 +28,7 @@
 
 pub mod capacity;
 pub mod compare;
+pub mod conformance;
 pub mod history;
 pub mod html;
 pub mod knobs;
