@@ -587,6 +587,11 @@ pub struct VerifyArgs {
     /// with its memory back within 64 MiB (127.0.0.1 only; about 1 min per server)
     #[arg(long)]
     pub hostile: bool,
+    /// Also run the RFC 6455 conformance cases (Autobahn categories 1-7 on raw frames,
+    /// through the chat protocol) over each transport, and print a server x category table
+    /// of strict / non-strict / ignored; an ignored or failed case fails the verification
+    #[arg(long)]
+    pub conformance: bool,
     /// Use this binary instead of building the server (with exactly one --server)
     #[arg(long, value_name = "PATH", requires = "servers")]
     pub binary: Option<PathBuf>,
