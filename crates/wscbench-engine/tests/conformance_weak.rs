@@ -118,10 +118,10 @@ async fn serve(
                 }
             }
             chat = chats.recv(), if conn.user.is_some() => {
-                if let Ok(text) = chat {
-                    if stream.write_all(&server_frame(1, text.as_bytes())).await.is_err() {
-                        return;
-                    }
+                if let Ok(text) = chat
+                    && stream.write_all(&server_frame(1, text.as_bytes())).await.is_err()
+                {
+                    return;
                 }
             }
         }
