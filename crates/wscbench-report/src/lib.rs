@@ -31,6 +31,7 @@
 
 pub mod capacity;
 pub mod compare;
+pub mod conformance;
 mod curve;
 mod curve_table;
 pub mod history;

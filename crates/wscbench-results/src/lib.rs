@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub mod capacity;
+pub mod conformance;
 pub mod curve;
 pub mod dimensions;
 pub mod manifest;
@@ -24,6 +25,7 @@ pub use capacity::{
     Capacity, CapacityStep, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis, StepReason,
 };
 pub use curve::CurveStep;
+pub use conformance::{CaseResult, CaseVerdict, Category, ServerConformance};
 pub use dimensions::{
     FANOUT_DEFAULT_ROOM_SIZE, HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR,
     RUN_MANIFEST_FILE, Repetition, Scenario, Transport, UnknownName, raw_relative_dir,

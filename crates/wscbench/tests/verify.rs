@@ -112,6 +112,54 @@ fn verify_refuses_an_unknown_check_name_and_lists_the_real_ones() {
 }
 
 #[test]
+fn verify_conformance_against_nothing_listening_fails_the_first_case_and_runs_no_other() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    wscbench()
+        .args([
+            "verify",
+            "--url",
+            &format!("ws://127.0.0.1:{port}/ws"),
+            "--conformance",
+            "--only",
+            "ping_empty",
+            "--only",
+            "close_1000_answered",
+        ])
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("FAILED     ping_empty")
+                .and(predicate::str::contains("NOT RUN    close_1000_answered"))
+                .and(predicate::str::contains("RFC 6455 conformance"))
+                .and(predicate::str::contains("passed, ").not()),
+        );
+}
+
+#[test]
+fn verify_refuses_an_unknown_conformance_case_and_lists_the_real_ones() {
+    wscbench()
+        .args([
+            "verify",
+            "--url",
+            "ws://127.0.0.1:1/ws",
+            "--conformance",
+            "--only",
+            "rsv9",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("unknown check \"rsv9\"").and(predicate::str::contains(
+                "the conformance cases are: chat_7bit_length",
+            )),
+        );
+}
+
+#[test]
 fn verify_of_an_unknown_server_names_the_known_ones() {
     wscbench()
         .args(["verify", "--server", "profile-c/cobol"])

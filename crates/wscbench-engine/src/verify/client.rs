@@ -24,6 +24,7 @@ pub const EXPECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub type Ws = WebSocketStream<Deflating<crate::tls::Stream>>;
 
+pub(crate) use deflate::deflate as deflate_message;
 pub use deflate::{Deflating, OFFER as DEFLATE_OFFER};
 
 /// What arrived on a connection, control frames aside.

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use futures_util::SinkExt;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::tungstenite::Message;
 
 use super::client::{self, Member, is};
+use super::raw::{MASK, Raw, frame, header, tcp, ws_path};
 use super::{CheckFuture, CheckResult, Target, VerifyReport, counters::read_stats};
 use crate::http;
 use wscbench_results::ServerStats;
@@ -380,166 +380,6 @@ async fn aftermath(
     Ok(notes.join(", "))
 }
 
-/// A WebSocket spoken by hand, for frames a client library will not send.
-struct Raw {
-    stream: TcpStream,
-    buf: Vec<u8>,
-}
-
-const MASK: [u8; 4] = [0x37, 0xfa, 0x21, 0x3d];
-
-/// A client frame: FIN bit, opcode, masked payload.
-fn frame(opcode: u8, fin: bool, payload: &[u8]) -> Vec<u8> {
-    let mut out = header(opcode, fin, payload.len() as u64);
-    out.extend(payload.iter().enumerate().map(|(i, b)| b ^ MASK[i % 4]));
-    out
-}
-
-/// A client frame's header (with mask key) announcing `len` bytes of payload.
-fn header(opcode: u8, fin: bool, len: u64) -> Vec<u8> {
-    let mut out = vec![(if fin { 0x80 } else { 0 }) | opcode];
-    match len {
-        0..=125 => out.push(0x80 | len as u8),
-        126..=65535 => {
-            out.push(0x80 | 126);
-            out.extend((len as u16).to_be_bytes());
-        }
-        _ => {
-            out.push(0x80 | 127);
-            out.extend(len.to_be_bytes());
-        }
-    }
-    out.extend(MASK);
-    out
-}
-
-fn ws_path(target: &Target) -> &str {
-    target
-        .ws_url
-        .strip_prefix("ws://")
-        .and_then(|rest| rest.find('/').map(|i| &rest[i..]))
-        .unwrap_or("/ws")
-}
-
-fn upgrade_request(target: &Target) -> String {
-    format!(
-        "GET {} HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-        ws_path(target),
-        target.addr
-    )
-}
-
-async fn tcp(target: &Target, recv_buffer: Option<u32>) -> Result<TcpStream, String> {
-    let addr: std::net::SocketAddr = target.addr.parse().map_err(|e| format!("{e}"))?;
-    let socket = TcpSocket::new_v4().map_err(|e| format!("socket: {e}"))?;
-    if let Some(size) = recv_buffer {
-        socket.set_recv_buffer_size(size).ok();
-    }
-    tokio::time::timeout(Duration::from_secs(3), socket.connect(addr))
-        .await
-        .map_err(|_| "connect timed out".to_string())?
-        .map_err(|e| format!("connect: {e}"))
-}
-
-impl Raw {
-    async fn upgrade(target: &Target, recv_buffer: Option<u32>) -> Result<Self, String> {
-        let mut stream = tcp(target, recv_buffer).await?;
-        stream.set_nodelay(true).ok();
-        stream
-            .write_all(upgrade_request(target).as_bytes())
-            .await
-            .map_err(|e| format!("writing the upgrade: {e}"))?;
-        let mut buf = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let end = loop {
-            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                break i + 4;
-            }
-            let mut chunk = [0u8; 1024];
-            let left = deadline.saturating_duration_since(Instant::now());
-            let n = tokio::time::timeout(left, stream.read(&mut chunk))
-                .await
-                .map_err(|_| "no upgrade response within 5 s".to_string())?
-                .map_err(|e| format!("reading the upgrade response: {e}"))?;
-            if n == 0 {
-                return Err("the connection closed during the upgrade".into());
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        };
-        if !buf.starts_with(b"HTTP/1.1 101") {
-            return Err(format!(
-                "upgrade refused: {}",
-                String::from_utf8_lossy(&buf[..end])
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-            ));
-        }
-        buf.drain(..end);
-        Ok(Self { stream, buf })
-    }
-
-    async fn send(&mut self, bytes: &[u8]) -> Result<(), String> {
-        self.stream
-            .write_all(bytes)
-            .await
-            .map_err(|e| format!("write: {e}"))
-    }
-
-    async fn send_text(&mut self, text: &str) -> Result<(), String> {
-        self.send(&frame(1, true, text.as_bytes())).await
-    }
-
-    /// Reads frames until a close frame (its code) or the end of the connection (`Err`).
-    async fn expect_close(&mut self, timeout: Duration) -> Result<Option<u16>, String> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            while let Some((opcode, payload, used)) = parse(&self.buf) {
-                self.buf.drain(..used);
-                if opcode == 8 {
-                    return Ok(
-                        (payload.len() >= 2).then(|| u16::from_be_bytes([payload[0], payload[1]]))
-                    );
-                }
-            }
-            let mut chunk = [0u8; 8192];
-            let left = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left, self.stream.read(&mut chunk)).await {
-                Err(_) => return Err(format!("no close frame within {timeout:?}")),
-                Ok(Ok(0)) => return Err("the connection ended without a close frame".into()),
-                Ok(Err(e)) => {
-                    return Err(format!("the connection broke without a close frame ({e})"));
-                }
-                Ok(Ok(n)) => self.buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-    }
-
-    /// Ends the connection with a TCP reset rather than a close handshake.
-    fn reset(self) {
-        self.stream.set_zero_linger().ok();
-        drop(self.stream);
-    }
-}
-
-/// One unmasked server frame at the start of `buf`: (opcode, payload, bytes used).
-fn parse(buf: &[u8]) -> Option<(u8, Vec<u8>, usize)> {
-    if buf.len() < 2 {
-        return None;
-    }
-    let opcode = buf[0] & 0x0f;
-    let (len, start) = match buf[1] & 0x7f {
-        126 => (u16::from_be_bytes([*buf.get(2)?, *buf.get(3)?]) as usize, 4),
-        127 => (
-            u64::from_be_bytes(buf.get(2..10)?.try_into().ok()?) as usize,
-            10,
-        ),
-        n => (n as usize, 2),
-    };
-    let payload = buf.get(start..start + len)?;
-    Some((opcode, payload.to_vec(), start + len))
-}
-
 /// Several connections, each flooding `count` texts made by `make`, then proving it is still served.
 async fn text_flood(
     ctx: &Ctx,
@@ -748,7 +588,7 @@ fn ping_flood(ctx: &Ctx) -> CheckFuture<'_> {
     Box::pin(async move {
         let floods = (0..2).map(|_| async move {
             let raw = Raw::upgrade(&ctx.target, None).await?;
-            let (mut rd, mut wr) = raw.stream.into_split();
+            let (mut rd, mut wr) = tokio::io::split(raw.stream);
             // Read and discard the pongs, so the flood measures the server, not our buffers.
             let reader = tokio::spawn(async move {
                 let mut sink = [0u8; 65536];
@@ -1003,14 +843,5 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(before, names.len());
-    }
-
-    #[test]
-    fn raw_frames_are_masked_and_parse_back() {
-        let f = frame(1, true, b"hi");
-        assert_eq!(&f[..2], &[0x81, 0x82]);
-        let unmasked = [0x88, 0x02, 0x03, 0xf1];
-        assert_eq!(parse(&unmasked), Some((8, vec![0x03, 0xf1], 4)));
-        assert_eq!(header(1, true, 1 << 20)[1], 0x80 | 127);
     }
 }

@@ -7,8 +7,10 @@
 
 mod checks;
 pub mod client;
+pub mod conformance;
 mod counters;
 pub mod hostile;
+mod raw;
 mod rooms;
 
 use std::future::Future;

@@ -1,5 +1,6 @@
-//! `wscbench verify`: run the protocol checks against a URL or against servers it starts itself.
-//! Its command line is checked once, as a whole, into a [`VerifyRequest`] (as `run`'s is in
+//! `wscbench verify`: run the protocol checks (or the hostile ones), and with
+//! `--conformance` the RFC 6455 conformance cases, against a URL or against servers it
+//! starts itself. Its command line is checked once, as a whole, into a [`VerifyRequest`] (as `run`'s is in
 //! `run_request`): every refusal is raised there, before any build.
 
 use std::path::{Path, PathBuf};
@@ -9,8 +10,9 @@ use clap::Args;
 use wscbench_engine::catalog::Server;
 use wscbench_engine::local::{self, LocalServer};
 use wscbench_engine::tls::RunCert;
-use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport, hostile};
-use wscbench_results::Transport;
+use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport, conformance, hostile};
+use wscbench_report::{Format, Report};
+use wscbench_results::{CaseResult, ServerConformance, Transport};
 
 use crate::args::{SelectArgs, one_of};
 use crate::errors::{Doing, ExpectedError, UsageError};
@@ -36,6 +38,11 @@ pub struct VerifyArgs {
     /// with its memory back within 64 MiB (127.0.0.1 only; about 1 min per server)
     #[arg(long)]
     pub hostile: bool,
+    /// Also run the RFC 6455 conformance cases (Autobahn categories 1-7 on raw frames,
+    /// through the chat protocol) over each transport, and print a server x category table
+    /// of strict / non-strict / ignored; an ignored or failed case fails the verification
+    #[arg(long)]
+    pub conformance: bool,
     /// Use this binary instead of building the server (with exactly one --server)
     #[arg(long, value_name = "PATH", requires = "servers")]
     pub binary: Option<PathBuf>,
@@ -64,6 +71,8 @@ struct VerifyRequest {
     only: Vec<String>,
     /// The hostile-client checks instead of the protocol checks (`--hostile`).
     hostile: bool,
+    /// The RFC 6455 conformance cases too (`--conformance`).
+    conformance: bool,
     /// The binary to start instead of building the one server (`--binary`).
     binary: Option<PathBuf>,
     /// JSON instead of the check list (`--json`).
@@ -99,9 +108,21 @@ impl VerifyRequest {
                 .chain([verify::SHUTDOWN_CHECK])
                 .collect()
         };
-        if let Some(unknown) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
+        let cases: Vec<&str> = match args.conformance {
+            true => conformance::all_cases().iter().map(|c| c.id).collect(),
+            false => Vec::new(),
+        };
+        if let Some(unknown) = args
+            .only
+            .iter()
+            .find(|o| !known.contains(&o.as_str()) && !cases.contains(&o.as_str()))
+        {
+            let cases = match args.conformance {
+                true => format!("; the conformance cases are: {}", cases.join(", ")),
+                false => String::new(),
+            };
             return Err(UsageError::new(format!(
-                "unknown check {unknown:?}; the checks are: {}",
+                "unknown check {unknown:?}; the checks are: {}{cases}",
                 known.join(", ")
             ))
             .into());
@@ -141,6 +162,7 @@ impl VerifyRequest {
             target,
             only: args.only.clone(),
             hostile: args.hostile,
+            conformance: args.conformance,
             binary: args.binary.clone(),
             json: args.json,
             server_logs: args.server_logs,
@@ -150,22 +172,55 @@ impl VerifyRequest {
 
 pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode, ExpectedError> {
     let request = VerifyRequest::check(root, &args)?;
-    let mut reports = Vec::new();
+    let mut outcome = Outcome::default();
     match &request.target {
-        VerifyTarget::Url(target) => reports.push(check(None, target, &request, None).await),
+        VerifyTarget::Url(target) => outcome.add(
+            check(&target.ws_url.clone(), target, Transport::Ws, &request, None).await,
+        ),
         VerifyTarget::Servers {
             servers,
             transports,
-        } => verify_servers(servers, transports, &request, &mut reports).await?,
+        } => verify_servers(servers, transports, &request, &mut outcome).await?,
     }
     if request.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&reports).expect("reports always serialize")
-        );
+        let json = match request.conformance {
+            true => serde_json::to_string_pretty(&serde_json::json!({
+                "checks": outcome.reports,
+                "conformance": outcome.conformance,
+            })),
+            false => serde_json::to_string_pretty(&outcome.reports),
+        };
+        println!("{}", json.expect("reports always serialize"));
+    } else if let Some(table) =
+        wscbench_report::conformance::conformance_table(&outcome.conformance)
+    {
+        let report = Report {
+            notes: Vec::new(),
+            tables: vec![table],
+        };
+        print!("\n{}", Format::Terminal.render(&report));
     }
-    let failed = reports.iter().filter(|r| !r.passed()).count();
+    let failed = outcome.reports.iter().filter(|r| !r.passed()).count()
+        + outcome.conformance.iter().filter(|c| !c.passed()).count();
     Ok(ExitCode::from_failures(failed))
+}
+
+/// What verifying one server over one transport found: the checks' report (none when
+/// `--only` named conformance cases alone) and, with `--conformance`, its conformance.
+type Found = (Option<VerifyReport>, Option<ServerConformance>);
+
+/// Everything verified, in order.
+#[derive(Default)]
+struct Outcome {
+    reports: Vec<VerifyReport>,
+    conformance: Vec<ServerConformance>,
+}
+
+impl Outcome {
+    fn add(&mut self, (report, conformance): Found) {
+        self.reports.extend(report);
+        self.conformance.extend(conformance);
+    }
 }
 
 /// Each server over each transport it offers; a transport it does not offer is named and
@@ -174,7 +229,7 @@ async fn verify_servers(
     servers: &[Server],
     transports: &[Transport],
     args: &VerifyRequest,
-    reports: &mut Vec<VerifyReport>,
+    outcome: &mut Outcome,
 ) -> Result<(), ExpectedError> {
     let cert = match transports.iter().any(|t| t.is_tls()) {
         true => Some(RunCert::make().doing(|| "making the TLS certificate for wss")?),
@@ -191,7 +246,7 @@ async fn verify_servers(
                 }
                 continue;
             }
-            reports.push(verify_local(server, args, transport, cert.as_ref()).await?);
+            outcome.add(verify_local(server, args, transport, cert.as_ref()).await?);
         }
     }
     Ok(())
@@ -223,7 +278,7 @@ async fn verify_local(
     args: &VerifyRequest,
     transport: Transport,
     cert: Option<&RunCert>,
-) -> Result<VerifyReport, ExpectedError> {
+) -> Result<Found, ExpectedError> {
     let binary = match &args.binary {
         Some(path) => path.clone(),
         None => {
@@ -259,61 +314,114 @@ async fn verify_local(
     if transport.is_deflate() {
         target = target.with_deflate();
     }
-    let label = match transport {
-        Transport::Ws => server.id.clone(),
-        t => format!("{} over {t}", server.id),
-    };
-    Ok(check(Some(&label), &target, args, Some(process)).await)
+    Ok(check(&server.id, &target, transport, args, Some(process)).await)
 }
 
+/// Runs what `args` asks against one server: the protocol checks (the shutdown check
+/// last, on a server we started) or the hostile ones, then the conformance cases.
 async fn check(
-    id: Option<&str>,
+    id: &str,
     target: &Target,
+    transport: Transport,
     args: &VerifyRequest,
     process: Option<LocalServer>,
-) -> VerifyReport {
+) -> Found {
     let quiet = args.json;
     if !quiet {
-        println!(
-            "verify {}{}",
-            id.map(|i| format!("{i} ")).unwrap_or_default(),
-            target.ws_url
-        );
+        let label = match transport {
+            Transport::Ws => id.to_string(),
+            t => format!("{id} over {t}"),
+        };
+        match label == target.ws_url {
+            true => println!("verify {label}"),
+            false => println!("verify {label} {}", target.ws_url),
+        }
     }
     let print = |c: &CheckResult| {
         if !quiet {
             print_check(c);
         }
     };
-    if args.hostile {
+    // `--only` may name checks, conformance cases, or both: each part runs when named.
+    let case_named = |o: &String| conformance::all_cases().iter().any(|c| c.id == o);
+    let only_checks: Vec<String> = args
+        .only
+        .iter()
+        .filter(|o| !case_named(o))
+        .cloned()
+        .collect();
+    let only_cases: Vec<String> = args
+        .only
+        .iter()
+        .filter(|o| case_named(o))
+        .cloned()
+        .collect();
+    let run_checks = args.only.is_empty() || !only_checks.is_empty();
+    let run_cases = args.conformance && (args.only.is_empty() || !only_cases.is_empty());
+    let mut report = None;
+    if run_checks && args.hostile {
         let pid = process.as_ref().and_then(|p| p.pid());
-        let report = hostile::hostile(target, pid, &args.only, print).await;
-        if let Some(process) = process {
-            process.stop(Duration::from_secs(3)).await;
-        }
-        if !quiet {
-            let passed = report.checks.iter().filter(|c| c.passed).count();
-            println!("{passed} passed, {} failed", report.checks.len() - passed);
-        }
-        return report;
+        report = Some(hostile::hostile(target, pid, &only_checks, print).await);
+    } else if run_checks {
+        report = Some(verify::verify(target, &only_checks, print).await);
     }
-    let mut report = verify::verify(target, &args.only, print).await;
+    let conformance = match run_cases {
+        true => Some(run_conformance(id, target, transport, &only_cases, quiet).await),
+        false => None,
+    };
     if let Some(process) = process {
-        if args.only.is_empty() || args.only.iter().any(|o| o == verify::SHUTDOWN_CHECK) {
-            let result = verify::verify_shutdown(process).await;
-            if !quiet {
-                print_check(&result);
+        let shutdown_named = only_checks.iter().any(|o| o == verify::SHUTDOWN_CHECK);
+        match report.as_mut() {
+            Some(report) if !args.hostile && (args.only.is_empty() || shutdown_named) => {
+                let result = verify::verify_shutdown(process).await;
+                if !quiet {
+                    print_check(&result);
+                }
+                report.checks.push(result);
             }
-            report.checks.push(result);
-        } else {
-            process.stop(Duration::from_secs(3)).await;
+            _ => {
+                process.stop(Duration::from_secs(3)).await;
+            }
         }
     }
-    if !quiet {
+    if let (false, Some(report)) = (quiet, &report) {
         let passed = report.checks.iter().filter(|c| c.passed).count();
         println!("{passed} passed, {} failed", report.checks.len() - passed);
     }
-    report
+    (report, conformance)
+}
+
+async fn run_conformance(
+    id: &str,
+    target: &Target,
+    transport: Transport,
+    only: &[String],
+    quiet: bool,
+) -> ServerConformance {
+    if !quiet {
+        println!("  conformance (RFC 6455, Autobahn categories 1-7):");
+    }
+    let print = |c: &CaseResult| {
+        if !quiet {
+            println!(
+                "  {:<10} {:<30} {} ({} ms)",
+                c.verdict.as_str().to_uppercase(),
+                c.id,
+                c.evidence,
+                c.duration_ms
+            );
+        }
+    };
+    let found = conformance::conformance(target, id, transport, only, print).await;
+    if !quiet {
+        let failing = found.failing().count();
+        println!(
+            "  {} cases: {} ignored, failed or not run",
+            found.cases.len(),
+            failing
+        );
+    }
+    found
 }
 
 fn print_check(c: &CheckResult) {

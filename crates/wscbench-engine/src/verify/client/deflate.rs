@@ -321,7 +321,7 @@ impl Codec {
 }
 
 /// A message compressed on its own (no context kept), its sync-flush tail removed.
-fn deflate(plain: &[u8]) -> io::Result<Vec<u8>> {
+pub(crate) fn deflate(plain: &[u8]) -> io::Result<Vec<u8>> {
     let mut encoder =
         flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
     encoder.write_all(plain)?;

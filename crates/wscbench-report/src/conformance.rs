@@ -1,0 +1,129 @@
+//! The conformance table: one row per server and transport, one column per Autobahn
+//! category (RFC 6455 section), each cell the category's worst verdict (strict, non-strict,
+//! ignored, failed) with the cases behind it. Footnotes give the evidence of every case
+//! that ignored a MUST or failed.
+
+use wscbench_results::{CaseVerdict, Category, ServerConformance, Transport};
+
+use crate::{Cell, Column, Row, Table};
+
+/// The table of every server's conformance, in the order given; `None` without any.
+pub fn conformance_table(servers: &[ServerConformance]) -> Option<Table> {
+    if servers.is_empty() {
+        return None;
+    }
+    let mut headings = vec![("server", false)];
+    headings.extend(Category::ALL.iter().map(|c| (c.as_str(), false)));
+    let mut footnotes = vec![
+        "strict: the MUST and the close code RFC 6455 names; non-strict: failed without that \
+         close frame or code; ignored: a MUST skipped, the connection stays usable; failed: \
+         not delivered, not answered, or the server stopped answering"
+            .to_string(),
+    ];
+    let rows = servers
+        .iter()
+        .map(|server| {
+            let label = server_label(server);
+            let mut cells = vec![Cell::label(label.clone())];
+            for category in Category::ALL {
+                cells.push(Cell::label(cell_text(server, category)));
+            }
+            footnotes.extend(
+                server
+                    .failing()
+                    .filter(|c| c.verdict != CaseVerdict::NotRun)
+                    .map(|c| format!("{label} {}: {} ({})", c.id, c.evidence, c.verdict.as_str())),
+            );
+            Row { cells }
+        })
+        .collect();
+    Some(Table {
+        title: "RFC 6455 conformance (Autobahn categories 1–7, through the chat protocol)".into(),
+        columns: Column::unranked(&headings),
+        rows,
+        footnotes,
+        scenario: None,
+        axis: None,
+    })
+}
+
+fn server_label(server: &ServerConformance) -> String {
+    match server.transport {
+        Transport::Ws => server.server.clone(),
+        t => format!("{} over {t}", server.server),
+    }
+}
+
+/// `strict`, or the worst verdict with the cases that have it: `ignored: rsv2, rsv3`.
+fn cell_text(server: &ServerConformance, category: Category) -> String {
+    match server.worst_in(category) {
+        None => "—".into(),
+        Some((CaseVerdict::Strict, _)) => CaseVerdict::Strict.as_str().into(),
+        Some((verdict, cases)) => {
+            let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+            format!("{}: {}", verdict.as_str(), ids.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wscbench_results::CaseResult;
+    use wscbench_results::conformance::CONFORMANCE_SCHEMA_VERSION;
+
+    fn case(id: &str, category: Category, verdict: CaseVerdict) -> CaseResult {
+        CaseResult {
+            id: id.into(),
+            category,
+            rfc_section: "8.1".into(),
+            rule: "r".into(),
+            verdict,
+            evidence: format!("{id} evidence"),
+            duration_ms: 3,
+        }
+    }
+
+    #[test]
+    fn a_cell_shows_the_worst_verdict_and_the_cases_behind_it() {
+        let go = ServerConformance {
+            schema_version: CONFORMANCE_SCHEMA_VERSION,
+            server: "profile-b/go".into(),
+            transport: Transport::Wss,
+            deflate_negotiated: false,
+            cases: vec![
+                case("utf8_a", Category::Utf8, CaseVerdict::Ignored),
+                case("utf8_b", Category::Utf8, CaseVerdict::Strict),
+                case("close_a", Category::Close, CaseVerdict::NonStrict),
+                case("ping", Category::Pings, CaseVerdict::Strict),
+            ],
+        };
+        let table = conformance_table(&[go]).unwrap();
+        let row: Vec<&str> = table.rows[0]
+            .cells
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(row[0], "profile-b/go over wss");
+        assert_eq!(row[1], "—");
+        assert_eq!(row[2], "strict");
+        assert_eq!(row[6], "ignored: utf8_a");
+        assert_eq!(row[7], "non-strict: close_a");
+        assert_eq!(table.columns.len(), 8);
+        assert!(
+            table
+                .footnotes
+                .iter()
+                .any(|f| f.contains("utf8_a evidence")),
+            "{:?}",
+            table.footnotes
+        );
+        assert!(
+            !table
+                .footnotes
+                .iter()
+                .any(|f| f.contains("close_a evidence"))
+        );
+        assert!(conformance_table(&[]).is_none());
+    }
+}
