@@ -42,7 +42,7 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
         (Scenario::Capacity, Mode::Smoke) => 18,
         (Scenario::Capacity, _) => 240,
         (Scenario::IdleCapacity, Mode::Smoke) => 12,
-        (Scenario::IdleCapacity, _) => 120,
+        (Scenario::IdleCapacity, _) => 240,
         (Scenario::Fanout, Mode::Smoke) => 8,
         (Scenario::Fanout, _) => 20,
         (Scenario::SlowConsumers, Mode::Smoke) => 10,
