@@ -2,7 +2,16 @@
 //! connections and memory), the most idle clients held, the memory each costs and what ended
 //! the ramp. Pure functions; the rule is in docs/methodology.md ("Idle capacity").
 
-use wscbench_results::{IdleCapacity, IdleLimit, Outcome, Sample};
+use wscbench_results::{IdleCapacity, IdleLimit, Mode, Outcome, Sample};
+
+/// The clients of each step in `mode` (`idle-capacity` in `scenarios/lib/modes.js`; a test
+/// in `scenarios.rs` checks them): what the host limits are planned for.
+pub fn steps(mode: Mode) -> &'static [u64] {
+    match mode {
+        Mode::Smoke => &[1_000, 2_000, 3_000],
+        _ => &[10_000, 25_000, 50_000, 100_000, 150_000, 200_000],
+    }
+}
 
 /// The run is stopped when the server's memory reaches this share of its limit.
 pub const MEMORY_NEAR_LIMIT: f64 = 0.9;

@@ -471,6 +471,19 @@ mod tests {
     }
 
     #[test]
+    fn the_idle_capacity_steps_are_those_of_modes_js() {
+        for &mode in Mode::ALL {
+            let steps: Vec<u64> = shapes(mode)["idle-capacity"]["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
+            assert_eq!(crate::idle::steps(mode), steps, "{mode}");
+        }
+    }
+
+    #[test]
     fn the_fanout_and_slow_consumers_shapes_are_those_of_modes_js() {
         for &mode in Mode::ALL {
             let s = shapes(mode);

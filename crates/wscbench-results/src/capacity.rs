@@ -218,3 +218,24 @@ pub struct KpiVerdict {
     /// The threshold, in words with its unit (e.g. `≤ 10 MiB/h`).
     pub threshold: String,
 }
+
+/// The host limits an idle-capacity run was planned with (`wscbench_engine::host_limits`):
+/// where its clients connected from and the open files each side was given, for its largest
+/// step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostLimits {
+    /// Clients of the largest step the limits were planned for.
+    pub clients: u64,
+    /// The loopback addresses the clients connected from, in turn (`SOURCE_ADDRESSES`).
+    pub source_addresses: Vec<String>,
+    /// Ephemeral ports one source address has (the port range's width).
+    pub ports_per_address: u64,
+    /// `net.ipv4.ip_local_port_range` during the run, as the kernel writes it (`32768 60999`).
+    pub ip_local_port_range: String,
+    /// Open files the server's container was given (`--ulimit nofile=N:N`).
+    pub server_nofile: u64,
+    /// Open files each load generator's container was given.
+    pub loadgen_nofile: u64,
+    /// The most open files this machine gives one process.
+    pub nofile_ceiling: u64,
+}

@@ -20,7 +20,7 @@ pub mod transport;
 pub mod verdict;
 
 pub use capacity::{
-    Capacity, CapacityStep, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis, StepReason,
+    Capacity, CapacityStep, HostLimits, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis, StepReason,
 };
 pub use dimensions::{
     FANOUT_DEFAULT_ROOM_SIZE, HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR,
@@ -231,6 +231,10 @@ pub struct Conditions {
     /// (`--pause-server PAUSE/EVERY`, e.g. `1s/5s`); absent: never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause_server: Option<String>,
+    /// The host limits an idle-capacity run was planned with: source addresses, open files,
+    /// the port range (absent for every other scenario).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_limits: Option<HostLimits>,
 }
 
 /// One Docker engine that ran load generators, and the host behind it.

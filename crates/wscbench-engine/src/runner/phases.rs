@@ -13,15 +13,15 @@ use std::time::{Duration, Instant, SystemTime};
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
-    Distributed, ErrorCounts, InstanceSample, LoadPath, LoadgenInstance, Outcome, RunResult,
-    SCHEMA_VERSION, Sample, Scenario, ServerIdentity, UsageSource,
+    Distributed, ErrorCounts, HostLimits, InstanceSample, LoadPath, LoadgenInstance, Outcome,
+    RunResult, SCHEMA_VERSION, Sample, Scenario, ServerIdentity, UsageSource,
 };
 
 use super::collect::{Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines};
 use super::derive::{Long, derive, derive_long, window};
 use super::{Plan, Point, Progress, ServerSource, VerifyLevel};
 use crate::docker::{RUN_LABEL, nano_cpus};
-use crate::engine::{ContainerSpec, ContainerState, Engine, Usage, UsageStream};
+use crate::engine::{ContainerSpec, ContainerState, Engine, Hardening, Usage, UsageStream};
 use crate::native::{self, NativeReport};
 use crate::verify::{self, Target};
 use crate::{k6, local, process, scenarios, split};
@@ -82,6 +82,8 @@ struct Session<'a, E: Engine> {
     failed_instance: Option<usize>,
     /// Epoch ms at which the load started: the series' zero on the native report's clock.
     load_started_epoch_ms: u64,
+    /// The open files and source addresses an idle-capacity point was planned with.
+    host_limits: Option<HostLimits>,
 }
 
 impl<E: Engine> Session<'_, E> {
@@ -152,6 +154,8 @@ pub(super) async fn run_point<E: Engine>(
 ) -> RunResult {
     let clock = Instant::now();
     let mut result = empty_result(plan, point, SystemTime::now());
+    let host_limits = host_limits_of(plan, point, loadgen_engines.len());
+    result.conditions.host_limits = host_limits.clone();
     let mut session = Session {
         engine,
         loadgen_engines,
@@ -162,6 +166,7 @@ pub(super) async fn run_point<E: Engine>(
         resumed_after_ms: Vec::new(),
         failed_instance: None,
         load_started_epoch_ms: 0,
+        host_limits,
     };
     let ended = session.drive(&mut result, &mut cancel, on).await;
     let stopped_near_limit = matches!(ended, Ok(LoadEnd::MemoryNearLimit));
@@ -346,6 +351,7 @@ impl<E: Engine> Session<'_, E> {
             nano_cpus: Some(nano_cpus(self.plan.limits.cpus)),
             memory_bytes: Some(self.plan.limits.memory_bytes as i64),
             cpuset: self.plan.limits.cpuset_server.clone(),
+            hardening: self.hardening(|h| h.server_nofile),
             ..Default::default()
         };
         let id =
@@ -535,6 +541,7 @@ impl<E: Engine> Session<'_, E> {
                 labels: self.labels("loadgen"),
                 memory_bytes: self.plan.limits.loadgen_memory_bytes.map(|b| b as i64),
                 cpuset: self.plan.limits.cpuset_loadgen.clone(),
+                hardening: self.hardening(|h| h.loadgen_nofile),
                 ..Default::default()
             };
             let id = engine.start(&spec).await.map_err(|e| {
@@ -593,7 +600,22 @@ impl<E: Engine> Session<'_, E> {
         if self.point.transport.is_deflate() {
             env.push("DEFLATE=1".into());
         }
+        if let Some(h) = &self.host_limits {
+            env.push(format!("SOURCE_ADDRESSES={}", h.source_addresses.join(",")));
+        }
         env
+    }
+
+    /// The hardened set, with the open files the host plan gives this side (`nofile`).
+    fn hardening(&self, nofile: impl Fn(&HostLimits) -> u64) -> Hardening {
+        Hardening {
+            nofile: self
+                .host_limits
+                .as_ref()
+                .map(nofile)
+                .or(Hardening::default().nofile),
+            ..Hardening::default()
+        }
     }
 
     /// The run's certificate folder for k6, on a wss point.
@@ -937,6 +959,16 @@ fn describe(usage: &UsageSource) -> String {
         UsageSource::Process { pid } => format!("process {pid}"),
         UsageSource::Managed | UsageSource::Absent => "the server".into(),
     }
+}
+
+/// The host limits of an idle-capacity point whose server wscbench starts on loopback (the
+/// request was refused earlier when the machine cannot serve them); `None` for the rest.
+fn host_limits_of(plan: &Plan, point: Point<'_>, loadgens: usize) -> Option<HostLimits> {
+    let local = plan.server_address.is_none() && point.server.image().is_some();
+    (point.scenario == Scenario::IdleCapacity && local)
+        .then(|| crate::host_limits::for_idle_capacity(plan.mode, loadgens as u32).ok())
+        .flatten()
+        .flatten()
 }
 
 fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunResult {

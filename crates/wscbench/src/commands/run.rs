@@ -358,6 +358,7 @@ async fn prepare(
         loadgen_engines: loadgen_conditions,
         server_address: args.server_address.clone(),
         pause_server: args.pause_server.map(|p| p.text()),
+        host_limits: None,
     };
     let plan = Plan {
         run_id: run_id.to_string(),

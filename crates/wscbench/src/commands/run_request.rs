@@ -109,6 +109,16 @@ impl RunRequest {
                 "--max-rounds {max_rounds} is fewer than --runs {min_rounds}"
             )));
         }
+        // A step the machine cannot serve is refused before anything is built or started.
+        if scenarios.contains(&Scenario::IdleCapacity) && args.server_address.is_none() {
+            let loadgens = args.loadgen_engines.len().max(1) as u32;
+            wscbench_engine::host_limits::for_idle_capacity(args.mode, loadgens).map_err(|e| {
+                UsageError::new(format!(
+                    "idle-capacity in {} mode cannot run on this machine: {e}",
+                    args.mode
+                ))
+            })?;
+        }
         let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
         // Points a server does not offer are not run: count only the offered ones.
         let row_transports = rows
