@@ -30,10 +30,14 @@ pub fn idle_capacity(
     errors: u64,
     died: Option<Outcome>,
 ) -> IdleCapacity {
-    let points: Vec<(f64, f64)> = series
-        .iter()
-        .filter_map(|s| Some((s.connections? as f64, s.server_mem_bytes? as f64)))
-        .collect();
+    // Each memory's least-squares slope against the server's connections.
+    let per_client = |mem: fn(&Sample) -> Option<u64>| {
+        let points: Vec<(f64, f64)> = series
+            .iter()
+            .filter_map(|s| Some((s.connections? as f64, mem(s)? as f64)))
+            .collect();
+        crate::series::least_squares_slope(&points)
+    };
     let limited_by = match (died, stopped_near_limit, errors) {
         (Some(outcome), _, _) => IdleLimit::ServerDied {
             outcome: outcome.as_str().to_string(),
@@ -48,7 +52,10 @@ pub fn idle_capacity(
             .filter_map(|s| s.connections)
             .max()
             .unwrap_or(0),
-        bytes_per_client: crate::series::least_squares_slope(&points),
+        bytes_per_client: per_client(|s| s.server_mem_bytes),
+        user_bytes_per_client: per_client(|s| s.server_anon_bytes),
+        kernel_bytes_per_client: per_client(|s| s.server_kernel_bytes),
+        loadgen_bytes_per_client: per_client(|s| Some(s.loadgen_mem_bytes)),
         peak_mem_bytes: series
             .iter()
             .filter_map(|s| s.server_mem_bytes)
@@ -63,16 +70,29 @@ pub fn idle_capacity(
 mod tests {
     use super::*;
 
-    /// Clients ramp up 1,000 a second, each costing 20 KiB over a 4 MiB base.
+    /// Clients ramp up 1,000 a second, each costing the server 20 KiB over a 4 MiB base (12
+    /// KiB of it user space, 8 KiB the kernel's) and k6 6 KiB over 30 MiB.
     fn ramp(seconds: u64) -> Vec<Sample> {
         (0..=seconds)
             .map(|s| Sample {
                 t_ms: s * 1000,
                 connections: Some(s * 1000),
                 server_mem_bytes: Some((4 << 20) + s * 1000 * 20 * 1024),
+                server_anon_bytes: Some((3 << 20) + s * 1000 * 12 * 1024),
+                server_kernel_bytes: Some((1 << 20) + s * 1000 * 8 * 1024),
+                loadgen_mem_bytes: (30 << 20) + s * 1000 * 6 * 1024,
                 ..Sample::default()
             })
             .collect()
+    }
+
+    #[test]
+    fn a_clients_cost_is_split_into_user_space_and_kernel_and_the_load_generators() {
+        let idle = idle_capacity(&ramp(10), 512 << 20, false, 0, None);
+        let near = |x: Option<f64>, want: f64| (x.unwrap() - want).abs() < 1e-6;
+        assert!(near(idle.user_bytes_per_client, 12_288.0));
+        assert!(near(idle.kernel_bytes_per_client, 8_192.0));
+        assert!(near(idle.loadgen_bytes_per_client, 6_144.0));
     }
 
     #[test]

@@ -69,6 +69,7 @@ fn idle(
         peak_mem_bytes: 470 * MIB,
         memory_limit_bytes: 512 * MIB,
         limited_by,
+        ..IdleCapacity::default()
     });
     r
 }

@@ -147,6 +147,20 @@ pub struct IdleCapacity {
     /// its connections over the run, in bytes (absent: fewer than two distinct counts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_client: Option<f64>,
+    /// Of that, the server's user-space (anonymous) memory per idle client: the same slope of
+    /// [`Sample::server_anon_bytes`](crate::Sample::server_anon_bytes), in bytes (absent where
+    /// the cgroup does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_bytes_per_client: Option<f64>,
+    /// Of that, the kernel's memory per idle client charged to the server (sockets, slab): the
+    /// same slope of [`Sample::server_kernel_bytes`](crate::Sample::server_kernel_bytes), in
+    /// bytes (absent where the cgroup does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_bytes_per_client: Option<f64>,
+    /// What one idle client costs the load generator: the slope of its memory (every k6
+    /// summed) against the server's connections, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loadgen_bytes_per_client: Option<f64>,
     /// The server's highest memory, in bytes.
     pub peak_mem_bytes: u64,
     /// The server's memory limit, in bytes.

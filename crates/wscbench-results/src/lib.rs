@@ -625,6 +625,15 @@ pub struct Sample {
     /// nothing measured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_mem_bytes: Option<u64>,
+    /// Of the server's memory, the anonymous (user-space) part, in bytes: the cgroup's
+    /// `rss` (v1) or `anon` (v2); absent where the cgroup does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_anon_bytes: Option<u64>,
+    /// Of the server's memory, the kernel's part (slab, sockets, stacks, page tables), in
+    /// bytes: the cgroup's `kernel` (v2), or its usage less anonymous memory and page cache
+    /// (v1); absent where the cgroup does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_kernel_bytes: Option<u64>,
     /// Load-generator CPU, in percent of one core.
     pub loadgen_cpu_percent: f64,
     /// Load-generator memory (page cache excluded), in bytes.

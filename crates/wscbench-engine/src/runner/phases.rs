@@ -757,6 +757,8 @@ impl<E: Engine> Session<'_, E> {
                 t_ms: load_started.elapsed().as_millis() as u64,
                 server_cpu_percent: s.map(|s| s.cpu_percent),
                 server_mem_bytes: s.map(|s| s.mem_bytes),
+                server_anon_bytes: s.and_then(|s| s.anon_bytes),
+                server_kernel_bytes: s.and_then(|s| s.kernel_bytes),
                 // Summed over the instances for the verdict; each kept below.
                 loadgen_cpu_percent: instances.iter().map(|i| i.cpu_percent).sum(),
                 loadgen_mem_bytes: instances.iter().map(|i| i.mem_bytes).sum(),
