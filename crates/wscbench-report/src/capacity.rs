@@ -8,7 +8,7 @@ use crate::tables::{Cell, Column, Group, Row, Table, language};
 use crate::units;
 
 /// The latest result of each group of `scenario` that carries its figures (or the latest).
-fn latest<'a>(
+pub(crate) fn latest<'a>(
     groups: &[Group<'a>],
     scenario: Scenario,
     has: fn(&RunResult) -> bool,

@@ -30,6 +30,7 @@ pub mod capacity;
 pub mod compare;
 pub mod history;
 pub mod html;
+mod idle_cost;
 pub mod knobs;
 pub mod load;
 pub mod metrics;
