@@ -154,9 +154,18 @@ fn idle_cells(r: &RunResult) -> Vec<Cell> {
             IdleLimit::MemoryNearLimit => {
                 format!("memory at 90 % of {}", units::mib(i.memory_limit_bytes))
             }
-            IdleLimit::ClientErrors { errors } => {
-                format!("{} client errors", units::count(*errors))
+            IdleLimit::ClientErrors {
+                errors,
+                side,
+                evidence,
+            } => {
+                format!(
+                    "{} client errors, {}: {evidence}",
+                    units::count(*errors),
+                    side.as_str()
+                )
             }
+            IdleLimit::LoadgenFailed { detail } => format!("load generator failed: {detail}"),
             IdleLimit::ServerDied { outcome } => format!("server {outcome}"),
             IdleLimit::AllHeld => "none: every step held (add steps)".to_string(),
         }),

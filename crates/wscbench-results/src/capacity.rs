@@ -179,6 +179,17 @@ pub enum IdleLimit {
     ClientErrors {
         /// How many errors.
         errors: u64,
+        /// Which side failed, from the errors' reasons (absent in older files: unknown).
+        #[serde(default)]
+        side: FailedSide,
+        /// What shows it, in words: the reasons counted and the connections held then.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        evidence: String,
+    },
+    /// The load generator failed (k6 exited, or was killed for memory).
+    LoadgenFailed {
+        /// Why, as the result's outcome detail says it.
+        detail: String,
     },
     /// The server exited or was killed.
     ServerDied {
@@ -188,6 +199,33 @@ pub enum IdleLimit {
     /// Every planned step was held.
     #[default]
     AllHeld,
+}
+
+/// Which side an idle-capacity ramp's client errors came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailedSide {
+    /// The server: it refused connects, left them without a handshake, or closed clients.
+    Server,
+    /// The load generator: k6 out of its own open files.
+    LoadGenerator,
+    /// The kernel: no local port left on a source address.
+    Kernel,
+    /// Nothing tells (script errors alone, or a file written before sides were told).
+    #[default]
+    Unknown,
+}
+
+impl FailedSide {
+    /// As tables word it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Server => "server",
+            Self::LoadGenerator => "load generator",
+            Self::Kernel => "kernel limit",
+            Self::Unknown => "unknown side",
+        }
+    }
 }
 
 /// The soak KPIs of a long run, each with its verdict. See docs/methodology.md ("Soak").

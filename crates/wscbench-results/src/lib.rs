@@ -20,7 +20,8 @@ pub mod transport;
 pub mod verdict;
 
 pub use capacity::{
-    Capacity, CapacityStep, HostLimits, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis, StepReason,
+    Capacity, CapacityStep, FailedSide, HostLimits, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis,
+    StepReason,
 };
 pub use dimensions::{
     FANOUT_DEFAULT_ROOM_SIZE, HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR,

@@ -209,14 +209,17 @@ pub(super) async fn run_point<E: Engine>(
     if point.scenario == Scenario::IdleCapacity
         && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted)
     {
-        let died =
-            matches!(outcome, Outcome::ServerCrashed | Outcome::OomKilled).then_some(outcome);
+        let ending = crate::idle::Ending {
+            stopped_near_limit,
+            errors: Some(&result.errors),
+            died: matches!(outcome, Outcome::ServerCrashed | Outcome::OomKilled).then_some(outcome),
+            loadgen_failed: (outcome == Outcome::LoadgenFailed)
+                .then(|| detail.clone().unwrap_or_default()),
+        };
         result.idle = Some(crate::idle::idle_capacity(
             &result.series,
             plan.limits.memory_bytes,
-            stopped_near_limit,
-            result.errors.total(),
-            died,
+            &ending,
         ));
     }
     result.outcome = outcome;
