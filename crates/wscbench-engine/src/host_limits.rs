@@ -188,13 +188,26 @@ pub fn plan(clients: u64, loadgens: u32, facts: &HostFacts) -> Result<HostLimits
 }
 
 /// The limits of an idle-capacity run in `mode` with `loadgens` k6 processes on this
-/// machine, for its largest step; `Ok(None)` when `/proc` does not say (not Linux).
+/// machine, for its largest step, or the first step it cannot serve; `Ok(None)` when `/proc`
+/// does not say (not Linux).
 pub fn for_idle_capacity(mode: Mode, loadgens: u32) -> Result<Option<HostLimits>, HostLimitError> {
     let Some(facts) = HostFacts::read() else {
         return Ok(None);
     };
-    let largest = crate::idle::steps(mode).iter().copied().max().unwrap_or(0);
-    plan(largest, loadgens, &facts).map(Some)
+    for_steps(crate::idle::steps(mode), loadgens, &facts).map(Some)
+}
+
+/// [`plan`] for every step in order: the largest step's limits, or the first refusal.
+pub fn for_steps(
+    steps: &[u64],
+    loadgens: u32,
+    facts: &HostFacts,
+) -> Result<HostLimits, HostLimitError> {
+    let mut planned = plan(0, loadgens, facts)?;
+    for &clients in steps {
+        planned = plan(clients, loadgens, facts)?;
+    }
+    Ok(planned)
 }
 
 #[cfg(test)]
@@ -290,6 +303,19 @@ mod tests {
             plan(99_000, 1, &raised),
             Err(HostLimitError::OpenFiles { side: "server", .. })
         ));
+    }
+
+    #[test]
+    fn a_run_is_refused_at_its_first_step_the_machine_cannot_serve() {
+        let steps = [10_000, 25_000, 50_000, 100_000, 150_000, 200_000];
+        assert!(matches!(
+            for_steps(&steps, 1, &here()),
+            Err(HostLimitError::OpenFiles {
+                clients: 25_000,
+                ..
+            })
+        ));
+        assert_eq!(for_steps(&steps[..1], 1, &here()).unwrap().clients, 10_000);
     }
 
     #[test]
