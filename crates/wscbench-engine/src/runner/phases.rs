@@ -355,7 +355,6 @@ impl<E: Engine> Session<'_, E> {
             memory_bytes: Some(self.plan.limits.memory_bytes as i64),
             cpuset: self.plan.limits.cpuset_server.clone(),
             hardening: self.hardening(|h| h.server_nofile),
-            ..Default::default()
         };
         let id =
             self.engine.start(&spec).await.map_err(|e| {
