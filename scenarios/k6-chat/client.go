@@ -121,6 +121,9 @@ type clientOptions struct {
 	transport transportOptions
 	// slow: a slow reader (slow.go), which never chats; nil for the others.
 	slow *slowOptions
+	// sources: the loopback addresses to connect from, in turn (defaultSources
+	// when empty).
+	sources []net.IP
 
 	// Test hooks, zero in k6. timerDelay is added to every wait of the chat
 	// timer (a load generator short of CPU); sendBufferBytes sets the
@@ -205,25 +208,35 @@ type session struct {
 
 const progressEvery = 16
 
-// loopbackSources is how many source addresses (127.0.0.2 and up) the
-// clients of one k6 process spread their connections to a loopback server
-// over. One source address has one ephemeral port range (32768-60999 here,
-// 28,232 ports): a k6 holding more clients than that would run out of ports
-// before the server ran out of memory.
-const loopbackSources = 8
+// defaultSources are the source addresses the clients of one k6 process
+// spread their connections to a loopback server over when the session names
+// none (sourceAddresses): 127.0.0.2 ... 127.0.0.9. One source address has one
+// ephemeral port range per destination (32768-60999 by default, 28,232
+// ports): a k6 holding more clients than that would run out of ports before
+// the server ran out of memory. wscbench gives the list a step needs.
+var defaultSources = func() []net.IP {
+	ips := make([]net.IP, 8)
+	for i := range ips {
+		ips[i] = net.IPv4(127, 0, 0, byte(2+i))
+	}
+	return ips
+}()
 
 // nextSource picks each connection's source address in turn.
 var nextSource atomic.Uint32
 
-// dialSpread dials as net.Dialer does, from 127.0.0.2 ... 127.0.0.9 in turn
-// when the server is at an IPv4 loopback address (all of 127.0.0.0/8 is this
-// host), from the kernel's choice otherwise.
-func dialSpread(ctx context.Context, network, addr string, slow *slowOptions) (net.Conn, error) {
+// dialSpread dials as net.Dialer does, from each of sources in turn
+// (defaultSources when empty) when the server is at an IPv4 loopback address
+// (all of 127.0.0.0/8 is this host), from the kernel's choice otherwise.
+func dialSpread(ctx context.Context, network, addr string, sources []net.IP, slow *slowOptions) (net.Conn, error) {
 	d := net.Dialer{Control: slow.socketControl()}
+	if len(sources) == 0 {
+		sources = defaultSources
+	}
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		if ip := net.ParseIP(host).To4(); ip != nil && ip.IsLoopback() {
-			n := nextSource.Add(1) % loopbackSources
-			d.LocalAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+n))}
+			n := nextSource.Add(1) % uint32(len(sources))
+			d.LocalAddr = &net.TCPAddr{IP: sources[n]}
 		}
 	}
 	return d.DialContext(ctx, network, addr)
@@ -237,7 +250,7 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 	var rc *readConn
 	dialer := websocket.Dialer{
 		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialSpread(ctx, network, addr, o.slow)
+			c, err := dialSpread(ctx, network, addr, o.sources, o.slow)
 			if err != nil {
 				return nil, err
 			}

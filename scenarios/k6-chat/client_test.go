@@ -413,13 +413,16 @@ func TestChatFrameStampsEpochMillisecondsToTheMicrosecond(t *testing.T) {
 	}
 }
 
-func TestLoopbackConnectionsComeFromEightSourceAddresses(t *testing.T) {
+// sourcesOf dials a loopback listener n times from sources and returns how
+// many connections came from each address.
+func sourcesOf(t *testing.T, n int, sources []net.IP) map[string]int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	seen := make(chan string, 64)
+	seen := make(chan string, n)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -431,24 +434,38 @@ func TestLoopbackConnectionsComeFromEightSourceAddresses(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for i := 0; i < 16; i++ {
-		c, err := dialSpread(context.Background(), "tcp", ln.Addr().String(), nil)
+	for i := 0; i < n; i++ {
+		c, err := dialSpread(context.Background(), "tcp", ln.Addr().String(), sources, nil)
 		if err != nil {
 			t.Fatalf("dial %d: %v", i, err)
 		}
 		c.Close()
 	}
-	sources := map[string]int{}
-	for i := 0; i < 16; i++ {
-		sources[<-seen]++
+	count := map[string]int{}
+	for i := 0; i < n; i++ {
+		count[<-seen]++
 	}
-	if len(sources) != loopbackSources {
-		t.Fatalf("16 connections came from %d addresses, want %d: %v", len(sources), loopbackSources, sources)
+	return count
+}
+
+func TestLoopbackConnectionsComeFromEightSourceAddresses(t *testing.T) {
+	sources := sourcesOf(t, 16, nil)
+	if len(sources) != len(defaultSources) {
+		t.Fatalf("16 connections came from %d addresses, want %d: %v", len(sources), len(defaultSources), sources)
 	}
 	for src, n := range sources {
 		if ip := net.ParseIP(src); ip == nil || !ip.IsLoopback() || src == "127.0.0.1" || n != 2 {
 			t.Fatalf("source %s used %d times; want 127.0.0.2-9 twice each: %v", src, n, sources)
 		}
+	}
+}
+
+func TestConnectionsComeFromTheSourceAddressesGivenInTurn(t *testing.T) {
+	given := []net.IP{net.IPv4(127, 0, 1, 1), net.IPv4(127, 0, 1, 2), net.IPv4(127, 0, 1, 3)}
+	sources := sourcesOf(t, 9, given)
+	want := map[string]int{"127.0.1.1": 3, "127.0.1.2": 3, "127.0.1.3": 3}
+	if fmt.Sprint(sources) != fmt.Sprint(want) {
+		t.Fatalf("9 connections came from %v, want %v", sources, want)
 	}
 }
 

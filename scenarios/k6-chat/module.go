@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -380,8 +381,11 @@ func parseSchedule(rt *sobek.Runtime, v sobek.Value) (time.Duration, []step, err
 // The options session() takes.
 var optionNames = []string{
 	"url", "user", "room", "chats", "chatsPerSecond", "rateChanges", "stopChatAt", "leaveAt", "stayMs", "clients", "instance",
-	"latencyProbeEvery", "caFile", "insecureSkipVerify", "deflate", "slow",
+	"latencyProbeEvery", "caFile", "insecureSkipVerify", "deflate", "slow", "sourceAddresses",
 }
+
+// maxSources bounds sourceAddresses: 127.0.0.0/8 has fewer.
+const maxSources = 1 << 16
 
 // maxProbeEvery bounds latencyProbeEvery.
 const maxProbeEvery = 1000
@@ -616,6 +620,9 @@ func parseSessionOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, 
 	if o.hasStay && !o.leaveAt.IsZero() {
 		return o, 0, errors.New("chat.session: give leaveAt or stayMs, not both")
 	}
+	if o.sources, err = parseSources(rt, obj); err != nil {
+		return o, 0, err
+	}
 	if o.slow, err = parseSlow(rt, obj); err != nil {
 		return o, 0, err
 	}
@@ -623,6 +630,32 @@ func parseSessionOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, 
 		return o, 0, errors.New("chat.session: a slow session never chats: no chats, chatsPerSecond or rateChanges with slow")
 	}
 	return o, clients, nil
+}
+
+// parseSources reads sourceAddresses: IPv4 loopback addresses (127.0.0.0/8)
+// to connect from, each connection from the next in turn; none given: the
+// default eight.
+func parseSources(rt *sobek.Runtime, obj *sobek.Object) ([]net.IP, error) {
+	v := obj.Get("sourceAddresses")
+	if common.IsNullish(v) {
+		return nil, nil
+	}
+	var names []string
+	if err := rt.ExportTo(v, &names); err != nil {
+		return nil, fmt.Errorf("chat.session: sourceAddresses must be a list of IPv4 loopback addresses: %v", err)
+	}
+	if len(names) > maxSources {
+		return nil, fmt.Errorf("chat.session: at most %d sourceAddresses, got %d", maxSources, len(names))
+	}
+	ips := make([]net.IP, 0, len(names))
+	for _, name := range names {
+		ip := net.ParseIP(name).To4()
+		if ip == nil || !ip.IsLoopback() {
+			return nil, fmt.Errorf("chat.session: sourceAddresses: %q is not an IPv4 loopback address (127.0.0.0/8)", name)
+		}
+		ips = append(ips, ip)
+	}
+	return ips, nil
 }
 
 // checkUser: the protocol's 1-64 characters, and nothing that would need

@@ -71,26 +71,32 @@ func TestOptionsAsTheScriptsPassThem(t *testing.T) {
 	if err != nil || o.chats != 1 || !o.hasStay || o.stay != 2*time.Second || !o.stopChatAt.IsZero() {
 		t.Errorf("parsed %+v, %v", o, err)
 	}
+	o, _, err = parseJS(t, `{url: "ws://h/ws", user: "u", sourceAddresses: ["127.0.0.2", "127.0.1.3"]}`)
+	if err != nil || fmt.Sprint(o.sources) != "[127.0.0.2 127.0.1.3]" {
+		t.Errorf("sourceAddresses parsed %v, %v", o.sources, err)
+	}
 }
 
 func TestBadOptionsSayWhatIsWrong(t *testing.T) {
 	for src, want := range map[string]string{
-		`undefined`:                                              "opts is required",
-		`{user: "a"}`:                                            "url is required",
-		`{url: "http://h", user: "a"}`:                           "ws:// or wss://",
-		`{url: "ws://h/ws"}`:                                     "user is required",
-		`{url: "ws://h/ws", user: ""}`:                           "1-64 characters",
-		`{url: "ws://h/ws", user: "a".repeat(65)}`:               "1-64 characters",
-		`{url: "ws://h/ws", user: "a\"b"}`:                       "quotes",
-		`{url: "ws://h/ws", user: "chat"}`:                       `"chat"`,
-		`{url: "ws://h/ws", user: "a", chats: 1.5}`:              "chats must be an integer",
-		`{url: "ws://h/ws", user: "a", chatsPerSecond: -1}`:      "chatsPerSecond",
-		`{url: "ws://h/ws", user: "a", stayMs: "x"}`:             "stayMs must be a number",
-		`{url: "ws://h/ws", user: "a", leaveAt: NaN}`:            "NaN",
-		`{url: "ws://h/ws", user: "a", leaveAt: 1, stayMs: 1}`:   "not both",
-		`{url: "ws://h/ws", user: "a", clients: 0}`:              "clients must be",
-		`{url: "ws://h/ws", user: "a", chatz: 1}`:                `unknown option "chatz"`,
-		`{url: "ws://h/ws", user: "a".repeat(62), clients: 100}`: "including the -N suffix",
+		`undefined`:                                                    "opts is required",
+		`{user: "a"}`:                                                  "url is required",
+		`{url: "http://h", user: "a"}`:                                 "ws:// or wss://",
+		`{url: "ws://h/ws"}`:                                           "user is required",
+		`{url: "ws://h/ws", user: ""}`:                                 "1-64 characters",
+		`{url: "ws://h/ws", user: "a".repeat(65)}`:                     "1-64 characters",
+		`{url: "ws://h/ws", user: "a\"b"}`:                             "quotes",
+		`{url: "ws://h/ws", user: "chat"}`:                             `"chat"`,
+		`{url: "ws://h/ws", user: "a", chats: 1.5}`:                    "chats must be an integer",
+		`{url: "ws://h/ws", user: "a", chatsPerSecond: -1}`:            "chatsPerSecond",
+		`{url: "ws://h/ws", user: "a", stayMs: "x"}`:                   "stayMs must be a number",
+		`{url: "ws://h/ws", user: "a", leaveAt: NaN}`:                  "NaN",
+		`{url: "ws://h/ws", user: "a", leaveAt: 1, stayMs: 1}`:         "not both",
+		`{url: "ws://h/ws", user: "a", clients: 0}`:                    "clients must be",
+		`{url: "ws://h/ws", user: "a", chatz: 1}`:                      `unknown option "chatz"`,
+		`{url: "ws://h/ws", user: "a".repeat(62), clients: 100}`:       "including the -N suffix",
+		`{url: "ws://h/ws", user: "a", sourceAddresses: ["10.0.0.1"]}`: "not an IPv4 loopback",
+		`{url: "ws://h/ws", user: "a", sourceAddresses: ["x"]}`:        "not an IPv4 loopback",
 	} {
 		_, _, err := parseJS(t, src)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/gorilla/websocket"
 )
@@ -63,6 +64,8 @@ const (
 	reasonRefused        = "refused"         // nothing listening
 	reasonTimeout        = "timeout"         // no handshake within handshakeTimeout
 	reasonHandshake      = "handshake"       // an HTTP answer that is not an upgrade
+	reasonPorts          = "ports"           // no local port left on the source address (EADDRNOTAVAIL, EADDRINUSE)
+	reasonFiles          = "files"           // k6 itself out of open files (EMFILE, ENFILE)
 	reasonOther          = "other"
 )
 
@@ -78,6 +81,10 @@ func connectReason(err error, resp *http.Response) string {
 		netErr           net.Error
 	)
 	switch {
+	case errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, syscall.EADDRINUSE):
+		return reasonPorts
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return reasonFiles
 	case errors.As(err, &unknownAuthority), errors.As(err, &hostname), errors.As(err, &invalid),
 		errors.As(err, &tlsRecord), errors.As(err, &tlsAlert), errors.As(err, &verify):
 		return reasonTLS

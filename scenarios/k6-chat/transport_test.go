@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,6 +276,8 @@ func TestConnectReasonsAreClassified(t *testing.T) {
 		{websocket.ErrBadHandshake, &http.Response{StatusCode: 404}, reasonHandshake},
 		{fmt.Errorf("websocket: invalid compression negotiation"), &http.Response{StatusCode: 101}, reasonDeflateParams},
 		{fmt.Errorf("remote error: tls: handshake failure"), nil, reasonTLS},
+		{&net.OpError{Op: "dial", Err: &os.SyscallError{Syscall: "bind", Err: syscall.EADDRNOTAVAIL}}, nil, reasonPorts},
+		{&net.OpError{Op: "dial", Err: &os.SyscallError{Syscall: "socket", Err: syscall.EMFILE}}, nil, reasonFiles},
 	} {
 		if got := connectReason(c.err, c.resp); got != c.want {
 			t.Errorf("connectReason(%v) = %s, want %s", c.err, got, c.want)

@@ -47,10 +47,11 @@ const SHAPES = {
     },
   },
   'idle-capacity': {
-    // Idle joined clients, stepped up; the orchestrator ends the run when the server's
-    // memory nears its limit.
-    smoke: { roomSize: 50, steps: [100, 200, 400], rampSeconds: 2, holdSeconds: 2 },
-    quick: { roomSize: 50, steps: [1000, 2000, 5000, 10000, 15000, 19000], rampSeconds: 10, holdSeconds: 10 },
+    // Idle joined clients in rooms of 50, stepped up; a step's new rooms connect evenly over
+    // the first half of its ramp (quick: 1,000 to 3,333 connects/s); the orchestrator
+    // ends the run when the server's memory nears its limit.
+    smoke: { roomSize: 50, steps: [1000, 2000, 3000], rampSeconds: 2, holdSeconds: 2 },
+    quick: { roomSize: 50, steps: [10000, 25000, 50000, 100000, 150000, 200000], rampSeconds: 30, holdSeconds: 10 },
   },
   fanout: {
     // `clients` in rooms of `roomSize`, one VU per room; each client chats

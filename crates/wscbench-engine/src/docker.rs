@@ -466,7 +466,12 @@ fn usage_stream(
             std::future::ready(running)
         })
         .filter_map(|response| std::future::ready(response.ok()))
-        .map(|response| Usage { cpu_percent: stats::cpu_percent(&response), mem_bytes: stats::memory_bytes(&response) })
+        .map(|response| Usage {
+            cpu_percent: stats::cpu_percent(&response),
+            mem_bytes: stats::memory_bytes(&response),
+            anon_bytes: crate::memory::anon_bytes(&response),
+            kernel_bytes: crate::memory::kernel_bytes(&response),
+        })
 }
 
 /// A CPU count (`--cpus 1.5`) in the billionths of a CPU that Docker's `NanoCpus` takes.

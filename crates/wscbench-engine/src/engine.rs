@@ -164,6 +164,12 @@ pub struct Usage {
     pub cpu_percent: f64,
     /// Memory without page cache, in bytes.
     pub mem_bytes: u64,
+    /// Of it, anonymous (user-space) memory, in bytes, where the cgroup says
+    /// ([`crate::memory::anon_bytes`]).
+    pub anon_bytes: Option<u64>,
+    /// Of it, the kernel's memory charged to the container (slab, sockets, stacks, page
+    /// tables), in bytes, where the cgroup says ([`crate::memory::kernel_bytes`]).
+    pub kernel_bytes: Option<u64>,
 }
 
 /// A failed container operation.

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod docker;
 pub mod engine;
 pub mod error_class;
+pub mod host_limits;
 pub mod http;
 pub mod idle;
 pub mod images;

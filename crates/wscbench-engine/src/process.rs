@@ -113,6 +113,7 @@ pub fn usage(pid: u32) -> UsageStream {
             let usage = Usage {
                 cpu_percent: cpu_percent(&before, &after, now - at),
                 mem_bytes: after.rss_bytes,
+                ..Usage::default()
             };
             Some((usage, Some((after, now))))
         },

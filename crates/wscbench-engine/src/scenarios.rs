@@ -42,7 +42,7 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
         (Scenario::Capacity, Mode::Smoke) => 18,
         (Scenario::Capacity, _) => 240,
         (Scenario::IdleCapacity, Mode::Smoke) => 12,
-        (Scenario::IdleCapacity, _) => 120,
+        (Scenario::IdleCapacity, _) => 240,
         (Scenario::Fanout, Mode::Smoke) => 8,
         (Scenario::Fanout, _) => 20,
         (Scenario::SlowConsumers, Mode::Smoke) => 10,
@@ -591,6 +591,19 @@ mod tests {
                     "{scenario} in {mode}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn the_idle_capacity_steps_are_those_of_modes_js() {
+        for &mode in Mode::ALL {
+            let steps: Vec<u64> = shapes(mode)["idle-capacity"]["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
+            assert_eq!(crate::idle::steps(mode), steps, "{mode}");
         }
     }
 

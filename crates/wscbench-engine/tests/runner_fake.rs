@@ -83,6 +83,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
             loadgen_engines: Vec::new(),
             server_address: None,
             pause_server: None,
+            host_limits: None,
         },
     }
 }

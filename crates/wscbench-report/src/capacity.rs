@@ -4,29 +4,9 @@
 
 use wscbench_results::{Capacity, IdleLimit, RunResult, Scenario, SoakKpis, StepReason};
 
-use crate::rows::{Group, language};
+use crate::rows::{Group, language, latest};
 use crate::table::{Cell, Column, Row, Table};
 use crate::units;
-
-/// The latest result of each group of `scenario` that carries its figures (or the latest).
-fn latest<'a>(
-    groups: &[Group<'a>],
-    scenario: Scenario,
-    has: fn(&RunResult) -> bool,
-) -> Vec<&'a RunResult> {
-    groups
-        .iter()
-        .filter(|g| g.results[0].scenario == scenario)
-        .filter_map(|g| {
-            g.results
-                .iter()
-                .rev()
-                .find(|r| has(r))
-                .or(g.results.last())
-                .copied()
-        })
-        .collect()
-}
 
 /// The capacity table: one row per server, with its capacity and idle-capacity results side
 /// by side, most clients held first.
@@ -157,9 +137,18 @@ fn idle_cells(r: &RunResult) -> Vec<Cell> {
             IdleLimit::MemoryNearLimit => {
                 format!("memory at 90 % of {}", units::mib(i.memory_limit_bytes))
             }
-            IdleLimit::ClientErrors { errors } => {
-                format!("{} client errors", units::count(*errors))
+            IdleLimit::ClientErrors {
+                errors,
+                side,
+                evidence,
+            } => {
+                format!(
+                    "{} client errors, {}: {evidence}",
+                    units::count(*errors),
+                    side.as_str()
+                )
             }
+            IdleLimit::LoadgenFailed { detail } => format!("load generator failed: {detail}"),
             IdleLimit::ServerDied { outcome } => format!("server {outcome}"),
             IdleLimit::AllHeld => "none: every step held (add steps)".to_string(),
         }),

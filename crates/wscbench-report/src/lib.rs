@@ -36,6 +36,7 @@ mod curve;
 mod curve_table;
 pub mod history;
 pub mod html;
+mod idle_cost;
 pub mod knobs;
 pub mod load;
 pub mod metrics;

@@ -109,6 +109,7 @@ impl Report {
         tables.extend(crate::rooms::fanout_tables(&all));
         tables.extend(crate::rooms::slow_consumers_tables(&all));
         tables.push(crate::capacity::capacity_table(&all));
+        tables.push(crate::idle_cost::idle_cost_table(&all));
         tables.push(crate::capacity::soak_table(&all));
         let mut sizes = binary_sizes(&refs);
         sizes.mark_best();

@@ -217,3 +217,23 @@ pub(crate) fn capitalized(word: &str) -> String {
         None => String::new(),
     }
 }
+
+/// The latest result of each group of `scenario` that carries its figures (or the latest).
+pub(crate) fn latest<'a>(
+    groups: &[Group<'a>],
+    scenario: Scenario,
+    has: fn(&RunResult) -> bool,
+) -> Vec<&'a RunResult> {
+    groups
+        .iter()
+        .filter(|g| g.results[0].scenario == scenario)
+        .filter_map(|g| {
+            g.results
+                .iter()
+                .rev()
+                .find(|r| has(r))
+                .or(g.results.last())
+                .copied()
+        })
+        .collect()
+}

@@ -69,6 +69,7 @@ fn idle(
         peak_mem_bytes: 470 * MIB,
         memory_limit_bytes: 512 * MIB,
         limited_by,
+        ..IdleCapacity::default()
     });
     r
 }
@@ -287,4 +288,47 @@ fn results_without_capacity_or_soak_have_neither_table() {
             .iter()
             .all(|t| !t.title.starts_with("Capacity") && t.title != "Soak KPIs")
     );
+}
+
+#[test]
+fn the_idle_cost_table_splits_each_servers_cost_per_connection() {
+    let mut cheap = idle("profile-a/rust", 30_000, 6_100.0, IdleLimit::AllHeld);
+    let i = cheap.idle.as_mut().unwrap();
+    i.user_bytes_per_client = Some(2_100.0);
+    i.kernel_bytes_per_client = Some(4_000.0);
+    i.loadgen_bytes_per_client = Some(9_000.0);
+    cheap.conditions.host_limits = Some(wscbench_results::HostLimits {
+        clients: 30_000,
+        source_addresses: vec!["127.0.0.2".into(), "127.0.0.3".into()],
+        ports_per_address: 28_232,
+        ip_local_port_range: "32768 60999".into(),
+        server_nofile: 31_024,
+        loadgen_nofile: 31_024,
+        nofile_ceiling: 1_048_576,
+    });
+    let dear = idle("profile-b/go", 15_000, 28_400.0, IdleLimit::MemoryNearLimit);
+    let report = Report::from_selected(&[dear, cheap]);
+    let table = report
+        .tables
+        .iter()
+        .find(|t| t.title == "Capacity — what one idle connection costs")
+        .expect("an idle-cost table");
+    let text: Vec<Vec<&str>> = table
+        .rows
+        .iter()
+        .map(|r| r.cells.iter().map(|c| c.text.as_str()).collect())
+        .collect();
+    assert_eq!(text[0][0], "profile-a/rust (Rust)", "cheapest total first");
+    assert_eq!(
+        &text[0][1..],
+        [
+            "30,000",
+            "2.1 KiB",
+            "3.9 KiB",
+            "6.0 KiB",
+            "8.8 KiB",
+            "2 source address(es), nofile 31,024 / k6 31,024"
+        ]
+    );
+    assert_eq!(text[1][2], "—", "no split measured: {:?}", text[1]);
 }

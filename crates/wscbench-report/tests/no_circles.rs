@@ -103,7 +103,8 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// The modules that build tables from results; the assembler calls them all.
-const BUILDERS: [&str; 9] = [
+const BUILDERS: [&str; 10] = [
+    "idle_cost",
     "capacity",
     "curve_table",
     "knobs",

@@ -147,6 +147,20 @@ pub struct IdleCapacity {
     /// its connections over the run, in bytes (absent: fewer than two distinct counts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_client: Option<f64>,
+    /// Of that, the server's user-space (anonymous) memory per idle client: the same slope of
+    /// [`Sample::server_anon_bytes`](crate::Sample::server_anon_bytes), in bytes (absent where
+    /// the cgroup does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_bytes_per_client: Option<f64>,
+    /// Of that, the kernel's memory per idle client charged to the server (sockets, slab): the
+    /// same slope of [`Sample::server_kernel_bytes`](crate::Sample::server_kernel_bytes), in
+    /// bytes (absent where the cgroup does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_bytes_per_client: Option<f64>,
+    /// What one idle client costs the load generator: the slope of its memory (every k6
+    /// summed) against the server's connections, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loadgen_bytes_per_client: Option<f64>,
     /// The server's highest memory, in bytes.
     pub peak_mem_bytes: u64,
     /// The server's memory limit, in bytes.
@@ -165,6 +179,17 @@ pub enum IdleLimit {
     ClientErrors {
         /// How many errors.
         errors: u64,
+        /// Which side failed, from the errors' reasons (absent in older files: unknown).
+        #[serde(default)]
+        side: FailedSide,
+        /// What shows it, in words: the reasons counted and the connections held then.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        evidence: String,
+    },
+    /// The load generator failed (k6 exited, or was killed for memory).
+    LoadgenFailed {
+        /// Why, as the result's outcome detail says it.
+        detail: String,
     },
     /// The server exited or was killed.
     ServerDied {
@@ -174,6 +199,33 @@ pub enum IdleLimit {
     /// Every planned step was held.
     #[default]
     AllHeld,
+}
+
+/// Which side an idle-capacity ramp's client errors came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailedSide {
+    /// The server: it refused connects, left them without a handshake, or closed clients.
+    Server,
+    /// The load generator: k6 out of its own open files.
+    LoadGenerator,
+    /// The kernel: no local port left on a source address.
+    Kernel,
+    /// Nothing tells (script errors alone, or a file written before sides were told).
+    #[default]
+    Unknown,
+}
+
+impl FailedSide {
+    /// As tables word it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Server => "server",
+            Self::LoadGenerator => "load generator",
+            Self::Kernel => "kernel limit",
+            Self::Unknown => "unknown side",
+        }
+    }
 }
 
 /// The soak KPIs of a long run, each with its verdict. See docs/methodology.md ("Soak").
@@ -217,4 +269,25 @@ pub struct KpiVerdict {
     pub pass: Option<bool>,
     /// The threshold, in words with its unit (e.g. `≤ 10 MiB/h`).
     pub threshold: String,
+}
+
+/// The host limits an idle-capacity run was planned with (`wscbench_engine::host_limits`):
+/// where its clients connected from and the open files each side was given, for its largest
+/// step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostLimits {
+    /// Clients of the largest step the limits were planned for.
+    pub clients: u64,
+    /// The loopback addresses the clients connected from, in turn (`SOURCE_ADDRESSES`).
+    pub source_addresses: Vec<String>,
+    /// Ephemeral ports one source address has (the port range's width).
+    pub ports_per_address: u64,
+    /// `net.ipv4.ip_local_port_range` during the run, as the kernel writes it (`32768 60999`).
+    pub ip_local_port_range: String,
+    /// Open files the server's container was given (`--ulimit nofile=N:N`).
+    pub server_nofile: u64,
+    /// Open files each load generator's container was given.
+    pub loadgen_nofile: u64,
+    /// The most open files this machine gives one process.
+    pub nofile_ceiling: u64,
 }

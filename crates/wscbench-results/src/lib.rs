@@ -22,7 +22,8 @@ pub mod transport;
 pub mod verdict;
 
 pub use capacity::{
-    Capacity, CapacityStep, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis, StepReason,
+    Capacity, CapacityStep, FailedSide, HostLimits, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis,
+    StepReason,
 };
 pub use curve::CurveStep;
 pub use conformance::{CaseResult, CaseVerdict, Category, ServerConformance};
@@ -239,6 +240,10 @@ pub struct Conditions {
     /// (`--pause-server PAUSE/EVERY`, e.g. `1s/5s`); absent: never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause_server: Option<String>,
+    /// The host limits an idle-capacity run was planned with: source addresses, open files,
+    /// the port range (absent for every other scenario).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_limits: Option<HostLimits>,
 }
 
 /// One Docker engine that ran load generators, and the host behind it.
@@ -629,6 +634,15 @@ pub struct Sample {
     /// nothing measured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_mem_bytes: Option<u64>,
+    /// Of the server's memory, the anonymous (user-space) part, in bytes: the cgroup's
+    /// `rss` (v1) or `anon` (v2); absent where the cgroup does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_anon_bytes: Option<u64>,
+    /// Of the server's memory, the kernel's part (slab, sockets, stacks, page tables), in
+    /// bytes: the cgroup's `kernel` (v2), or its usage less anonymous memory and page cache
+    /// (v1); absent where the cgroup does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_kernel_bytes: Option<u64>,
     /// Load-generator CPU, in percent of one core.
     pub loadgen_cpu_percent: f64,
     /// Load-generator memory (page cache excluded), in bytes.

@@ -13,15 +13,15 @@ use std::time::{Duration, Instant, SystemTime};
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
-    Distributed, ErrorCounts, InstanceSample, LoadPath, LoadgenInstance, Outcome, RunResult,
-    SCHEMA_VERSION, Sample, Scenario, ServerIdentity, UsageSource,
+    Distributed, ErrorCounts, HostLimits, InstanceSample, LoadPath, LoadgenInstance, Outcome,
+    RunResult, SCHEMA_VERSION, Sample, Scenario, ServerIdentity, UsageSource,
 };
 
 use super::collect::{Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines};
 use super::derive::{Long, derive, derive_long, window};
 use super::{Plan, Point, Progress, ServerSource, VerifyLevel};
 use crate::docker::{RUN_LABEL, nano_cpus};
-use crate::engine::{ContainerSpec, ContainerState, Engine, Usage, UsageStream};
+use crate::engine::{ContainerSpec, ContainerState, Engine, Hardening, Usage, UsageStream};
 use crate::native::{self, NativeReport};
 use crate::verify::{self, Target};
 use crate::{k6, local, process, scenarios, split};
@@ -82,6 +82,8 @@ struct Session<'a, E: Engine> {
     failed_instance: Option<usize>,
     /// Epoch ms at which the load started: the series' zero on the native report's clock.
     load_started_epoch_ms: u64,
+    /// The open files and source addresses an idle-capacity point was planned with.
+    host_limits: Option<HostLimits>,
 }
 
 impl<E: Engine> Session<'_, E> {
@@ -152,6 +154,8 @@ pub(super) async fn run_point<E: Engine>(
 ) -> RunResult {
     let clock = Instant::now();
     let mut result = empty_result(plan, point, SystemTime::now());
+    let host_limits = host_limits_of(plan, point, loadgen_engines.len());
+    result.conditions.host_limits = host_limits.clone();
     let mut session = Session {
         engine,
         loadgen_engines,
@@ -162,6 +166,7 @@ pub(super) async fn run_point<E: Engine>(
         resumed_after_ms: Vec::new(),
         failed_instance: None,
         load_started_epoch_ms: 0,
+        host_limits,
     };
     let ended = session.drive(&mut result, &mut cancel, on).await;
     let stopped_near_limit = matches!(ended, Ok(LoadEnd::MemoryNearLimit));
@@ -204,14 +209,17 @@ pub(super) async fn run_point<E: Engine>(
     if point.scenario == Scenario::IdleCapacity
         && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted)
     {
-        let died =
-            matches!(outcome, Outcome::ServerCrashed | Outcome::OomKilled).then_some(outcome);
+        let ending = crate::idle::Ending {
+            stopped_near_limit,
+            errors: Some(&result.errors),
+            died: matches!(outcome, Outcome::ServerCrashed | Outcome::OomKilled).then_some(outcome),
+            loadgen_failed: (outcome == Outcome::LoadgenFailed)
+                .then(|| detail.clone().unwrap_or_default()),
+        };
         result.idle = Some(crate::idle::idle_capacity(
             &result.series,
             plan.limits.memory_bytes,
-            stopped_near_limit,
-            result.errors.total(),
-            died,
+            &ending,
         ));
     }
     result.outcome = outcome;
@@ -346,7 +354,7 @@ impl<E: Engine> Session<'_, E> {
             nano_cpus: Some(nano_cpus(self.plan.limits.cpus)),
             memory_bytes: Some(self.plan.limits.memory_bytes as i64),
             cpuset: self.plan.limits.cpuset_server.clone(),
-            ..Default::default()
+            hardening: self.hardening(|h| h.server_nofile),
         };
         let id =
             self.engine.start(&spec).await.map_err(|e| {
@@ -535,6 +543,7 @@ impl<E: Engine> Session<'_, E> {
                 labels: self.labels("loadgen"),
                 memory_bytes: self.plan.limits.loadgen_memory_bytes.map(|b| b as i64),
                 cpuset: self.plan.limits.cpuset_loadgen.clone(),
+                hardening: self.hardening(|h| h.loadgen_nofile),
                 ..Default::default()
             };
             let id = engine.start(&spec).await.map_err(|e| {
@@ -593,7 +602,22 @@ impl<E: Engine> Session<'_, E> {
         if self.point.transport.is_deflate() {
             env.push("DEFLATE=1".into());
         }
+        if let Some(h) = &self.host_limits {
+            env.push(format!("SOURCE_ADDRESSES={}", h.source_addresses.join(",")));
+        }
         env
+    }
+
+    /// The hardened set, with the open files the host plan gives this side (`nofile`).
+    fn hardening(&self, nofile: impl Fn(&HostLimits) -> u64) -> Hardening {
+        Hardening {
+            nofile: self
+                .host_limits
+                .as_ref()
+                .map(nofile)
+                .or(Hardening::default().nofile),
+            ..Hardening::default()
+        }
     }
 
     /// The run's certificate folder for k6, on a wss point.
@@ -735,6 +759,8 @@ impl<E: Engine> Session<'_, E> {
                 t_ms: load_started.elapsed().as_millis() as u64,
                 server_cpu_percent: s.map(|s| s.cpu_percent),
                 server_mem_bytes: s.map(|s| s.mem_bytes),
+                server_anon_bytes: s.and_then(|s| s.anon_bytes),
+                server_kernel_bytes: s.and_then(|s| s.kernel_bytes),
                 // Summed over the instances for the verdict; each kept below.
                 loadgen_cpu_percent: instances.iter().map(|i| i.cpu_percent).sum(),
                 loadgen_mem_bytes: instances.iter().map(|i| i.mem_bytes).sum(),
@@ -937,6 +963,16 @@ fn describe(usage: &UsageSource) -> String {
         UsageSource::Process { pid } => format!("process {pid}"),
         UsageSource::Managed | UsageSource::Absent => "the server".into(),
     }
+}
+
+/// The host limits of an idle-capacity point whose server wscbench starts on loopback (the
+/// request was refused earlier when the machine cannot serve them); `None` for the rest.
+fn host_limits_of(plan: &Plan, point: Point<'_>, loadgens: usize) -> Option<HostLimits> {
+    let local = plan.server_address.is_none() && point.server.image().is_some();
+    (point.scenario == Scenario::IdleCapacity && local)
+        .then(|| crate::host_limits::for_idle_capacity(plan.mode, loadgens as u32).ok())
+        .flatten()
+        .flatten()
 }
 
 fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunResult {

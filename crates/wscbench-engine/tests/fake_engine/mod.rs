@@ -346,6 +346,7 @@ impl Engine for FakeEngine {
         let samples = futures_util::StreamExt::map(ticks, |_| Usage {
             cpu_percent: 40.0,
             mem_bytes: 8 << 20,
+            ..Usage::default()
         });
         match self.usage_samples {
             Some(n) => Box::pin(futures_util::StreamExt::take(samples, n)),

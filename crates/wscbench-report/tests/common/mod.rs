@@ -180,6 +180,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
             loadgen_engines: Vec::new(),
             server_address: None,
             pause_server: None,
+            host_limits: None,
         },
         started_at: started_at(run_id, scenario_index),
         duration_ms: seconds * 1_000,

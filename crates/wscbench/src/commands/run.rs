@@ -374,6 +374,7 @@ async fn prepare(
         loadgen_engines: loadgen_conditions,
         server_address: request.server_address.clone(),
         pause_server: request.pause_server.map(|p| p.text()),
+        host_limits: None,
     };
     let plan = Plan {
         run_id: run_id.to_string(),

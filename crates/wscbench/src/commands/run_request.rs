@@ -370,6 +370,16 @@ impl RunRequest {
         let load_points = wscbench_engine::sweep::run_points(&sweep, &scenarios, args.mode);
         let quick = args.mode == Mode::Quick;
         let (min_rounds, max_rounds) = rounds_of(args)?;
+        // A step the machine cannot serve is refused before anything is built or started.
+        if scenarios.contains(&Scenario::IdleCapacity) && args.server_address.is_none() {
+            let loadgens = args.loadgen_engines.len().max(1) as u32;
+            wscbench_engine::host_limits::for_idle_capacity(args.mode, loadgens).map_err(|e| {
+                UsageError::new(format!(
+                    "idle-capacity in {} mode cannot run on this machine: {e}",
+                    args.mode
+                ))
+            })?;
+        }
         let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
         let row_transports = row_transports(&rows, &transports, external.is_some());
         let estimate = runner::check_duration(
