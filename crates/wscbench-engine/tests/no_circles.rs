@@ -11,12 +11,7 @@ use std::path::{Path, PathBuf};
 /// Crates known to have circles, each with the work that removes them. A crate listed here
 /// has its circles printed, not failed on; once it has none, the test fails until it is
 /// taken off the list.
-// TODO(r4-report): the report crate's tables.rs <-> its six builders is being removed on
-// branch r4-report; take "wscbench-report" off this list when that merges.
-const PENDING: &[(&str, &str)] = &[(
-    "wscbench-report",
-    "r4-report moves the table primitives out of tables.rs",
-)];
+const PENDING: &[(&str, &str)] = &[];
 
 /// Every `.rs` file under `dir`.
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

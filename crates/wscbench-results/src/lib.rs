@@ -25,8 +25,8 @@ pub use capacity::{
     Capacity, CapacityStep, FailedSide, HostLimits, IdleCapacity, IdleLimit, KpiVerdict, SoakKpis,
     StepReason,
 };
-pub use curve::CurveStep;
 pub use conformance::{CaseResult, CaseVerdict, Category, ServerConformance};
+pub use curve::CurveStep;
 pub use dimensions::{
     FANOUT_DEFAULT_ROOM_SIZE, HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR,
     RUN_MANIFEST_FILE, Repetition, Scenario, Transport, UnknownName, raw_relative_dir,

@@ -501,7 +501,10 @@ fn fanout_figure(points: &[Point]) -> Figure {
 /// one line per server (its steps' means over the rounds free of the load generator), the
 /// steps where k6 was the limit as rings.
 fn curve_figures(points: &[Point]) -> Vec<Figure> {
-    let results: Vec<&RunResult> = points.iter().flat_map(|p| p.results.iter().copied()).collect();
+    let results: Vec<&RunResult> = points
+        .iter()
+        .flat_map(|p| p.results.iter().copied())
+        .collect();
     let curves = crate::curve::curves(&results);
     if curves.is_empty() {
         return vec![Figure::Note("Load curve: no step to draw.".to_string())];

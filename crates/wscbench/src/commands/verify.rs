@@ -175,7 +175,14 @@ pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode, ExpectedErro
     let mut outcome = Outcome::default();
     match &request.target {
         VerifyTarget::Url(target) => outcome.add(
-            check(&target.ws_url.clone(), target, Transport::Ws, &request, None).await,
+            check(
+                &target.ws_url.clone(),
+                target,
+                Transport::Ws,
+                &request,
+                None,
+            )
+            .await,
         ),
         VerifyTarget::Servers {
             servers,
