@@ -487,9 +487,11 @@ fn oversize_frames(ctx: &Ctx) -> CheckFuture<'_> {
                 // Whole: a 64 KiB text frame.
                 let _ = raw.send(&frame(1, true, &vec![b'a'; 64 << 10])).await;
             } else {
-                // Announced: a header for 1 MiB, then only 8 KiB of it.
+                // Announced: a header for 1 MiB, then only 8 KiB of it, masked as a client
+                // masks (every byte with its key's byte): valid UTF-8 once unmasked, so a
+                // server that validates text fails the frame for its size, not its text.
                 let mut bytes = header(1, true, 1 << 20);
-                bytes.extend(vec![b'a' ^ MASK[0]; 8 << 10]);
+                bytes.extend((0..8 << 10).map(|i| b'a' ^ MASK[i % 4]));
                 let _ = raw.send(&bytes).await;
             }
             let code = raw.expect_close(Duration::from_secs(3)).await;

@@ -53,10 +53,10 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
         Err(err) => return Err(manifest.failed(err)),
     };
     eprintln!(
-        "run {run_id}: {} server row(s) × {} scenario(s) × {} load point(s) × {} round(s), {} mode, {} load path, about {} min; results in {}",
+        "run {run_id}: {} server row(s) × {} scenario(s) ({} point(s) a round, a load curve's steps and a sweep's values each one) × {} round(s), {} mode, {} load path, about {} min; results in {}",
         plan.servers.len(),
         plan.scenarios.len(),
-        plan.load_points.len().max(1),
+        plan.round_points().len(),
         plan.repetitions,
         plan.mode,
         plan.load_path,
