@@ -6,7 +6,8 @@
 // open-loop schedule (the fixed-rate rooms shape of lib/rooms.js, as fanout):
 // each client chats DELIVERIES / (clients · (roomSize − 1)) times a second from
 // intended times, so a server that falls behind shows it in latency, never by
-// slowing its clients down. The orchestrator runs one point per step
+// slowing its clients down. The rooms join during the ramp and nobody chats
+// until the hold: a room's join storm is no step's load. The orchestrator runs one point per step
 // (quick: 50k, 100k, 200k and 400k deliveries/s; --sweep deliveries=...).
 // Native load path only.
 //
@@ -17,5 +18,7 @@
 import { shapeOf } from './lib/modes.js';
 import { fixedRateRooms } from './lib/rooms.js';
 
-export const { options, setup, handleSummary, room } = fixedRateRooms('load-curve', shapeOf('load-curve'));
+export const { options, setup, handleSummary, room } = fixedRateRooms('load-curve', shapeOf('load-curve'), {
+  chatFromHold: true,
+});
 export default room;

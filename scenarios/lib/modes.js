@@ -93,8 +93,8 @@ const SHAPES = {
       clients: 500,
       roomSize: 500,
       steps: [50000, 100000, 200000, 400000],
-      rampSeconds: 1,
-      holdSeconds: 6,
+      rampSeconds: 2,
+      holdSeconds: 5,
     },
   },
 };

@@ -35,11 +35,12 @@ export function sessionBase() {
  * into floor(clients / roomSize) rooms, one VU per room running its clients natively
  * (chat.session({clients: roomSize, room: 'room-<vu>'})). The rooms connect evenly over the
  * first half of `rampSeconds`, then everyone chats through `holdSeconds` on an open-loop
- * schedule of deliveriesPerSecond / (clients · (roomSize − 1)) chats per second each;
+ * schedule of deliveriesPerSecond / (clients · (roomSize − 1)) chats per second each (from
+ * its start, or with `chatFromHold` from the hold's start only);
  * chats stop 1 s before the end and everyone leaves at the end, as in steady. Returns the
  * script's exports: k6's options, setup and handleSummary, and the VU function.
  */
-export function fixedRateRooms(name, shape) {
+export function fixedRateRooms(name, shape, { chatFromHold = false } = {}) {
   nativeOnly(name);
   const rooms = Math.floor(shape.clients / shape.roomSize);
   const totalSeconds = shape.rampSeconds + shape.holdSeconds;
@@ -57,12 +58,17 @@ export function fixedRateRooms(name, shape) {
     const startAt = scenarioClock((index / rooms) * shape.rampSeconds * 0.5);
     const wait = startAt - Date.now();
     if (wait > 0) sleep(wait / 1000);
+    // chatFromHold: silent through the ramp, so the rooms' join storm is over before the
+    // first chat and no chat waits behind it.
+    const rate = chatFromHold
+      ? { chatsPerSecond: 0, rateChanges: [[scenarioClock(shape.rampSeconds), chatsPerSecond]] }
+      : { chatsPerSecond };
     chat.session({
       ...sessionBase(),
       user: unique('k6', index + 1),
       clients: shape.roomSize,
       room: unique('room', index + 1),
-      chatsPerSecond,
+      ...rate,
       stopChatAt: end - QUIET_BEFORE_LEAVE_MS,
       leaveAt: end,
     });

@@ -195,8 +195,8 @@ impl LoadCurveShape {
                 clients: 500,
                 room_size: 500,
                 steps: vec![50_000.0, 100_000.0, 200_000.0, 400_000.0],
-                ramp_seconds: 1,
-                hold_seconds: 6,
+                ramp_seconds: 2,
+                hold_seconds: 5,
             },
         }
     }

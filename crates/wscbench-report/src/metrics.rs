@@ -263,7 +263,7 @@ pub const DELIVERED_OF_OFFERED: Metric = Metric {
     name: "Delivered of offered",
     better: Better::Higher,
     loadgen_sensitive: true,
-    value: |r| r.curve.as_ref()?.delivered_ratio,
+    value: RunResult::delivered_of_offered,
     format: units::ratio_percent,
 };
 /// The server's memory per open connection, at the second it held the most: memory
@@ -424,40 +424,9 @@ fn deliveries_per_cpu_s(r: &RunResult) -> Option<f64> {
     (cpu_s > 0.0).then(|| deliveries as f64 / cpu_s)
 }
 
-/// The deliveries the accepted chats asked for: `chat_accepted` × (members − 1), the one
-/// room's members being the server's open connections. Where clients come and go (the
-/// saturation steps), the members are those of each second of the series, weighted by the
-/// chats accepted in that second; absent when the seconds with a member count saw fewer than
-/// half of the accepted chats (the server did not answer /stats in the others). A result
-/// without such a series (older files) takes the connections open at the end.
+/// The deliveries the accepted chats asked for ([`RunResult::asked_deliveries`]).
 pub fn asked_deliveries(r: &RunResult) -> Option<f64> {
-    let stats = r.server_stats.as_ref()?;
-    let others = |members: u64| members.saturating_sub(1) as f64;
-    let mut weighted = (0.0, 0.0);
-    for pair in r.series.windows(2) {
-        let accepted = |s: &wscbench_results::Sample| {
-            Some(s.chat_in?.saturating_sub(s.dropped_ratelimit.unwrap_or(0)))
-        };
-        let (Some(before), Some(after), Some(members)) =
-            (accepted(&pair[0]), accepted(&pair[1]), pair[1].connections)
-        else {
-            continue;
-        };
-        let chats = after.saturating_sub(before) as f64;
-        weighted.0 += chats * others(members);
-        weighted.1 += chats;
-    }
-    if r.series.iter().any(|s| s.chat_in.is_some()) {
-        // A series whose /stats reads went unanswered (a server too busy to answer) leaves
-        // chats without a member count: an estimate from the seconds that answered would
-        // weigh a different room, so the figure is absent, not guessed.
-        let accepted = stats.chat_accepted as f64;
-        if weighted.1 < 0.5 * accepted {
-            return None;
-        }
-        return Some(accepted * weighted.0 / weighted.1);
-    }
-    Some(stats.chat_accepted as f64 * others(stats.connections_current))
+    r.asked_deliveries()
 }
 
 /// Server memory ÷ open connections at the sample with the most connections.

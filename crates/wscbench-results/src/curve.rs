@@ -27,15 +27,15 @@ pub struct CurveStep {
     /// when the load generator reported no schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offered_deliveries: Option<u64>,
-    /// Chats the clients received ÷ [`CurveStep::offered_deliveries`], 0 to 1 (a little
-    /// over 1 is possible: a join ramp's chats ask for fewer deliveries than a full room's).
+    /// The share of the offered deliveries the clients received, 0 to 1
+    /// ([`crate::RunResult::delivered_of_offered`]: a join ramp's chats ask only for the
+    /// members then in the room).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivered_ratio: Option<f64>,
     /// The latency target the run judged steps by (`--slo-p99-ms`), in ms.
     pub slo_p99_ms: f64,
-    /// Deliveries per server CPU-second over the hold alone (its first and last second
-    /// left out: every client joined, chats flowing), from the per-second samples; the
-    /// step's cost without the join ramp's. Absent with fewer than two samples in the hold
+    /// Deliveries per server CPU-second over the hold alone (every client joined, chats
+    /// flowing), from the per-second samples; the step's cost without the join ramp's. Absent with fewer than two samples in the hold
     /// or without the server's counters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold_deliveries_per_server_cpu_s: Option<f64>,

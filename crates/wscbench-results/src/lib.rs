@@ -702,6 +702,64 @@ pub enum ReadError {
 }
 
 impl RunResult {
+    /// The deliveries the accepted chats asked for: `chat_accepted` × (members − 1), the one
+    /// room's members being the server's open connections. Where clients come and go (the
+    /// saturation steps), the members are those of each second of the series, weighted by the
+    /// chats accepted in that second; absent when the seconds with a member count saw fewer than
+    /// half of the accepted chats (the server did not answer /stats in the others). A result
+    /// without such a series (older files) takes the connections open at the end.
+    pub fn asked_deliveries(&self) -> Option<f64> {
+        let stats = self.server_stats.as_ref()?;
+        let others = |members: u64| members.saturating_sub(1) as f64;
+        let mut weighted = (0.0, 0.0);
+        for pair in self.series.windows(2) {
+            let accepted = |s: &Sample| {
+                Some(s.chat_in?.saturating_sub(s.dropped_ratelimit.unwrap_or(0)))
+            };
+            let (Some(before), Some(after), Some(members)) =
+                (accepted(&pair[0]), accepted(&pair[1]), pair[1].connections)
+            else {
+                continue;
+            };
+            let chats = after.saturating_sub(before) as f64;
+            weighted.0 += chats * others(members);
+            weighted.1 += chats;
+        }
+        if self.series.iter().any(|s| s.chat_in.is_some()) {
+            // A series whose /stats reads went unanswered (a server too busy to answer) leaves
+            // chats without a member count: an estimate from the seconds that answered would
+            // weigh a different room, so the figure is absent, not guessed.
+            let accepted = stats.chat_accepted as f64;
+            if weighted.1 < 0.5 * accepted {
+                return None;
+            }
+            return Some(accepted * weighted.0 / weighted.1);
+        }
+        Some(stats.chat_accepted as f64 * others(stats.connections_current))
+    }
+
+    /// The share of what a load-curve step offered that the clients received: what they
+    /// received of the deliveries the accepted chats asked for ([`RunResult::asked_deliveries`],
+    /// so a join ramp's chats, sent to a room still filling, ask only for its members), times
+    /// the chats the server accepted of those the clients' schedule intended. 1 when every
+    /// intended chat reached every member; absent without the load generator's counts or
+    /// the server's.
+    pub fn delivered_of_offered(&self) -> Option<f64> {
+        let k6 = self.k6.as_ref()?;
+        let intended = k6.chats?.intended;
+        let accepted = self.server_stats.as_ref()?.chat_accepted;
+        // Rooms smaller than the clients: each chat asks its room, not every connection.
+        let asked = match &self.curve {
+            Some(c) if c.room_size < c.clients => {
+                accepted as f64 * c.room_size.saturating_sub(1) as f64
+            }
+            _ => self.asked_deliveries()?,
+        };
+        (intended > 0 && asked > 0.0).then(|| {
+            k6.chat_received as f64 / asked * (accepted as f64 / intended as f64).min(1.0)
+        })
+    }
+
     /// Parses a result file's contents, rejecting malformed JSON and newer schemas.
     pub fn from_json(text: &str) -> Result<Self, ReadError> {
         #[derive(Deserialize)]

@@ -219,12 +219,17 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
     result.loadgen_bound = !result.loadgen_bound_reasons.is_empty();
     if result.scenario == Scenario::LoadCurve {
         result.curve = Some(curve_step(result, plan));
+        let delivered = result.delivered_of_offered();
+        if let Some(curve) = &mut result.curve {
+            curve.delivered_ratio = delivered;
+        }
     }
 }
 
 /// A load-curve result's step: the load its point offered (its shape at its `deliveries`)
-/// and the share of it the clients received. Every member of a room is a client, so each
-/// intended chat asks for `room_size − 1` deliveries.
+/// and what it cost over its hold; [`derive`] then adds the share the clients received.
+/// Every member of a room is a client, so each intended chat asks for `room_size − 1`
+/// deliveries.
 fn curve_step(result: &RunResult, plan: &Plan) -> wscbench_results::CurveStep {
     let curve = LoadCurveShape::with_params(plan.mode, &result.load_params);
     let offered_per_s = result
@@ -238,10 +243,11 @@ fn curve_step(result: &RunResult, plan: &Plan) -> wscbench_results::CurveStep {
         .as_ref()
         .and_then(|k| k.chats)
         .map(|c| c.intended * step.room_size.saturating_sub(1));
-    // The hold without its first and last second: every client joined, chats flowing.
+    // The hold: every client joined during the ramp, chats from its start, and stopped a
+    // second before its end (the last sample at or before its last half second counts).
     let hold_ms = (
-        (step.ramp_seconds + 1) * 1000,
-        (step.ramp_seconds + step.hold_seconds).saturating_sub(1) * 1000,
+        step.ramp_seconds * 1000,
+        (step.ramp_seconds + step.hold_seconds) * 1000 - 500,
     );
     wscbench_results::CurveStep {
         hold_deliveries_per_server_cpu_s: held_efficiency(&result.series, hold_ms),
@@ -250,9 +256,8 @@ fn curve_step(result: &RunResult, plan: &Plan) -> wscbench_results::CurveStep {
         clients: step.clients,
         chats_per_s: step.chats_per_client_s(),
         offered_deliveries: offered,
-        delivered_ratio: offered
-            .zip(chats_received(result))
-            .and_then(|(offered, received)| ratio(received, offered)),
+        // Read once the step is in place: RunResult::delivered_of_offered needs its room.
+        delivered_ratio: None,
         slo_p99_ms: plan.slo_p99_ms,
     }
 }

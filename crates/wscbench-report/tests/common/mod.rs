@@ -476,8 +476,18 @@ pub fn curve_step(
     r.repetition = wscbench_results::Repetition { index: round, of };
     r.derived.deliveries_per_s = offered * delivered;
     r.derived.deliveries_per_server_cpu_s = Some(per_cpu_s);
+    // What arrived: `delivered` of what the accepted chats asked for, every intended chat
+    // accepted.
+    let asked = r.asked_deliveries().expect("the fixture's counters");
+    let accepted = r.server_stats.as_ref().map_or(0, |s| s.chat_accepted);
     if let Some(k6) = &mut r.k6 {
         k6.latency.p99_ms = p99_ms;
+        k6.chat_received = (asked * delivered).round() as u64;
+        k6.chats = Some(wscbench_results::ChatSchedule {
+            intended: accepted,
+            sent_on_time: accepted,
+            ..Default::default()
+        });
     }
     r.curve = Some(wscbench_results::CurveStep {
         offered_deliveries_per_s: offered,
