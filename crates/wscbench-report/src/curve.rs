@@ -17,7 +17,10 @@ pub(crate) enum Carried {
     /// Nearly everything offered arrived, within the latency target, in the rounds free of
     /// the load generator (their means).
     Yes,
-    /// Too little arrived or too late: the server's limit lies below this step.
+    /// Nearly everything arrived, but latency p99 passed the target: delivered, not
+    /// carried (its cost still compares; its latency is past the target).
+    TooLate,
+    /// Too little arrived: the server's limit lies below this step.
     No,
     /// Every round's load generator was the limit: the step says nothing of the server.
     LoadGenerator,
@@ -117,7 +120,7 @@ impl Curve<'_> {
                 Carried::LoadGenerator => {
                     return last.map_or(Capacity::None, Capacity::LoadGenerator);
                 }
-                Carried::No | Carried::Failed => {
+                Carried::TooLate | Carried::No | Carried::Failed => {
                     return last.map_or(Capacity::None, Capacity::Limit);
                 }
             }
@@ -153,10 +156,12 @@ pub(crate) fn carried(results: &[&RunResult], slo_p99_ms: f64) -> Carried {
     let delivered = mean(&metrics::DELIVERED_OF_OFFERED);
     let p99 = mean(&metrics::LATENCY_P99);
     match (delivered, p99) {
-        (Some(d), Some(p99))
-            if d >= wscbench_results::curve::CARRIED_RATIO && p99 <= slo_p99_ms =>
-        {
-            Carried::Yes
+        (Some(d), Some(p99)) if d >= wscbench_results::curve::CARRIED_RATIO => {
+            if p99 <= slo_p99_ms {
+                Carried::Yes
+            } else {
+                Carried::TooLate
+            }
         }
         _ => Carried::No,
     }
@@ -219,8 +224,10 @@ pub(crate) fn other_params(r: &RunResult) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The steps every curve of `curves` carried, lowest first: where their costs compare.
-pub(crate) fn steps_all_carried(curves: &[&Curve]) -> Vec<f64> {
+/// The steps at which every curve of `curves` delivered what was offered, free of the load
+/// generator (carried, or delivered too late), lowest first: where their costs and
+/// latencies compare.
+pub(crate) fn steps_all_delivered(curves: &[&Curve]) -> Vec<f64> {
     let Some(first) = curves.first() else {
         return Vec::new();
     };
@@ -231,7 +238,10 @@ pub(crate) fn steps_all_carried(curves: &[&Curve]) -> Vec<f64> {
         .filter(|&offered| {
             curves
                 .iter()
-                .all(|c| c.at(offered).is_some_and(|s| s.carried == Carried::Yes))
+                .all(|c| {
+                    c.at(offered)
+                        .is_some_and(|s| matches!(s.carried, Carried::Yes | Carried::TooLate))
+                })
         })
         .collect()
 }

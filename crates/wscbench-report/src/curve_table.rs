@@ -60,7 +60,8 @@ fn step_cell(metric: &Metric, step: &Step) -> Cell {
 fn carried_text(step: &Step, slo_p99_ms: f64) -> String {
     match step.carried {
         Carried::Yes => "yes".to_string(),
-        Carried::No => format!("no (p99 > {} or < 99.9 %)", crate::units::ms(slo_p99_ms)),
+        Carried::TooLate => format!("late (p99 > {})", crate::units::ms(slo_p99_ms)),
+        Carried::No => "no (< 99.9 % arrived)".to_string(),
         Carried::LoadGenerator => format!("k6 {LOADGEN_BOUND_MARK}"),
         Carried::Failed => format!("failed {FAILED_MARK}"),
     }

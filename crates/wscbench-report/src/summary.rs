@@ -4,7 +4,7 @@
 
 use wscbench_results::{RunResult, Scenario};
 
-use crate::curve::{Capacity, Curve, other_params, profile_curves, steps_all_carried};
+use crate::curve::{Capacity, Curve, other_params, profile_curves, steps_all_delivered};
 use crate::metrics::{self, Better, Metric};
 use crate::rows::{Group, PROFILES, ordered, profile_title};
 use crate::stats::Summary;
@@ -202,6 +202,13 @@ fn summary_row(
     let (best, best_s) = &candidates[0];
     let mut note = Vec::new();
     let (best_text, margin) = match candidates.get(1) {
+        // The others measured k6: one server free of it ranks against nobody.
+        None if bound.servers > 0 => {
+            note.push(format!(
+                "only {best} ran free of the load generator; k6 was the limit of the others"
+            ));
+            (LOADGEN_LIMIT.to_string(), "k6 was the limit".to_string())
+        }
         None => {
             note.push("only one server measured".to_string());
             (best.clone(), "—".to_string())
@@ -317,8 +324,8 @@ fn at_limit_text(metric: &Metric, at_limit: &[(String, f64)]) -> String {
 }
 
 /// The load curve's rows of one profile (the default variant of each server, the curve's
-/// own shape): cost per delivery and latency p99 at every step all its servers carried, and
-/// each server's capacity within the latency target.
+/// own shape): cost per delivery and latency p99 at every step all its servers delivered
+/// free of the load generator, and each server's capacity within the latency target.
 fn curve_rows(groups: &[Group], profile: &str) -> Vec<Row> {
     let curves: Vec<Curve> = profile_curves(groups, profile)
         .into_iter()
@@ -329,7 +336,7 @@ fn curve_rows(groups: &[Group], profile: &str) -> Vec<Row> {
     }
     let refs: Vec<&Curve> = curves.iter().collect();
     let mut rows = Vec::new();
-    for offered in steps_all_carried(&refs) {
+    for offered in steps_all_delivered(&refs) {
         for (what, metric) in [
             ("Cost per delivery", &metrics::CPU_PER_1K_DELIVERIES),
             ("Latency p99", &metrics::LATENCY_P99),

@@ -92,7 +92,7 @@ fn the_curve_table_says_which_steps_each_server_carried_and_why_not() {
         carried[2],
         (
             "profile-b/go".into(),
-            "no (p99 > 50.0 ms or < 99.9 %)".into()
+            "late (p99 > 50.0 ms)".into()
         )
     );
     assert_eq!(carried[6], ("profile-b/rust".into(), "k6 †".into()));
