@@ -87,6 +87,8 @@ pub(crate) enum Capacity {
     Top(f64),
     /// It carried none (not even the first step).
     None,
+    /// The load generator was the limit from the first step: the curve says nothing of it.
+    Unknown,
 }
 
 impl Capacity {
@@ -94,7 +96,7 @@ impl Capacity {
     pub fn value(&self) -> f64 {
         match *self {
             Capacity::Limit(v) | Capacity::LoadGenerator(v) | Capacity::Top(v) => v,
-            Capacity::None => 0.0,
+            Capacity::None | Capacity::Unknown => 0.0,
         }
     }
 
@@ -105,6 +107,7 @@ impl Capacity {
             Capacity::LoadGenerator(v) => format!("≥ {} (load generator)", crate::units::rate(v)),
             Capacity::Top(v) => format!("≥ {} (top step)", crate::units::rate(v)),
             Capacity::None => "< first step".to_string(),
+            Capacity::Unknown => "unknown (k6 was the limit from the first step)".to_string(),
         }
     }
 }
@@ -118,7 +121,7 @@ impl Curve<'_> {
             match step.carried {
                 Carried::Yes => last = Some(step.offered),
                 Carried::LoadGenerator => {
-                    return last.map_or(Capacity::None, Capacity::LoadGenerator);
+                    return last.map_or(Capacity::Unknown, Capacity::LoadGenerator);
                 }
                 Carried::TooLate | Carried::No | Carried::Failed => {
                     return last.map_or(Capacity::None, Capacity::Limit);
@@ -236,12 +239,10 @@ pub(crate) fn steps_all_delivered(curves: &[&Curve]) -> Vec<f64> {
         .iter()
         .map(|s| s.offered)
         .filter(|&offered| {
-            curves
-                .iter()
-                .all(|c| {
-                    c.at(offered)
-                        .is_some_and(|s| matches!(s.carried, Carried::Yes | Carried::TooLate))
-                })
+            curves.iter().all(|c| {
+                c.at(offered)
+                    .is_some_and(|s| matches!(s.carried, Carried::Yes | Carried::TooLate))
+            })
         })
         .collect()
 }

@@ -389,9 +389,32 @@ fn short_rate(v: f64) -> String {
 /// bounds that the curve or k6 stopped at).
 fn capacity_row(curves: &[Curve], profile: &str) -> Row {
     let slo = curves[0].slo_p99_ms;
-    let mut ranked: Vec<(&Curve, Capacity)> = curves.iter().map(|c| (c, c.capacity())).collect();
+    // A curve k6 limited from its first step ranks against nobody: it is named in the note.
+    let mut ranked: Vec<(&Curve, Capacity)> = curves
+        .iter()
+        .map(|c| (c, c.capacity()))
+        .filter(|(_, cap)| *cap != Capacity::Unknown)
+        .collect();
+    let unknown: Vec<String> = curves
+        .iter()
+        .filter(|c| c.capacity() == Capacity::Unknown)
+        .map(|c| format!("{} {}", c.first.server.id, Capacity::Unknown.text()))
+        .collect();
     ranked.sort_by(|a, b| b.1.value().total_cmp(&a.1.value()));
-    let (best, best_cap) = ranked[0];
+    let Some(&(best, best_cap)) = ranked.first() else {
+        return Row {
+            cells: vec![
+                Cell::label(format!(
+                    "Capacity at p99 ≤ {} (deliveries/s, load curve)",
+                    crate::units::ms(slo)
+                )),
+                Cell::label(profile_title(profile)),
+                Cell::label(LOADGEN_LIMIT),
+                Cell::label("k6 was the limit"),
+                Cell::label(unknown.join("; ")),
+            ],
+        };
+    };
     let label = |c: &Curve| c.first.server.id.clone();
     let (best_text, margin) = match ranked.get(1) {
         None => (label(best), "only one server measured".to_string()),
@@ -412,6 +435,7 @@ fn capacity_row(curves: &[Curve], profile: &str) -> Row {
     let note = ranked
         .iter()
         .map(|(c, cap)| format!("{} {}", label(c), cap.text()))
+        .chain(unknown)
         .collect::<Vec<_>>()
         .join("; ");
     Row {

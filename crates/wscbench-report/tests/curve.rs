@@ -61,7 +61,7 @@ fn table<'r>(report: &'r Report, title: &str) -> &'r Table {
         .unwrap_or_else(|| panic!("no table {title:?}"))
 }
 
-fn summary_row<'r>(report: &'r Report, starts_with: &str) -> Vec<String> {
+fn summary_row(report: &Report, starts_with: &str) -> Vec<String> {
     table(report, "Summary")
         .rows
         .iter()
@@ -90,10 +90,7 @@ fn the_curve_table_says_which_steps_each_server_carried_and_why_not() {
         .collect();
     assert_eq!(
         carried[2],
-        (
-            "profile-b/go".into(),
-            "late (p99 > 50.0 ms)".into()
-        )
+        ("profile-b/go".into(), "late (p99 > 50.0 ms)".into())
     );
     assert_eq!(carried[6], ("profile-b/rust".into(), "k6 †".into()));
     assert!(carried[8..].iter().all(|(_, c)| c == "yes"));

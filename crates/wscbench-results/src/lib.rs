@@ -713,9 +713,8 @@ impl RunResult {
         let others = |members: u64| members.saturating_sub(1) as f64;
         let mut weighted = (0.0, 0.0);
         for pair in self.series.windows(2) {
-            let accepted = |s: &Sample| {
-                Some(s.chat_in?.saturating_sub(s.dropped_ratelimit.unwrap_or(0)))
-            };
+            let accepted =
+                |s: &Sample| Some(s.chat_in?.saturating_sub(s.dropped_ratelimit.unwrap_or(0)));
             let (Some(before), Some(after), Some(members)) =
                 (accepted(&pair[0]), accepted(&pair[1]), pair[1].connections)
             else {
@@ -755,9 +754,8 @@ impl RunResult {
             }
             _ => self.asked_deliveries()?,
         };
-        (intended > 0 && asked > 0.0).then(|| {
-            k6.chat_received as f64 / asked * (accepted as f64 / intended as f64).min(1.0)
-        })
+        (intended > 0 && asked > 0.0)
+            .then(|| k6.chat_received as f64 / asked * (accepted as f64 / intended as f64).min(1.0))
     }
 
     /// Parses a result file's contents, rejecting malformed JSON and newer schemas.

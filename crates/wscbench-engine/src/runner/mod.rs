@@ -713,23 +713,18 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
                 interrupted = true;
                 break 'rounds;
             }
-            let point = Point {
-                repetition: Repetition {
-                    index: round,
-                    of: min_rounds,
-                },
-                ..base[i]
-            };
-            if died_below(&output.results, &point) {
+            let Some(point) = round_point(&base[i], round, min_rounds, &output.results) else {
                 stops.insert(keys[i].clone(), StopReason::DiedBelow);
                 continue;
-            }
+            };
             let length = plan.scenario_seconds(point.scenario) + mean_overhead(&output.results);
             if round > min_rounds && !rounds::fits(started.elapsed(), length, plan.adaptive.budget)
             {
-                for &j in &order[position..] {
-                    stops.insert(keys[j].clone(), StopReason::Budget);
-                }
+                stops.extend(
+                    order[position..]
+                        .iter()
+                        .map(|&j| (keys[j].clone(), StopReason::Budget)),
+                );
                 break 'rounds;
             }
             on(Progress::Starting {
@@ -787,6 +782,24 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
         output.stops = stop_list(&keys, &output.results, &stops);
     }
     Ok(output)
+}
+
+/// Point `base` in round `round`, or `None` for a load-curve step above one where its
+/// server died ([`died_below`]): that step is not run.
+fn round_point<'p>(
+    base: &Point<'p>,
+    round: u32,
+    min_rounds: u32,
+    results: &[RunResult],
+) -> Option<Point<'p>> {
+    let point = Point {
+        repetition: Repetition {
+            index: round,
+            of: min_rounds,
+        },
+        ..*base
+    };
+    (!died_below(results, &point)).then_some(point)
 }
 
 /// True for a load-curve step whose server already died (crashed or was killed for memory)

@@ -333,16 +333,7 @@ impl RunRequest {
     /// Checks `args` against the servers `known` (those with a manifest): the first refusal
     /// is the error.
     pub fn check(args: &RunArgs, known: &[Server]) -> Result<RunRequest, UsageError> {
-        let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
-            // The js load path has no rooms: its default is the seed's four shapes.
-            Scenario::DEFAULT
-                .iter()
-                .copied()
-                .filter(|s| args.loadgen == LoadPath::Native || !s.native_only())
-                .collect()
-        } else {
-            args.scenarios.clone()
-        };
+        let scenarios = scenarios_of(args);
         if let Some((_, why)) = refusals(args, &scenarios)
             .into_iter()
             .find(|(refused, _)| *refused)
@@ -370,16 +361,7 @@ impl RunRequest {
         let load_points = wscbench_engine::sweep::run_points(&sweep, &scenarios, args.mode);
         let quick = args.mode == Mode::Quick;
         let (min_rounds, max_rounds) = rounds_of(args)?;
-        // A step the machine cannot serve is refused before anything is built or started.
-        if scenarios.contains(&Scenario::IdleCapacity) && args.server_address.is_none() {
-            let loadgens = args.loadgen_engines.len().max(1) as u32;
-            wscbench_engine::host_limits::for_idle_capacity(args.mode, loadgens).map_err(|e| {
-                UsageError::new(format!(
-                    "idle-capacity in {} mode cannot run on this machine: {e}",
-                    args.mode
-                ))
-            })?;
-        }
+        check_host_limits(args, &scenarios)?;
         let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
         let row_transports = row_transports(&rows, &transports, external.is_some());
         let estimate = runner::check_duration(
@@ -508,6 +490,35 @@ fn row_transports(rows: &[Row], transports: &[Transport], external: bool) -> usi
 
 /// The flag combinations `run` refuses: (refused, the line that says what to change), one
 /// per rule, in the order they are reported.
+/// The scenarios asked for, or the default set; the js load path has no rooms, so its
+/// default is the seed's four shapes.
+fn scenarios_of(args: &RunArgs) -> Vec<Scenario> {
+    if args.scenarios.is_empty() {
+        Scenario::DEFAULT
+            .iter()
+            .copied()
+            .filter(|s| args.loadgen == LoadPath::Native || !s.native_only())
+            .collect()
+    } else {
+        args.scenarios.clone()
+    }
+}
+
+/// Refuses an idle-capacity step the machine cannot serve, before anything is built or
+/// started.
+fn check_host_limits(args: &RunArgs, scenarios: &[Scenario]) -> Result<(), UsageError> {
+    if scenarios.contains(&Scenario::IdleCapacity) && args.server_address.is_none() {
+        let loadgens = args.loadgen_engines.len().max(1) as u32;
+        wscbench_engine::host_limits::for_idle_capacity(args.mode, loadgens).map_err(|e| {
+            UsageError::new(format!(
+                "idle-capacity in {} mode cannot run on this machine: {e}",
+                args.mode
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)> {
     let soak_length = args.duration.is_some();
     vec![
