@@ -56,7 +56,15 @@ fn step_cell(metric: &Metric, step: &Step) -> Cell {
     }
 }
 
-/// What a step's verdict says in its row.
+/// What a step's verdict says in its row; a step k6 limited is marked as such.
+fn carried_cell(step: &Step, slo_p99_ms: f64) -> Cell {
+    match step.carried {
+        Carried::LoadGenerator => Cell::label("k6").bound(),
+        _ => Cell::label(carried_text(step, slo_p99_ms)),
+    }
+}
+
+/// What a step's verdict says in words.
 fn carried_text(step: &Step, slo_p99_ms: f64) -> String {
     match step.carried {
         Carried::Yes => "yes".to_string(),
@@ -101,7 +109,7 @@ pub(crate) fn curve_tables(groups: &[Group]) -> Vec<Table> {
                     .into_iter()
                     .map(|m| step_cell(m, step)),
                 );
-                cells.push(Cell::label(carried_text(step, curve.slo_p99_ms)));
+                cells.push(carried_cell(step, curve.slo_p99_ms));
                 rows.push(Row { cells });
             }
         }

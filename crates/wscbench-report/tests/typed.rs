@@ -31,6 +31,7 @@ fn scenario_in_title(table: &Table) -> Option<Scenario> {
             words.contains(&s.as_str())
                 || (*s == Scenario::Fanout && title.contains("fan-out"))
                 || (*s == Scenario::SlowConsumers && title.contains("slow consumers"))
+                || (*s == Scenario::LoadCurve && title.contains("load curve"))
         })
         .collect();
     match named[..] {
