@@ -305,38 +305,20 @@ pub(crate) const WIDE_SIZE: (u32, u32) = (780, 300);
 /// A figure against room size: one line per server with a dot on each size, the sizes on a
 /// logarithmic axis (2 to 1,000 clients read evenly), the values from zero.
 pub(crate) fn room_size_chart(title: &str, y_desc: &str, lines: &[Line]) -> String {
-    svg(WIDE_SIZE, |root| {
-        let points = || lines.iter().flat_map(|l| &l.points);
-        let top = points().map(|p| p.1).fold(0.0_f64, f64::max);
-        let top = if top > 0.0 { top * 1.45 } else { 1.0 };
-        let (lo, hi) = points().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
-            (lo.min(p.0), hi.max(p.0))
-        });
-        let (lo, hi) = if lo <= hi { (lo, hi) } else { (2.0, 10.0) };
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, font(CAPTION_PX))
-            .margin(8)
-            .margin_right(16)
-            .x_label_area_size(34)
-            .y_label_area_size(56)
-            .build_cartesian_2d((lo / 1.3..hi * 1.3).log_scale(), 0.0..top)?;
-        chart
-            .configure_mesh()
-            .light_line_style(WHITE)
-            .bold_line_style(BLACK.mix(0.08))
-            .x_desc("room size (clients, log scale)")
-            .y_desc(y_desc)
-            .x_label_formatter(&|x| short_number(*x))
-            .y_label_formatter(&|y| short_number(*y))
-            .label_style(font(LABEL_PX))
-            .axis_desc_style(font(LABEL_PX))
-            .draw()?;
-        for line in lines {
-            draw_keyed_line(&mut chart, line)?;
-            draw_marks(&mut chart, line)?;
-        }
-        draw_legend(&mut chart)
-    })
+    let curves: Vec<CurveLine> = lines
+        .iter()
+        .map(|line| CurveLine {
+            line: line.clone(),
+            capped: Vec::new(),
+        })
+        .collect();
+    log_x_chart(
+        title,
+        "room size (clients, log scale)",
+        y_desc,
+        &curves,
+        (2.0, 10.0),
+    )
 }
 
 /// One server's load curve: the steps free of the load generator as a solid keyed line with
@@ -351,6 +333,24 @@ pub(crate) struct CurveLine {
 /// A figure against offered load (deliveries per second, logarithmic axis): one
 /// [`CurveLine`] per server, the values from zero.
 pub(crate) fn load_curve_chart(title: &str, y_desc: &str, curves: &[CurveLine]) -> String {
+    log_x_chart(
+        title,
+        "offered deliveries/s (log scale; rings: k6 was the limit)",
+        y_desc,
+        curves,
+        (1e4, 1e6),
+    )
+}
+
+/// Lines against a logarithmic x axis with a dot on each point and `capped` points as
+/// rings, the values from zero; `empty` is the x range drawn when there is no point.
+fn log_x_chart(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    curves: &[CurveLine],
+    empty: (f64, f64),
+) -> String {
     svg(WIDE_SIZE, |root| {
         let points = || {
             curves
@@ -362,7 +362,7 @@ pub(crate) fn load_curve_chart(title: &str, y_desc: &str, curves: &[CurveLine]) 
         let (lo, hi) = points().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
             (lo.min(p.0), hi.max(p.0))
         });
-        let (lo, hi) = if lo <= hi { (lo, hi) } else { (1e4, 1e6) };
+        let (lo, hi) = if lo <= hi { (lo, hi) } else { empty };
         let mut chart = ChartBuilder::on(root)
             .caption(title, font(CAPTION_PX))
             .margin(8)
@@ -374,7 +374,7 @@ pub(crate) fn load_curve_chart(title: &str, y_desc: &str, curves: &[CurveLine]) 
             .configure_mesh()
             .light_line_style(WHITE)
             .bold_line_style(BLACK.mix(0.08))
-            .x_desc("offered deliveries/s (log scale; rings: k6 was the limit)")
+            .x_desc(x_desc)
             .y_desc(y_desc)
             .x_label_formatter(&|x| short_number(*x))
             .y_label_formatter(&|y| short_number(*y))
