@@ -13,6 +13,9 @@ MAX_MESSAGE_BYTES = 4096  # websockets closes a larger message with 1009
 PING_INTERVAL_S = 30  # a ping every 30 s ...
 PING_TIMEOUT_S = 30  # ... and no pong 30 s later closes: silent for 60 s at most
 CLOSE_TIMEOUT_S = 0.5  # how long a close frame waits for the peer's answer
+# A reader whose messages are already buffered never waits, so it yields to the event loop
+# every this many messages: a flooding client cannot starve the other connections.
+YIELD_EVERY = 16
 
 
 async def write_pump(ws: ServerConnection, member: Member) -> None:
@@ -42,9 +45,13 @@ async def serve_ws(hub: Hub, ws: ServerConnection) -> None:
     stats.connections_current += 1
     stats.connections_total += 1
     writer = asyncio.create_task(write_pump(ws, member))
+    read = 0
     try:
         async for message in ws:
             stats.frames_in += 1
+            read += 1
+            if read % YIELD_EVERY == 0:
+                await asyncio.sleep(0)
             if isinstance(message, bytes):
                 stats.malformed += 1
             else:
