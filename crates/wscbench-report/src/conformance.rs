@@ -47,6 +47,34 @@ pub fn conformance_table(servers: &[ServerConformance]) -> Option<Table> {
     })
 }
 
+/// Appends to the note of every row of `summary` whose best is a server that ignored a
+/// MUST of RFC 6455 over ws which categories it ignored: a figure won by skipping work the
+/// others do is marked where it is read.
+pub fn mark_ignoring(summary: &mut Table, servers: &[ServerConformance]) {
+    let column = |name: &str| summary.columns.iter().position(|c| c.name == name);
+    let (Some(best), Some(note)) = (column("Best"), column("Note")) else {
+        return;
+    };
+    for row in &mut summary.rows {
+        let winner = row.cells[best].text.clone();
+        let ignoring = servers
+            .iter()
+            .filter(|s| s.transport.is_ws() && s.server == winner)
+            .flat_map(|s| s.ignored_categories())
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>();
+        if ignoring.is_empty() {
+            continue;
+        }
+        let cell = &mut row.cells[note];
+        cell.text = format!(
+            "{}; {winner} ignores a MUST of RFC 6455 ({}): see the conformance table",
+            cell.text,
+            ignoring.join(", ")
+        );
+    }
+}
+
 fn server_label(server: &ServerConformance) -> String {
     match server.transport {
         Transport::Ws => server.server.clone(),

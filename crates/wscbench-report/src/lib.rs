@@ -56,7 +56,9 @@ mod units;
 pub mod wording;
 
 pub use compare::{Change, CompareError, Comparison, Verdict, compare};
-pub use load::{Choice, LoadError, Loaded, Selection, load_every_run, load_results, select};
+pub use load::{
+    Choice, LoadError, Loaded, RunRecords, Selection, load_every_run, load_results, records, select,
+};
 pub use metrics::{Better, Metric};
 pub use render::{
     Format, Json, Markdown, Renderer, TERMINAL_COLUMNS, Terminal, UnknownFormat, Width,

@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use wscbench_results::{LoadPath, Mode, ReadError, RunResult};
+use wscbench_results::conformance::CONFORMANCE_DIR;
+use wscbench_results::{LoadPath, Mode, ReadError, RunResult, ServerConformance};
 
 /// Results directories are `results/<run-id>/profile-x/<language>/<scenario>.json`;
 /// anything much deeper is not ours (or a symlink loop).
@@ -149,18 +150,62 @@ fn load(dir: &Path, run: Option<&str>, latest_only: bool) -> Result<Loaded, Load
     })
 }
 
-/// The transports each of `run_ids` recorded as not offered, from its `run.json` under
-/// `dir` (runs without one, or of older wscbench, recorded none).
-pub fn not_offered(dir: &Path, run_ids: &[&str]) -> Vec<wscbench_results::NotOffered> {
-    run_ids
-        .iter()
-        .filter_map(|id| {
-            let path = dir.join(id).join(wscbench_results::RUN_MANIFEST_FILE);
-            let text = std::fs::read_to_string(path).ok()?;
-            wscbench_results::RunManifest::from_json(&text).ok()
-        })
-        .flat_map(|m| m.not_offered)
-        .collect()
+/// What runs recorded beside their results, for the tables that are not made of results:
+/// the transports not offered (the transport matrix) and each row's RFC 6455 conformance.
+#[derive(Debug, Clone, Default)]
+pub struct RunRecords {
+    /// The transports the runs' servers do not offer, with the reasons (`run.json`).
+    pub not_offered: Vec<wscbench_results::NotOffered>,
+    /// Each row's conformance over each transport (`conformance/<row>/<transport>.json`),
+    /// ordered by row and transport.
+    pub conformance: Vec<ServerConformance>,
+    /// One line per record file that could not be read, naming it and the reason.
+    pub warnings: Vec<String>,
+}
+
+/// The records of each of `run_ids` under `dir`, a results directory or one run's own
+/// (runs without them, or of an older wscbench, recorded none).
+pub fn records(dir: &Path, run_ids: &[&str]) -> RunRecords {
+    let mut records = RunRecords::default();
+    for id in run_ids {
+        let run_dir = match dir.file_name() {
+            Some(name) if name == *id && !dir.join(id).is_dir() => dir.to_path_buf(),
+            _ => dir.join(id),
+        };
+        let manifest = std::fs::read_to_string(run_dir.join(wscbench_results::RUN_MANIFEST_FILE))
+            .ok()
+            .and_then(|text| wscbench_results::RunManifest::from_json(&text).ok());
+        records
+            .not_offered
+            .extend(manifest.into_iter().flat_map(|m| m.not_offered));
+        let (found, warnings) = conformance_in(&run_dir);
+        records.conformance.extend(found);
+        records.warnings.extend(warnings);
+    }
+    records
+        .conformance
+        .sort_by(|a, b| (&a.server, a.transport).cmp(&(&b.server, b.transport)));
+    records
+}
+
+/// Every conformance file of one run directory, and a warning for each unreadable one.
+fn conformance_in(run_dir: &Path) -> (Vec<ServerConformance>, Vec<String>) {
+    let dir = run_dir.join(CONFORMANCE_DIR);
+    let (mut files, mut warnings) = (Vec::new(), Vec::new());
+    if let Ok(entries) = fs::read_dir(&dir) {
+        walk(entries, &dir, 0, &mut files, &mut warnings);
+    }
+    let mut found = Vec::new();
+    for path in files {
+        match fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| ServerConformance::from_json(&text))
+        {
+            Ok(conformance) => found.push(conformance),
+            Err(e) => warnings.push(format!("skipped {}: {e}", path.display())),
+        }
+    }
+    (found, warnings)
 }
 
 impl Loaded {
@@ -403,7 +448,8 @@ fn walk(
             .and_then(|n| n.to_str())
             .unwrap_or_default();
         // A run directory also holds its metadata and k6's raw output: not results, not warnings.
-        if name == RUN_METADATA || name == RAW_DIR {
+        // Nor is its conformance record (read by [`records`]).
+        if name == RUN_METADATA || name == RAW_DIR || name == CONFORMANCE_DIR {
             continue;
         }
         if path.is_dir() {

@@ -27,7 +27,7 @@
 
 use wscbench_results::RunResult;
 
-use crate::load::{Choice, select};
+use crate::load::{Choice, RunRecords, select};
 use crate::metrics;
 use crate::rows::{PROFILES, groups, ordered};
 use crate::scenarios::{OPTIONAL_COLUMNS, profile_tables};
@@ -43,34 +43,30 @@ impl Report {
     /// Builds every table from results: those of the most recent run's mode and conditions
     /// (see [`select`]), repetitions of a point grouped, the latest run of each point.
     pub fn from_results(results: &[RunResult]) -> Report {
-        Report::from_results_offering(results, &[])
+        Report::from_results_with(results, &RunRecords::default())
     }
 
-    /// [`Report::from_results`], with the transports the run recorded as not offered.
-    pub fn from_results_offering(
-        results: &[RunResult],
-        not_offered: &[wscbench_results::NotOffered],
-    ) -> Report {
+    /// [`Report::from_results`], with what the run recorded beside its results.
+    pub fn from_results_with(results: &[RunResult], records: &RunRecords) -> Report {
         let selection = select(results, &Choice::default());
-        let mut report = Report::from_selected_offering(&selection.results, not_offered);
+        let mut report = Report::from_selected_with(&selection.results, records);
         report.notes.extend(selection.left_out);
         report
     }
 
     /// Builds every table from results already selected as like with like.
     pub fn from_selected(results: &[RunResult]) -> Report {
-        Report::from_selected_offering(results, &[])
+        Report::from_selected_with(results, &RunRecords::default())
     }
 
-    /// [`Report::from_selected`], with the transports the runs recorded as not offered (their
-    /// `run.json`), for the transport matrix's "not offered" cells. Every table but the
-    /// matrix shows `ws` only: transports are never mixed in one table.
-    pub fn from_selected_offering(
-        results: &[RunResult],
-        not_offered: &[wscbench_results::NotOffered],
-    ) -> Report {
+    /// [`Report::from_selected`], with what the runs recorded beside their results: the
+    /// transports not offered (the transport matrix's "not offered" cells) and each row's
+    /// RFC 6455 conformance (its table, and a mark on a summary row won by a server that
+    /// ignores a MUST). Every table but the matrix and the conformance table shows `ws`
+    /// only: transports are never mixed in one table.
+    pub fn from_selected_with(results: &[RunResult], records: &RunRecords) -> Report {
         let every: Vec<&RunResult> = results.iter().collect();
-        let matrix = crate::transports::transport_tables(&groups(&every), not_offered);
+        let mut matrix = crate::transports::transport_tables(&groups(&every), &records.not_offered);
         let ws: Vec<RunResult> = results
             .iter()
             .filter(|r| r.transport.is_ws())
@@ -80,7 +76,12 @@ impl Report {
         if ws.len() < results.len() {
             report.notes.push(TRANSPORT_NOTE.to_string());
         }
-        // Each profile's matrix follows the profiles' own tables.
+        let summary = (report.tables.iter_mut()).find(|t| t.title == crate::summary::SUMMARY_TITLE);
+        if let Some(summary) = summary {
+            crate::conformance::mark_ignoring(summary, &records.conformance);
+        }
+        matrix.extend(crate::conformance::conformance_table(&records.conformance));
+        // Each profile's matrix, then the conformance table, follow the profiles' own tables.
         report.tables.splice(after_profiles..after_profiles, matrix);
         report
     }

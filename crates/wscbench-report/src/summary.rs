@@ -62,6 +62,9 @@ const DIMENSIONS: [Dimension<'static>; 6] = [
     },
 ];
 
+/// The summary table's title, by which the assembler finds it.
+pub(crate) const SUMMARY_TITLE: &str = "Summary";
+
 /// The summary table; rows only where something was measured.
 pub(crate) fn summary_table(groups: &[Group]) -> Table {
     let columns = Column::unranked(&[
@@ -87,7 +90,7 @@ pub(crate) fn summary_table(groups: &[Group]) -> Table {
         })
     }));
     Table {
-        title: "Summary".into(),
+        title: SUMMARY_TITLE.into(),
         columns,
         rows,
         scenario: None,

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use wscbench_report::{
-    Choice, Format, Report, TERMINAL_COLUMNS, Width, load, load_results, select,
+    Choice, Format, Report, TERMINAL_COLUMNS, Width, load_results, records, select,
 };
 
 /// The project's `results/` directory.
@@ -32,8 +32,9 @@ fn report_of(run: &str) -> Report {
         .iter()
         .map(|r| r.run_id.as_str())
         .collect();
-    let not_offered = load::not_offered(&dir, &runs.into_iter().collect::<Vec<_>>());
-    let mut report = Report::from_selected_offering(&selection.results, &not_offered);
+    let records = records(&dir, &runs.into_iter().collect::<Vec<_>>());
+    assert!(records.warnings.is_empty(), "{:?}", records.warnings);
+    let mut report = Report::from_selected_with(&selection.results, &records);
     report.notes.extend(selection.left_out);
     report
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{RUN, result};
-use wscbench_report::{Format, Report, Table};
+use wscbench_report::{Format, Report, RunRecords, Table};
 use wscbench_results::{NotOffered, RunResult, ServerStats, Transport};
 
 /// A result over `transport` whose deliveries per second are `scale` times the ws one's,
@@ -56,7 +56,13 @@ fn matrix(report: &Report) -> &Table {
 #[test]
 fn the_matrix_of_a_transport_run() {
     let (results, not_offered) = matrix_run();
-    let report = Report::from_selected_offering(&results, &not_offered);
+    let report = Report::from_selected_with(
+        &results,
+        &RunRecords {
+            not_offered: not_offered.clone(),
+            ..Default::default()
+        },
+    );
     let only_matrix = Report {
         notes: report.notes.clone(),
         tables: vec![matrix(&report).clone()],
@@ -67,7 +73,13 @@ fn the_matrix_of_a_transport_run() {
 #[test]
 fn each_transport_states_its_cost_relative_to_ws_for_the_same_server() {
     let (results, not_offered) = matrix_run();
-    let report = Report::from_selected_offering(&results, &not_offered);
+    let report = Report::from_selected_with(
+        &results,
+        &RunRecords {
+            not_offered: not_offered.clone(),
+            ..Default::default()
+        },
+    );
     let table = matrix(&report);
     let row = |language: &str, transport: &str| {
         table
@@ -91,7 +103,13 @@ fn each_transport_states_its_cost_relative_to_ws_for_the_same_server() {
 #[test]
 fn a_transport_not_offered_shows_in_every_cell_with_its_reason() {
     let (results, not_offered) = matrix_run();
-    let report = Report::from_selected_offering(&results, &not_offered);
+    let report = Report::from_selected_with(
+        &results,
+        &RunRecords {
+            not_offered: not_offered.clone(),
+            ..Default::default()
+        },
+    );
     let table = matrix(&report);
     let zig_wss = table
         .rows
@@ -115,7 +133,13 @@ fn a_transport_not_offered_shows_in_every_cell_with_its_reason() {
 #[test]
 fn every_other_table_shows_ws_only() {
     let (results, not_offered) = matrix_run();
-    let report = Report::from_selected_offering(&results, &not_offered);
+    let report = Report::from_selected_with(
+        &results,
+        &RunRecords {
+            not_offered: not_offered.clone(),
+            ..Default::default()
+        },
+    );
     let ws_only: Vec<RunResult> = results
         .iter()
         .filter(|r| r.transport == Transport::Ws)
@@ -155,7 +179,13 @@ fn a_load_generator_bound_point_is_marked_and_explained_in_the_matrix() {
         .find(|r| r.transport == Transport::Wss && r.scenario.as_str() == "saturation")
         .unwrap();
     wss.loadgen_bound = true;
-    let report = Report::from_selected_offering(&results, &not_offered);
+    let report = Report::from_selected_with(
+        &results,
+        &RunRecords {
+            not_offered: not_offered.clone(),
+            ..Default::default()
+        },
+    );
     let table = matrix(&report);
     let row = table
         .rows

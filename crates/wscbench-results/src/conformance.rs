@@ -169,9 +169,45 @@ impl ServerConformance {
     /// Where this file goes, relative to its run directory:
     /// `conformance/profile-b/go/ws.json`.
     pub fn relative_path(&self) -> PathBuf {
+        Self::relative_path_of(&self.server, self.transport)
+    }
+
+    /// Where the file of `server` (a row's label, e.g. `profile-b/go@no-utf8-check`) over
+    /// `transport` goes, relative to its run directory.
+    pub fn relative_path_of(server: &str, transport: Transport) -> PathBuf {
         PathBuf::from(CONFORMANCE_DIR)
-            .join(&self.server)
-            .join(format!("{}.json", self.transport.as_str()))
+            .join(server)
+            .join(format!("{}.json", transport.as_str()))
+    }
+
+    /// The categories in which a MUST was ignored (the connection stayed usable), in
+    /// Autobahn's order.
+    pub fn ignored_categories(&self) -> Vec<Category> {
+        Category::ALL
+            .into_iter()
+            .filter(|c| {
+                self.cases
+                    .iter()
+                    .any(|case| case.category == *c && case.verdict == CaseVerdict::Ignored)
+            })
+            .collect()
+    }
+
+    /// The file's text: pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a conformance record serializes")
+    }
+
+    /// Reads a file written by [`ServerConformance::to_json`], refusing one of a newer schema.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let found: Self = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if found.schema_version > CONFORMANCE_SCHEMA_VERSION {
+            return Err(format!(
+                "schema version {} is newer than this wscbench's {CONFORMANCE_SCHEMA_VERSION}",
+                found.schema_version
+            ));
+        }
+        Ok(found)
     }
 }
 
@@ -245,5 +281,22 @@ mod tests {
             c.relative_path(),
             PathBuf::from("conformance/profile-b/go/ws.json")
         );
+    }
+
+    #[test]
+    fn ignored_categories_name_only_where_a_must_was_skipped_and_a_newer_file_is_refused() {
+        let c = conformance(vec![
+            case("rsv2", Category::ReservedBits, CaseVerdict::NonStrict),
+            case("utf8_single_frame", Category::Utf8, CaseVerdict::Ignored),
+            case("close_1", Category::Close, CaseVerdict::Failed),
+        ]);
+        assert_eq!(c.ignored_categories(), [Category::Utf8]);
+        assert_eq!(ServerConformance::from_json(&c.to_json()).unwrap(), c);
+        let newer = ServerConformance {
+            schema_version: CONFORMANCE_SCHEMA_VERSION + 1,
+            ..c
+        };
+        let err = ServerConformance::from_json(&newer.to_json()).unwrap_err();
+        assert!(err.contains("newer"), "{err}");
     }
 }

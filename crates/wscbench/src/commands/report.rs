@@ -123,9 +123,11 @@ pub fn run(root: &Path, args: ReportArgs) -> Result<ExitCode, ExpectedError> {
             .iter()
             .map(|r| r.run_id.as_str())
             .collect();
-        let not_offered =
-            wscbench_report::load::not_offered(&dir, &runs.into_iter().collect::<Vec<_>>());
-        let mut report = Report::from_selected_offering(&selection.results, &not_offered);
+        let records = wscbench_report::records(&dir, &runs.into_iter().collect::<Vec<_>>());
+        for warning in &records.warnings {
+            eprintln!("warning: {warning}");
+        }
+        let mut report = Report::from_selected_with(&selection.results, &records);
         report.notes.extend(selection.left_out);
         shown = selection.results;
         report
