@@ -56,6 +56,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
             loadgen_memory_bytes: None,
         },
         verify: VerifyLevel::Quick,
+        conformance: false,
         scenarios_dir: root().join("scenarios"),
         results_dir: results_dir.to_owned(),
         k6_image: "fake-k6".into(),
@@ -249,6 +250,41 @@ async fn a_clean_run_is_ok_with_counters_samples_and_k6_metrics() {
     assert_eq!(server.peak_mem_bytes, 8 << 20);
     assert_eq!(engine.started(), 2);
     assert_eq!(engine.live(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_row_s_conformance_is_recorded_once_before_its_first_load_outside_the_load_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FakeEngine::new(Fault::None);
+    let mut plan = plan(dir.path(), &[Scenario::Steady, Scenario::Churn]);
+    plan.conformance = true;
+    let (_tx, rx) = watch::channel(false);
+    let mut phases = Vec::new();
+    let results = runner::execute(&engine, &plan, rx, &mut |p| {
+        if let runner::Progress::Phase(phase) = p {
+            phases.push(phase);
+        }
+    })
+    .await
+    .unwrap();
+
+    assert!(
+        results.iter().all(|r| r.outcome == Outcome::Ok),
+        "{results:?}"
+    );
+    assert_eq!(
+        phases.iter().filter(|p| **p == "conformance").count(),
+        1,
+        "{phases:?}"
+    );
+    let path = dir.path().join("conformance/profile-b/go/ws.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let found = wscbench_results::ServerConformance::from_json(&text).unwrap();
+    assert_eq!(found.server, "profile-b/go");
+    assert!(found.cases.len() > 30, "{} cases", found.cases.len());
+    assert!(found.passed(), "profile-b/go ignores no MUST: {text}");
+    // The cases' chats are outside the load window, like the verification's.
+    assert_eq!(results[0].server_stats.as_ref().unwrap().chat_in, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -272,6 +272,10 @@ pub struct Plan {
     pub limits: Limits,
     /// Verification per run.
     pub verify: VerifyLevel,
+    /// Record each row's RFC 6455 conformance over each transport: the conformance cases
+    /// run once, before the load of the row's first point, into
+    /// `conformance/<row>/<transport>.json` (about 2 s per row and transport).
+    pub conformance: bool,
     /// Host directory of the k6 scripts (mounted read-only).
     pub scenarios_dir: PathBuf,
     /// `results/<run-id>`.

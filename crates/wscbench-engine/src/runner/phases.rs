@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
     Distributed, ErrorCounts, HostLimits, InstanceSample, LoadPath, LoadgenInstance, Outcome,
-    RunResult, SCHEMA_VERSION, Sample, Scenario, ServerIdentity, UsageSource,
+    RunResult, SCHEMA_VERSION, Sample, Scenario, ServerConformance, ServerIdentity, UsageSource,
 };
 
 use super::collect::{Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines};
@@ -429,6 +429,9 @@ impl<E: Engine> Session<'_, E> {
                 "health: /health did not answer 200 within 10 s",
             ),
         })?;
+        if self.plan.conformance {
+            self.record_conformance(target, on).await?;
+        }
         if self.plan.verify == VerifyLevel::Off {
             return Ok(());
         }
@@ -449,6 +452,29 @@ impl<E: Engine> Session<'_, E> {
             .collect::<Vec<_>>()
             .join("; ");
         Err(Failure::new(Outcome::VerifyFailed, detail))
+    }
+
+    /// Phase 2a: the RFC 6455 conformance cases, once per row and transport in a run (at
+    /// the row's first point), written beside the results. A case that kills the server
+    /// shows at the point's load as a crash; a file that cannot be written stops the point.
+    async fn record_conformance(
+        &self,
+        target: &Target,
+        on: &mut (dyn FnMut(Progress<'_>) + Send),
+    ) -> Result<(), Failure> {
+        let server = self.point.server.label();
+        let transport = self.point.transport;
+        let path = self
+            .plan
+            .results_dir
+            .join(ServerConformance::relative_path_of(&server, transport));
+        if path.exists() {
+            return Ok(());
+        }
+        on(Progress::Phase("conformance"));
+        let found = verify::conformance::conformance(target, &server, transport, &[], |_| {}).await;
+        super::write_atomically(&path, &found.to_json())
+            .map_err(|e| Failure::new(Outcome::VerifyFailed, e.to_string()))
     }
 
     /// The raw output folder of each k6: the point's own, or one subfolder per instance of

@@ -93,8 +93,14 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
     manifest.manifest.stops = output.stops;
     let results = output.results;
     // The report of the run, built once: the page beside run.json and the tables printed.
-    let report = (!results.is_empty())
-        .then(|| Report::from_results_offering(&results, &manifest.manifest.not_offered));
+    let records = wscbench_report::RunRecords {
+        not_offered: manifest.manifest.not_offered.clone(),
+        ..wscbench_report::records(results_dir.parent().unwrap_or(Path::new(".")), &[&run_id])
+    };
+    for warning in &records.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let report = (!results.is_empty()).then(|| Report::from_results_with(&results, &records));
     manifest.close(&results, report.as_ref(), signal)?;
     Ok(finish(
         format,
@@ -390,6 +396,8 @@ async fn prepare(
         adaptive: request.adaptive.clone(),
         limits,
         verify: request.verify,
+        // Every run records what RFC 6455 work each row does, unless checks are off.
+        conformance: request.verify != runner::VerifyLevel::Off,
         scenarios_dir: std::path::absolute(root.join("scenarios"))
             .doing(|| "finding the scenarios folder")?,
         results_dir: results_dir.to_owned(),
