@@ -13,26 +13,26 @@ import { config } from './config.js';
 
 const SHAPES = {
   steady: {
-    smoke: { clients: 10, chatsPerSecond: 1, holdSeconds: 8 },
-    quick: { clients: 100, chatsPerSecond: 1, holdSeconds: 6 },
+    smoke: { clients: 10, chatsPerSecond: 1, holdSeconds: 5 },
+    quick: { clients: 100, chatsPerSecond: 1, holdSeconds: 5 },
     seed: { clients: 100, chatsPerSecond: 1, holdSeconds: 60 },
     soak: { clients: 100, chatsPerSecond: 1, holdSeconds: 300 },
   },
   burst: {
-    smoke: { clients: 100, rampUpSeconds: 4, holdSeconds: 2, rampDownSeconds: 2 },
-    quick: { clients: 1000, rampUpSeconds: 10, holdSeconds: 2, rampDownSeconds: 2 },
+    smoke: { clients: 100, rampUpSeconds: 2, holdSeconds: 2, rampDownSeconds: 1 },
+    quick: { clients: 1000, rampUpSeconds: 8, holdSeconds: 2, rampDownSeconds: 1 },
     seed: { clients: 1000, rampUpSeconds: 10, holdSeconds: 5, rampDownSeconds: 5 },
   },
   churn: {
-    smoke: { clients: 20, durationSeconds: 7, staySeconds: 2 },
-    quick: { clients: 200, durationSeconds: 8, staySeconds: 2 },
+    smoke: { clients: 20, durationSeconds: 5, staySeconds: 2 },
+    quick: { clients: 200, durationSeconds: 7, staySeconds: 2 },
     seed: { clients: 200, durationSeconds: 60, staySeconds: 2 },
     soak: { clients: 200, durationSeconds: 180, staySeconds: 2 },
   },
   saturation: {
     // One ramp and one hold per step, then one ramp down to 0.
     smoke: { steps: [20, 50, 100], chatsPerSecond: 5, rampSeconds: 1, holdSeconds: [1, 1, 2], rampDownSeconds: 1 },
-    quick: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 3, holdSeconds: [2, 2, 4], rampDownSeconds: 2 },
+    quick: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 3, holdSeconds: [2, 2, 3], rampDownSeconds: 1 },
     seed: { steps: [200, 500, 1000], chatsPerSecond: 5, rampSeconds: 5, holdSeconds: [25, 25, 30], rampDownSeconds: 5 },
   },
   capacity: {
@@ -88,7 +88,7 @@ const SHAPES = {
     // deliveries per second per run (DELIVERIES; without it the first step): the fan-out
     // shape at that load. The orchestrator runs one point per step (docs/methodology.md,
     // "The load curve" says how levels and holds were chosen).
-    smoke: { clients: 50, roomSize: 50, steps: [2450, 9800], rampSeconds: 2, holdSeconds: 4 },
+    smoke: { clients: 50, roomSize: 50, steps: [2450, 9800], rampSeconds: 2, holdSeconds: 3 },
     quick: {
       clients: 500,
       roomSize: 500,

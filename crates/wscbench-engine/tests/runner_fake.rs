@@ -149,8 +149,8 @@ fn a_two_key_sweep_runs_its_product_inside_each_repetition_every_server_at_each_
         points.len(),
         "every point has a file of its own"
     );
-    // Two rows × 4 load points × 2 repetitions of smoke steady (8 s) + 3 s each.
-    assert_eq!(plan.estimate(), Duration::from_secs(16 * 11));
+    // Two rows × 4 load points × 2 repetitions of smoke steady (5 s) + 4 s each.
+    assert_eq!(plan.estimate(), Duration::from_secs(16 * 9));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -317,10 +317,10 @@ pub struct Point<'p> {
 static NO_PARAMS: BTreeMap<String, f64> = BTreeMap::new();
 
 /// Time a point spends outside its scenario (start, health, verification, stop, write): for
-/// estimates. Run 20261126-140739 measured 2.8 s a point (81 points: 1.5 s of overhead and
-/// 1.1 s of k6 start and graceful stop beyond the scenario's length, and each round's
-/// calibration), so 3 s.
-pub const POINT_OVERHEAD: Duration = Duration::from_secs(3);
+/// estimates. Run 20261128-000835 measured 3.6 s a point (144 points in 3 rounds of 10 min
+/// 22 s: 1.9 s of overhead, 1.2 s (steady, load curve) to 3.4 s (burst) of k6 start and
+/// graceful stop beyond the scenario's length, and each round's calibration), so 4 s.
+pub const POINT_OVERHEAD: Duration = Duration::from_secs(4);
 
 impl Point<'_> {
     /// The point without its round, as results name it.
