@@ -114,7 +114,7 @@ fn bad_sweep_values_and_keys_are_refused() {
 
 #[test]
 fn a_plan_longer_than_the_bound_is_refused_and_the_bound_can_be_raised() {
-    // 6 servers × (100 s + 3 s) × 13 values = 133.9 min with the seed's lengths.
+    // 6 servers × (100 s + 4 s) × 13 values = 135.2 min with the seed's lengths.
     let sweep = "clients=10,20,30,40,50,60,70,80,90,100,110,120,130";
     refused(
         &[
@@ -125,7 +125,7 @@ fn a_plan_longer_than_the_bound_is_refused_and_the_bound_can_be_raised() {
             "--mode",
             "seed",
         ],
-        "this run would take about 134 min (78 points of load and set-up), more than --max-duration 120 min",
+        "this run would take about 136 min (78 points of load and set-up), more than --max-duration 120 min",
     );
     refused(
         &[
