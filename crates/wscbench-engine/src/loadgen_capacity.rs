@@ -69,7 +69,7 @@ impl CapacitySpec {
 }
 
 /// What one load path received, and what it cost.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PathCapacity {
     /// The load path.
     pub load_path: LoadPath,
@@ -93,6 +93,62 @@ pub struct PathCapacity {
     pub received_per_cpu_s: f64,
     /// Peak memory of the k6 container, in bytes.
     pub loadgen_peak_mem_bytes: u64,
+}
+
+/// The file, in the set-up's cache, where `wscbench loadgen-capacity` keeps what it last
+/// measured on each load path and transport, so `run` can refuse a load it knows k6 cannot
+/// receive.
+pub const SAVED_FILE: &str = "loadgen-capacity.json";
+
+/// The measurements kept in [`SAVED_FILE`]: the latest of each load path and transport.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Saved {
+    /// The measurements, one per load path and transport.
+    pub paths: Vec<SavedPath>,
+}
+
+/// One kept measurement.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedPath {
+    /// When it was measured (UTC, `YYYYMMDD-HHMMSS` as run ids read).
+    pub measured_at: String,
+    /// What was measured.
+    pub capacity: PathCapacity,
+}
+
+impl Saved {
+    /// Keeps `capacity` (measured at `at`) in place of an earlier one of its path and
+    /// transport.
+    pub fn keep(&mut self, capacity: PathCapacity, at: &str) {
+        self.paths.retain(|p| {
+            (p.capacity.load_path, p.capacity.transport) != (capacity.load_path, capacity.transport)
+        });
+        self.paths.push(SavedPath {
+            measured_at: at.to_string(),
+            capacity,
+        });
+    }
+
+    /// The most chats per second k6 can receive on `path` over `transport` with `cores`
+    /// whole cores to itself (its measured chats per CPU-second times the cores), with the
+    /// measurement. `None` when that path and transport were never measured.
+    pub fn ceiling(
+        &self,
+        path: LoadPath,
+        transport: Transport,
+        cores: f64,
+    ) -> Option<(f64, &SavedPath)> {
+        let saved = self
+            .paths
+            .iter()
+            .find(|p| p.capacity.load_path == path && p.capacity.transport == transport)?;
+        Some((saved.capacity.received_per_cpu_s * cores, saved))
+    }
+}
+
+/// The offered loads (deliveries per second, each one chat k6 receives) above `ceiling`.
+pub fn unreachable(levels: &[f64], ceiling: f64) -> Vec<f64> {
+    levels.iter().copied().filter(|&l| l > ceiling).collect()
 }
 
 /// Why a measurement failed.
@@ -394,5 +450,51 @@ mod tests {
             Some(123_456)
         );
         assert_eq!(blaster_frames("killed"), None);
+    }
+
+    fn measured(path: LoadPath, per_cpu_s: f64) -> PathCapacity {
+        PathCapacity {
+            load_path: path,
+            transport: Transport::Ws,
+            clients: 50,
+            sender_rate_limit_per_s: 0.0,
+            sender_frames_per_s: None,
+            received: 1,
+            received_per_s: 1.0,
+            loadgen_cpu_s: 1.0,
+            loadgen_cpu_docker_s: 1.0,
+            received_per_cpu_s: per_cpu_s,
+            loadgen_peak_mem_bytes: 1,
+        }
+    }
+
+    #[test]
+    fn the_latest_measurement_of_a_path_sets_its_ceiling_and_levels_above_it_are_unreachable() {
+        let mut saved = Saved::default();
+        assert!(
+            saved
+                .ceiling(LoadPath::Native, Transport::Ws, 2.0)
+                .is_none()
+        );
+        saved.keep(measured(LoadPath::Native, 300_000.0), "20261128-010000");
+        saved.keep(measured(LoadPath::Js, 40_000.0), "20261128-010000");
+        saved.keep(measured(LoadPath::Native, 250_000.0), "20261128-020000");
+        assert_eq!(saved.paths.len(), 2);
+        let (ceiling, at) = saved.ceiling(LoadPath::Native, Transport::Ws, 2.0).unwrap();
+        assert_eq!(
+            (ceiling, at.measured_at.as_str()),
+            (500_000.0, "20261128-020000")
+        );
+        assert!(
+            saved
+                .ceiling(LoadPath::Native, Transport::Wss, 2.0)
+                .is_none()
+        );
+        assert_eq!(
+            unreachable(&[50_000.0, 400_000.0, 800_000.0, 1_600_000.0], ceiling),
+            [800_000.0, 1_600_000.0]
+        );
+        let text = serde_json::to_string(&saved).unwrap();
+        assert_eq!(serde_json::from_str::<Saved>(&text).unwrap(), saved);
     }
 }

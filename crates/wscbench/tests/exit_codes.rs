@@ -174,6 +174,58 @@ fn every_usage_error_of_run_exits_2_with_one_line_before_any_engine_is_asked() {
     }
 }
 
+#[test]
+fn a_load_curve_step_above_what_k6_was_measured_to_receive_exits_2_before_any_engine_is_asked() {
+    // A measurement as `wscbench loadgen-capacity` keeps it: 1,000 chats per CPU-second on
+    // the native path over ws, so no machine's cores reach 2M deliveries/s.
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::write(
+        cache.path().join("loadgen-capacity.json"),
+        r#"{"paths":[{"measured_at":"20261128-030000","capacity":{"load_path":"native","transport":"ws","clients":50,"sender_rate_limit_per_s":0.0,"sender_frames_per_s":null,"received":10000,"received_per_s":1000.0,"loadgen_cpu_s":10.0,"loadgen_cpu_docker_s":10.0,"received_per_cpu_s":1000.0,"loadgen_peak_mem_bytes":1}}]}"#,
+    )
+    .unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let run = |sweep: &str| {
+        wscbench()
+            .args([
+                "run",
+                "--server",
+                "profile-b/go",
+                "--scenario",
+                "load-curve",
+                "--sweep",
+                sweep,
+            ])
+            .arg("--results")
+            .arg(results.path())
+            .env("WSCBENCH_CACHE", cache.path())
+            .env("DOCKER_HOST", "unix:///nonexistent.sock")
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap()
+    };
+    let out = run("deliveries=100,2000000");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("steps of 2000000 deliveries/s are more than k6 can receive here")
+            && errors[0].contains("1000 chats per CPU-second on the native path over ws")
+            && errors[0].contains("20261128-030000"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_dir(results.path()).unwrap().count(), 0);
+    // A step within the ceiling passes this check and goes on to ask for the engine (exit 3).
+    let out = run("deliveries=100");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A PATH with a shell and nothing else: no Go, no Rust, no Python, so no Zig.
 fn path_without_toolchains() -> tempfile::TempDir {
     let bin = tempfile::tempdir().unwrap();

@@ -6,12 +6,16 @@ use std::path::Path;
 use clap::Args;
 use wscbench_engine::engine::Engine;
 use wscbench_engine::images;
-use wscbench_engine::loadgen_capacity::{self, CapacitySpec, PathCapacity};
-use wscbench_results::{LoadPath, Transport};
+use wscbench_engine::loadgen_capacity::{self, CapacitySpec, PathCapacity, Saved};
+use wscbench_engine::scenarios::LoadCurveShape;
+use wscbench_engine::sweep::DELIVERIES;
+use wscbench_results::{LoadPath, Scenario, Transport};
 
 use crate::args::{one_of, parse_bytes};
-use crate::errors::{Doing, ExpectedError};
+use crate::errors::{Doing, ExpectedError, UsageError};
 use crate::exit::ExitCode;
+
+use super::run_request::RunRequest;
 
 /// `wscbench loadgen-capacity`'s command line.
 #[derive(Debug, Args)]
@@ -110,6 +114,7 @@ pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<ExitCode, Exp
         measured.push(result.doing(|| format!("measuring the {path} load path"))?);
     }
     let _ = std::fs::remove_dir_all(&out_dir);
+    save(&measured, &run_id);
     if args.json {
         println!(
             "{}",
@@ -119,6 +124,81 @@ pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<ExitCode, Exp
         print!("{}", render(&measured));
     }
     Ok(ExitCode::Ok)
+}
+
+/// Keeps the measurements in the cache for `run` ([`refuse_unreachable`]); a cache that
+/// cannot be written costs only that check, so it is said and the command goes on.
+fn save(measured: &[PathCapacity], run_id: &str) {
+    let path = super::cache_dir().join(loadgen_capacity::SAVED_FILE);
+    let mut saved = read_saved(&path).unwrap_or_default();
+    let at = run_id.trim_start_matches("capacity-");
+    for m in measured {
+        saved.keep(m.clone(), at);
+    }
+    let text = serde_json::to_string_pretty(&saved).expect("measurements always serialize");
+    match wscbench_engine::runner::write_atomically(&path, &text) {
+        Ok(()) => eprintln!(
+            "kept in {} for `run` to check its loads against",
+            path.display()
+        ),
+        Err(e) => eprintln!("warning: not kept for `run`: {e}"),
+    }
+}
+
+fn read_saved(path: &Path) -> Option<Saved> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// Refuses a load curve with a step above what k6 was measured to receive (`wscbench
+/// loadgen-capacity`, kept in the cache) even with every core of every load engine like this
+/// host: k6, not the server, would be measured there. Without a measurement nothing is
+/// refused (the verdict still marks a step k6 limited).
+pub fn refuse_unreachable(request: &RunRequest) -> Result<(), UsageError> {
+    let path = super::cache_dir().join(loadgen_capacity::SAVED_FILE);
+    refuse_unreachable_in(request, read_saved(&path).as_ref(), host_cores())
+}
+
+fn host_cores() -> f64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
+}
+
+fn refuse_unreachable_in(
+    request: &RunRequest,
+    saved: Option<&Saved>,
+    cores: f64,
+) -> Result<(), UsageError> {
+    if !request.scenarios.contains(&Scenario::LoadCurve) {
+        return Ok(());
+    }
+    let engines = request.loadgen_engines.len().max(1) as f64;
+    let Some((ceiling, measured)) = saved.and_then(|s| {
+        request
+            .transports
+            .iter()
+            .filter_map(|&t| s.ceiling(request.load_path, t, cores * engines))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+    }) else {
+        return Ok(());
+    };
+    let asked: Vec<f64> = match request.sweep.as_map().remove(DELIVERIES) {
+        Some(values) => values,
+        None => LoadCurveShape::of(request.mode).steps,
+    };
+    let too_high = loadgen_capacity::unreachable(&asked, ceiling);
+    if too_high.is_empty() {
+        return Ok(());
+    }
+    let levels: Vec<String> = too_high.iter().map(|l| format!("{l:.0}")).collect();
+    Err(UsageError::new(format!(
+        "load-curve steps of {} deliveries/s are more than k6 can receive here: it received {:.0} chats per CPU-second on the {} path over {} (wscbench loadgen-capacity, {}), at most {ceiling:.0}/s with all {} core(s) of {} load engine(s); ask for lower steps with --sweep deliveries=..., or add load engines with --loadgen-engine",
+        levels.join(", "),
+        measured.capacity.received_per_cpu_s,
+        measured.capacity.load_path,
+        measured.capacity.transport,
+        measured.measured_at,
+        cores,
+        engines,
+    )))
 }
 
 fn render(measured: &[PathCapacity]) -> String {

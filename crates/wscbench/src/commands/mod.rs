@@ -99,16 +99,23 @@ pub fn k6_path() -> PathBuf {
     k6_path_in(&|var| std::env::var_os(var), &|path| path.is_file())
 }
 
-/// `bin/NAME` in the set-up's cache, found as `scripts/env` finds it: `WSCBENCH_CACHE`, else
-/// `$XDG_CACHE_HOME/wscbench`, else `~/.cache/wscbench`.
+/// `bin/NAME` in the set-up's cache.
 fn tool_in_cache(env: Env, name: &str) -> PathBuf {
+    cache_dir_in(env).join("bin").join(name)
+}
+
+/// The set-up's cache, found as `scripts/env` finds it: `WSCBENCH_CACHE`, else
+/// `$XDG_CACHE_HOME/wscbench`, else `~/.cache/wscbench`.
+pub fn cache_dir() -> PathBuf {
+    cache_dir_in(&|var| std::env::var_os(var))
+}
+
+fn cache_dir_in(env: Env) -> PathBuf {
     env("WSCBENCH_CACHE")
         .map(PathBuf::from)
         .or_else(|| env("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("wscbench")))
         .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".cache/wscbench")))
         .unwrap_or_else(|| PathBuf::from(".cache/wscbench"))
-        .join("bin")
-        .join(name)
 }
 
 fn k6_path_in(env: Env, is_file: &dyn Fn(&Path) -> bool) -> PathBuf {

@@ -31,6 +31,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
     // from here on the checked request is all there is of the command line.
     let request = RunRequest::check(&args, &super::discover(root)?)?;
     drop(args);
+    super::loadgen_capacity::refuse_unreachable(&request)?;
     // An external server answers and keeps the protocol, or nothing of the run begins.
     if let Some(external) = &request.external {
         super::external::preflight(external).await?;
