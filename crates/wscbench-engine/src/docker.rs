@@ -471,7 +471,17 @@ fn usage_stream(
             mem_bytes: stats::memory_bytes(&response),
             anon_bytes: crate::memory::anon_bytes(&response),
             kernel_bytes: crate::memory::kernel_bytes(&response),
+            read_epoch_ms: response.read.as_deref().and_then(epoch_ms),
+            cpu_used_ms: stats::cpu_used_ms(&response),
         })
+}
+
+/// An RFC 3339 time as Docker writes it (`2026-11-28T02:33:19.123456789Z`), in Unix
+/// milliseconds; `None` for Docker's zero time or anything unreadable.
+fn epoch_ms(time: &str) -> Option<u64> {
+    let at = humantime::parse_rfc3339(time).ok()?;
+    let ms = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as u64;
+    (ms > 0).then_some(ms)
 }
 
 /// A CPU count (`--cpus 1.5`) in the billionths of a CPU that Docker's `NanoCpus` takes.

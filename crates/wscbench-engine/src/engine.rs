@@ -170,6 +170,12 @@ pub struct Usage {
     /// Of it, the kernel's memory charged to the container (slab, sockets, stacks, page
     /// tables), in bytes, where the cgroup says ([`crate::memory::kernel_bytes`]).
     pub kernel_bytes: Option<u64>,
+    /// When the figures were read (Unix time, milliseconds): the CPU percent is that of the
+    /// interval ending then. `None` where the source gives no time.
+    pub read_epoch_ms: Option<u64>,
+    /// CPU time used since the container started, in milliseconds, as of `read_epoch_ms`;
+    /// `None` where the source gives none.
+    pub cpu_used_ms: Option<f64>,
 }
 
 /// A failed container operation.

@@ -113,6 +113,10 @@ pub fn usage(pid: u32) -> UsageStream {
             let usage = Usage {
                 cpu_percent: cpu_percent(&before, &after, now - at),
                 mem_bytes: after.rss_bytes,
+                read_epoch_ms: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .ok()
+                    .map(|d| d.as_millis() as u64),
                 ..Usage::default()
             };
             Some((usage, Some((after, now))))

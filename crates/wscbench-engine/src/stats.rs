@@ -35,6 +35,12 @@ pub fn cpu_percent(stats: &ContainerStatsResponse) -> f64 {
     }
 }
 
+/// The container's CPU time used so far (cgroup `total_usage`), in milliseconds.
+pub fn cpu_used_ms(stats: &ContainerStatsResponse) -> Option<f64> {
+    let ns = stats.cpu_stats.as_ref()?.cpu_usage.as_ref()?.total_usage?;
+    (ns > 0).then(|| ns as f64 / 1e6)
+}
+
 /// Memory in use without the page cache, in bytes, as `docker stats` shows it.
 pub fn memory_bytes(stats: &ContainerStatsResponse) -> u64 {
     let Some(mem) = &stats.memory_stats else {

@@ -630,6 +630,19 @@ pub struct Sample {
     /// ([`UsageSource::Absent`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_percent: Option<f64>,
+    /// When `server_cpu_percent` was read, in milliseconds since the load started: it is the
+    /// CPU of the interval ending then (since the previous reading). Docker's stats stream
+    /// reads on its own clock, about a second behind `t_ms`, so a figure set against the
+    /// counters of the same sample must use this time. Absent in results written before it
+    /// was recorded (read as `t_ms`) and where the reading has no time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_read_ms: Option<i64>,
+    /// The server's CPU time used since it started, in milliseconds, as read at
+    /// `server_cpu_read_ms` (Docker's cumulative `total_usage`): the CPU between any two
+    /// moments is the difference, whatever readings the sampler missed or repeated. Absent
+    /// where the source gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_used_ms: Option<f64>,
     /// Server memory (page cache excluded; `VmRSS` for a process), in bytes; absent when
     /// nothing measured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -243,14 +243,11 @@ fn curve_step(result: &RunResult, plan: &Plan) -> wscbench_results::CurveStep {
         .as_ref()
         .and_then(|k| k.chats)
         .map(|c| c.intended * step.room_size.saturating_sub(1));
-    // The hold: every client joined during the ramp, chats from its start, and stopped a
-    // second before its end (the last sample at or before its last half second counts).
-    let hold_ms = (
-        step.ramp_seconds * 1000,
-        (step.ramp_seconds + step.hold_seconds) * 1000 - 500,
-    );
     wscbench_results::CurveStep {
-        hold_deliveries_per_server_cpu_s: held_efficiency(&result.series, hold_ms),
+        hold_deliveries_per_server_cpu_s: held_efficiency(
+            &result.series,
+            chatting(&result.series, step.hold_seconds),
+        ),
         offered_deliveries_per_s: offered_per_s,
         room_size: step.room_size,
         clients: step.clients,
@@ -262,26 +259,83 @@ fn curve_step(result: &RunResult, plan: &Plan) -> wscbench_results::CurveStep {
     }
 }
 
-/// Deliveries per server CPU-second over the samples within `[from, to]` ms of the load:
-/// the CPU the server used between the first and last of them (each sample's CPU is that
-/// of the second before it) against the deliveries its counters moved by. `None` with
-/// fewer than two such samples, without counters or CPU, or with no delivery.
-pub(crate) fn held_efficiency(series: &[Sample], (from, to): (u64, u64)) -> Option<f64> {
-    let held: Vec<&Sample> = series
-        .iter()
-        .filter(|s| (from..=to).contains(&s.t_ms))
-        .collect();
-    let (first, last) = (held.first()?, held.last()?);
-    let deliveries = last.deliveries?.checked_sub(first.deliveries?)?;
-    let cpu_s: f64 = held
-        .windows(2)
-        .map(|w| {
-            w[1].server_cpu_percent.unwrap_or(0.0) / 100.0
-                * w[1].t_ms.saturating_sub(w[0].t_ms) as f64
-                / 1000.0
-        })
-        .sum();
+/// The part of the load when chats were under way, as `(from, to)` ms of the load: from
+/// the first sample at which the server's deliveries had moved (k6 starts its schedule
+/// about a second into the series, and the clients join before the first chat) to the last
+/// sample at which they were still moving, at most `hold_seconds − 1` s later, so neither
+/// the join ramp nor the leaves after the hold fall inside. `None` when deliveries never
+/// moved in two samples.
+pub(crate) fn chatting(series: &[Sample], hold_seconds: u64) -> Option<(u64, u64)> {
+    let moved = |i: usize| -> bool {
+        matches!((series[i - 1].deliveries, series[i].deliveries), (Some(a), Some(b)) if b > a)
+    };
+    let first = (1..series.len()).find(|&i| moved(i))?;
+    let limit = series[first].t_ms + hold_seconds.saturating_sub(1) * 1000 + 500;
+    // The last sample whose next one still moved: the chats ran on past it.
+    let last = (first + 1..series.len().saturating_sub(1))
+        .take_while(|&i| series[i].t_ms <= limit && moved(i + 1))
+        .last()?;
+    Some((series[first].t_ms, series[last].t_ms))
+}
+
+/// Deliveries per server CPU-second over `[from, to]` ms of the load: the deliveries the
+/// server's counters moved by between the samples at those times, against the CPU it used
+/// between those moments ([`cpu_seconds_between`]). `None` without a window, counters, CPU
+/// or deliveries.
+pub(crate) fn held_efficiency(series: &[Sample], window: Option<(u64, u64)>) -> Option<f64> {
+    let (from, to) = window?;
+    let at = |t: u64| series.iter().find(|s| s.t_ms == t);
+    let deliveries = at(to)?.deliveries?.checked_sub(at(from)?.deliveries?)?;
+    let cpu_s = cpu_seconds_between(series, from as i64, to as i64);
     (deliveries > 0 && cpu_s > 0.0).then(|| deliveries as f64 / cpu_s)
+}
+
+/// The server's CPU-seconds between `from` and `to` ms of the load. Docker reads CPU on its
+/// own clock, about a second behind the sample that carries the reading
+/// (`server_cpu_read_ms`), so readings are placed at their own times: with the cumulative
+/// CPU time (`server_cpu_used_ms`) it is the difference between the two moments,
+/// interpolated between the readings around each; otherwise each reading's percent counts
+/// for the part of its interval (since the previous reading) inside the window. A reading
+/// repeated in two samples counts once; a result without reading times (before they were
+/// recorded) reads each at its sample's time.
+pub(crate) fn cpu_seconds_between(series: &[Sample], from: i64, to: i64) -> f64 {
+    let mut readings: Vec<(i64, Option<f64>, f64)> = Vec::new();
+    for s in series {
+        let Some(percent) = s.server_cpu_percent else {
+            continue;
+        };
+        let read = s.server_cpu_read_ms.unwrap_or(s.t_ms as i64);
+        if readings.last().is_none_or(|&(last, _, _)| read > last) {
+            readings.push((read, s.server_cpu_used_ms, percent));
+        }
+    }
+    let used: Vec<(i64, f64)> = readings
+        .iter()
+        .filter_map(|&(read, used, _)| Some((read, used?)))
+        .collect();
+    if let (Some(a), Some(b)) = (interpolate(&used, from), interpolate(&used, to)) {
+        return (b - a).max(0.0) / 1000.0;
+    }
+    let mut previous: Option<i64> = None;
+    let mut cpu_s = 0.0;
+    for (read, _, percent) in readings {
+        let start = previous.unwrap_or(read - 1000);
+        previous = Some(read);
+        let overlap = (read.min(to) - start.max(from)).max(0);
+        cpu_s += percent / 100.0 * overlap as f64 / 1000.0;
+    }
+    cpu_s
+}
+
+/// The cumulative figure at `t`, linear between the readings around it; `None` outside them.
+fn interpolate(points: &[(i64, f64)], t: i64) -> Option<f64> {
+    let after = points.iter().position(|&(at, _)| at >= t)?;
+    let (t1, v1) = points[after];
+    if t1 == t {
+        return Some(v1);
+    }
+    let (t0, v0) = points[after.checked_sub(1)?];
+    Some(v0 + (v1 - v0) * (t - t0) as f64 / (t1 - t0) as f64)
 }
 
 /// The chats every client received, to set against the server's deliveries: k6's (the
@@ -451,5 +505,87 @@ mod tests {
         assert!((u.cpu_seconds - 3.0).abs() < 1e-9, "{}", u.cpu_seconds);
         assert!((u.mean_cpu_percent - 400.0 / 3.0).abs() < 1e-9);
         assert_eq!(u.peak_cpu_percent, 999.0);
+    }
+
+    /// profile-b/rust at 200k deliveries/s in run 20261128-000835: (t_ms, deliveries, CPU
+    /// %). Docker's CPU readings lag the counters by a second: 191k deliveries by 3171 ms
+    /// beside 0.03 % CPU.
+    const LAGGED: [(u64, u64, f64); 8] = [
+        (1170, 12, 0.0),
+        (2170, 12, 20.4),
+        (3171, 191_454, 0.03),
+        (4179, 393_714, 98.4),
+        (5171, 586_736, 99.5),
+        (6176, 793_372, 94.2),
+        (7170, 807_893, 99.6),
+        (8171, 807_893, 2.3),
+    ];
+
+    fn lagged(read_behind_ms: Option<i64>) -> Vec<Sample> {
+        LAGGED
+            .iter()
+            .map(|&(t_ms, deliveries, cpu)| Sample {
+                t_ms,
+                deliveries: Some(deliveries),
+                server_cpu_percent: Some(cpu),
+                server_cpu_read_ms: read_behind_ms.map(|behind| t_ms as i64 - behind),
+                ..Sample::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_chats_run_from_the_first_sample_after_deliveries_moved_to_the_last_before_they_stopped()
+    {
+        assert_eq!(chatting(&lagged(None), 5), Some((3171, 6176)));
+        // A hold shorter than the chats seen ends the window at the hold.
+        assert_eq!(chatting(&lagged(None), 3), Some((3171, 5171)));
+        let idle: Vec<Sample> = lagged(None)
+            .into_iter()
+            .map(|s| Sample {
+                deliveries: Some(12),
+                ..s
+            })
+            .collect();
+        assert_eq!(chatting(&idle, 5), None);
+    }
+
+    #[test]
+    fn cpu_read_a_second_behind_the_counters_is_set_against_the_deliveries_of_its_own_interval() {
+        // The truth: every chat's CPU (the readings of 4179 to 8171 ms) against every delivery.
+        let truth = 807_881.0 / (0.984 + 0.995 + 0.942 + 0.996 + 0.023);
+        let read = held_efficiency(&lagged(Some(1000)), chatting(&lagged(None), 5)).unwrap();
+        assert!((read / truth - 1.0).abs() < 0.01, "{read} vs {truth}");
+        // The window before: from the ramp's end (2 s) with each reading at its sample's
+        // time, it set the second of 191k deliveries beside the 0.03 % read at 3171 ms and
+        // flattered every server by about a third.
+        let before = held_efficiency(&lagged(None), Some((2170, 6176))).unwrap();
+        assert!(before / truth > 1.3, "{before} vs {truth}");
+    }
+
+    #[test]
+    fn with_the_cumulative_cpu_a_missed_or_repeated_reading_changes_nothing() {
+        // 99 % of a core from 3000 ms on, read a second behind each sample.
+        let sample = |t_ms: u64, read: i64| Sample {
+            t_ms,
+            deliveries: Some(t_ms * 100),
+            server_cpu_percent: Some(99.0),
+            server_cpu_read_ms: Some(read),
+            server_cpu_used_ms: Some((read - 3000).max(0) as f64 * 0.99),
+            ..Sample::default()
+        };
+        let every: Vec<Sample> = (3..10)
+            .map(|s| sample(s * 1000, s as i64 * 1000 - 1000))
+            .collect();
+        let cpu = cpu_seconds_between(&every, 4000, 7000);
+        assert!((cpu - 2.97).abs() < 1e-9, "{cpu}");
+        // The sample of 6000 ms repeats the reading before it (none came in that second):
+        // the same CPU-seconds.
+        let mut missed = every.clone();
+        missed[3].server_cpu_read_ms = missed[2].server_cpu_read_ms;
+        missed[3].server_cpu_used_ms = missed[2].server_cpu_used_ms;
+        assert!((cpu_seconds_between(&missed, 4000, 7000) - 2.97).abs() < 1e-9);
+        // Halfway between readings: interpolated.
+        assert!((cpu_seconds_between(&every, 4500, 5000) - 0.495).abs() < 1e-9);
     }
 }

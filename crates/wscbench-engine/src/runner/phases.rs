@@ -738,6 +738,36 @@ impl<E: Engine> Session<'_, E> {
         }
     }
 
+    /// One second's sample: the server's counters and both sides' usage as last read.
+    fn one_sample(
+        &self,
+        t_ms: u64,
+        stats: Option<&wscbench_results::ServerStats>,
+        s: Option<Usage>,
+        instances: Vec<InstanceSample>,
+    ) -> Sample {
+        Sample {
+            t_ms,
+            server_cpu_percent: s.map(|s| s.cpu_percent),
+            server_cpu_read_ms: s
+                .and_then(|s| s.read_epoch_ms)
+                .map(|read| read as i64 - self.load_started_epoch_ms as i64),
+            server_cpu_used_ms: s.and_then(|s| s.cpu_used_ms),
+            server_mem_bytes: s.map(|s| s.mem_bytes),
+            server_anon_bytes: s.and_then(|s| s.anon_bytes),
+            server_kernel_bytes: s.and_then(|s| s.kernel_bytes),
+            // Summed over the instances for the verdict; each kept below.
+            loadgen_cpu_percent: instances.iter().map(|i| i.cpu_percent).sum(),
+            loadgen_mem_bytes: instances.iter().map(|i| i.mem_bytes).sum(),
+            connections: stats.map(|s| s.connections_current),
+            deliveries: stats.map(|s| s.deliveries),
+            loadgen_instances: if self.split() { instances } else { Vec::new() },
+            chat_in: stats.map(|s| s.chat_in),
+            dropped_slow: stats.map(|s| s.dropped_slow),
+            dropped_ratelimit: stats.map(|s| s.dropped_ratelimit),
+        }
+    }
+
     /// Phase 3b: one sample of both containers and of the server's counters every second,
     /// until k6 ends, the server dies, the user cancels or k6 overruns.
     async fn sample(
@@ -781,22 +811,12 @@ impl<E: Engine> Session<'_, E> {
                     }
                 })
                 .collect();
-            let sample = Sample {
-                t_ms: load_started.elapsed().as_millis() as u64,
-                server_cpu_percent: s.map(|s| s.cpu_percent),
-                server_mem_bytes: s.map(|s| s.mem_bytes),
-                server_anon_bytes: s.and_then(|s| s.anon_bytes),
-                server_kernel_bytes: s.and_then(|s| s.kernel_bytes),
-                // Summed over the instances for the verdict; each kept below.
-                loadgen_cpu_percent: instances.iter().map(|i| i.cpu_percent).sum(),
-                loadgen_mem_bytes: instances.iter().map(|i| i.mem_bytes).sum(),
-                connections: stats.as_ref().map(|s| s.connections_current),
-                deliveries: stats.as_ref().map(|s| s.deliveries),
-                loadgen_instances: if split { instances } else { Vec::new() },
-                chat_in: stats.as_ref().map(|s| s.chat_in),
-                dropped_slow: stats.as_ref().map(|s| s.dropped_slow),
-                dropped_ratelimit: stats.as_ref().map(|s| s.dropped_ratelimit),
-            };
+            let sample = self.one_sample(
+                load_started.elapsed().as_millis() as u64,
+                stats.as_ref(),
+                s,
+                instances,
+            );
             let now = Instant::now();
             let rate = match (stats.as_ref(), last_deliveries) {
                 (Some(st), Some((prev, at))) => Some(
