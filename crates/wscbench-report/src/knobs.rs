@@ -23,6 +23,17 @@ pub const KNOB_METRICS: [&Metric; 6] = [
     &metrics::PEAK_MEMORY,
 ];
 
+/// The metrics drawn across a knob in `scenario`: [`KNOB_METRICS`], and for the load curve
+/// its headline, the server's CPU per 1,000 deliveries (what a variant such as
+/// `no-utf8-check` saves is read there).
+pub fn knob_metrics(scenario: Scenario) -> Vec<&'static Metric> {
+    let mut metrics = KNOB_METRICS.to_vec();
+    if scenario == Scenario::LoadCurve {
+        metrics.insert(2, &metrics::CPU_PER_1K_DELIVERIES);
+    }
+    metrics
+}
+
 /// The knob of a variants table, as its title and first column name it.
 pub const VARIANT_KNOB: &str = "variant";
 /// The column of a variants table for the server without a variant.
@@ -40,7 +51,7 @@ struct Placed<'g, 'a> {
 }
 
 /// Every knob table of these groups (already like with like in mode, load path and
-/// conditions), scenario by scenario, each knob's tables in [`KNOB_METRICS`] order.
+/// conditions), scenario by scenario, each knob's tables in [`knob_metrics`] order.
 pub(crate) fn knob_tables(groups: &[Group]) -> Vec<Table> {
     let mut tables = Vec::new();
     for &scenario in Scenario::ALL {
@@ -141,9 +152,9 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
             })
             .collect(),
     };
-    KNOB_METRICS
-        .iter()
-        .map(|&metric| {
+    knob_metrics(scenario)
+        .into_iter()
+        .map(|metric| {
             let mut table_columns = Column::unranked(&[(ROW_COLUMN, false)]);
             table_columns.extend(columns.iter().map(|(_, name)| Column {
                 name: name.clone(),

@@ -161,3 +161,36 @@ fn a_capacity_that_only_the_curve_or_k6_stopped_ties_with_an_equal_one() {
     let capacity = summary_row(&report, "Capacity at p99 ≤ 50.0 ms");
     assert_eq!(capacity[2], "tie", "{capacity:?}");
 }
+
+#[test]
+fn a_variant_of_the_curve_is_read_across_in_cpu_per_1k_deliveries() {
+    let mut results = Vec::new();
+    for round in 1..=3u32 {
+        let jitter = f64::from(round) * 0.002;
+        for (variant, per_cpu_s) in [(None, 600_000.0), (Some("no-utf8-check"), 660_000.0)] {
+            let mut r = curve_step(
+                "profile-b/go",
+                100_000.0,
+                (1.0, 5.0, per_cpu_s * (1.0 + jitter)),
+                (round, 3),
+            );
+            r.variant = variant.map(String::from);
+            results.push(r);
+        }
+    }
+    let report = Report::from_results(&results);
+    let across = table(&report, "Load curve — CPU per 1k deliveries across variant");
+    let names: Vec<&str> = across.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["Server", "default", "no-utf8-check"]);
+    let row: Vec<&str> = across.rows[0]
+        .cells
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect();
+    // 1,000 ÷ 600k and ÷ 660k deliveries per CPU-second (0.4 % more on average over the
+    // rounds), in ms: 1.66 and 1.51.
+    assert!(
+        row[1].starts_with("1.66 ms") && row[2].starts_with("1.51 ms"),
+        "{row:?}"
+    );
+}
