@@ -392,8 +392,31 @@ fn log_x_chart(
                     .map(|&p| Circle::new(p, 4, color.stroke_width(2))),
             )?;
         }
-        draw_legend(&mut chart)
+        draw_legend_at(&mut chart, legend_corner(points().copied(), (lo, hi)))
     })
+}
+
+/// The upper corner a legend covers no point in, on a log x axis over `(lo, hi)`: the right
+/// one when the highest point in the left half stands above every point in the right half
+/// (falling curves, such as CPU per delivery against load), else the left one.
+fn legend_corner(
+    points: impl Iterator<Item = (f64, f64)>,
+    (lo, hi): (f64, f64),
+) -> SeriesLabelPosition {
+    let middle = (lo * hi).sqrt();
+    let (mut left, mut right) = (0.0_f64, 0.0_f64);
+    for (x, y) in points {
+        if x < middle {
+            left = left.max(y);
+        } else {
+            right = right.max(y);
+        }
+    }
+    if left > right {
+        SeriesLabelPosition::UpperRight
+    } else {
+        SeriesLabelPosition::UpperLeft
+    }
 }
 
 /// A figure second by second: one line per server, with the span `shaded` (seconds) drawn
@@ -558,9 +581,17 @@ fn short_number(v: f64) -> String {
 fn draw_legend<'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    draw_legend_at(chart, SeriesLabelPosition::UpperLeft)
+}
+
+/// The series legend in the upper corner `position`.
+fn draw_legend_at<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), Box<dyn std::error::Error>> {
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(position)
         .label_font(font(LABEL_PX))
         .background_style(WHITE.mix(0.9))
         .border_style(MUTED.mix(0.4))
@@ -710,5 +741,19 @@ mod tests {
         assert!(out.contains(">\nThroughput\n</text>") || out.contains("Throughput"));
         assert!(out.contains("96.2 †"), "{out}");
         assert!(out.contains("Profile A"), "{out}");
+    }
+
+    #[test]
+    fn the_legend_goes_to_the_upper_corner_the_curves_leave_free() {
+        let cost = [(5e4, 25.9), (1e5, 11.2), (2e5, 3.9), (4e5, 2.1)];
+        let p99 = [(5e4, 21.0), (1e5, 30.0), (2e5, 54.0), (4e5, 785.0)];
+        assert!(matches!(
+            legend_corner(cost.into_iter(), (5e4, 4e5)),
+            SeriesLabelPosition::UpperRight
+        ));
+        assert!(matches!(
+            legend_corner(p99.into_iter(), (5e4, 4e5)),
+            SeriesLabelPosition::UpperLeft
+        ));
     }
 }
