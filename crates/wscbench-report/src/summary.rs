@@ -404,19 +404,24 @@ fn capacity_row(curves: &[Curve], profile: &str) -> Row {
         .map(|c| format!("{} {}", c.first.server.id, Capacity::Unknown.text()))
         .collect();
     ranked.sort_by(|a, b| b.1.value().total_cmp(&a.1.value()));
+    let row = |best: String, margin: String, note: String| Row {
+        cells: vec![
+            Cell::label(format!(
+                "Capacity at p99 ≤ {} (deliveries/s, load curve)",
+                crate::units::ms(slo)
+            )),
+            Cell::label(profile_title(profile)),
+            Cell::label(best),
+            Cell::label(margin),
+            Cell::label(note),
+        ],
+    };
     let Some(&(best, best_cap)) = ranked.first() else {
-        return Row {
-            cells: vec![
-                Cell::label(format!(
-                    "Capacity at p99 ≤ {} (deliveries/s, load curve)",
-                    crate::units::ms(slo)
-                )),
-                Cell::label(profile_title(profile)),
-                Cell::label(LOADGEN_LIMIT),
-                Cell::label("k6 was the limit"),
-                Cell::label(unknown.join("; ")),
-            ],
-        };
+        return row(
+            LOADGEN_LIMIT.into(),
+            "k6 was the limit".into(),
+            unknown.join("; "),
+        );
     };
     let label = |c: &Curve| c.first.server.id.clone();
     let (best_text, margin) = match ranked.get(1) {
@@ -441,18 +446,7 @@ fn capacity_row(curves: &[Curve], profile: &str) -> Row {
         .chain(unknown)
         .collect::<Vec<_>>()
         .join("; ");
-    Row {
-        cells: vec![
-            Cell::label(format!(
-                "Capacity at p99 ≤ {} (deliveries/s, load curve)",
-                crate::units::ms(slo)
-            )),
-            Cell::label(profile_title(profile)),
-            Cell::label(best_text),
-            Cell::label(margin),
-            Cell::label(note),
-        ],
-    }
+    row(best_text, margin, note)
 }
 
 /// Rank stability: for each scenario's headline figures and each profile, the servers in

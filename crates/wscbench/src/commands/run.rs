@@ -94,10 +94,8 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
     manifest.manifest.stops = output.stops;
     let results = output.results;
     // The report of the run, built once: the page beside run.json and the tables printed.
-    let records = wscbench_report::RunRecords {
-        not_offered: manifest.manifest.not_offered.clone(),
-        ..wscbench_report::records(results_dir.parent().unwrap_or(Path::new(".")), &[&run_id])
-    };
+    // run.json, written when the run opened, already holds the transports not offered.
+    let records = wscbench_report::records(&results_dir, &[&run_id]);
     for warning in &records.warnings {
         eprintln!("warning: {warning}");
     }
