@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -124,6 +125,11 @@ type clientOptions struct {
 	// sources: the loopback addresses to connect from, in turn (defaultSources
 	// when empty).
 	sources []net.IP
+	// pingEvery > 0 sends a ping that often (see "Heartbeats").
+	pingEvery time.Duration
+	// churnPerMinute > 0: the client leaves and joins again at that rate
+	// (see runChurning).
+	churnPerMinute float64
 
 	// Test hooks, zero in k6. timerDelay is added to every wait of the chat
 	// timer (a load generator short of CPU); sendBufferBytes sets the
@@ -242,6 +248,35 @@ func dialSpread(ctx context.Context, network, addr string, sources []net.IP, slo
 	return d.DialContext(ctx, network, addr)
 }
 
+// runChurning runs the client's sessions: one to leaveAt, or, with
+// churnPerMinute, sessions that each end at the next moment of a Poisson
+// process of that rate per minute (a clean leave), the next connecting at
+// once, until leaveAt or ctx ends. The population stays the same size: a
+// churning user is away only for its close and its next handshake.
+func runChurning(ctx context.Context, o clientOptions, t *tally) {
+	if o.churnPerMinute <= 0 {
+		runClient(ctx, o, t)
+		return
+	}
+	end := o.leaveAt
+	for ctx.Err() == nil && time.Now().Before(end) {
+		oi := o
+		if at := time.Now().Add(churnGap(o.churnPerMinute, rand.Float64())); at.Before(end) {
+			oi.leaveAt = at
+		}
+		runClient(ctx, oi, t)
+		if oi.leaveAt.Equal(end) {
+			return
+		}
+	}
+}
+
+// churnGap is the wait to a client's next leave at perMinute leaves a minute:
+// exponential with mean 1/perMinute minutes, from u uniform in [0, 1).
+func churnGap(perMinute, u float64) time.Duration {
+	return time.Duration(-math.Log(1-u) / perMinute * float64(time.Minute))
+}
+
 // runClient runs one whole session and records it in t. It returns when the
 // session ended: the server closed, the client left and closed, or ctx ended.
 // After a failed connect or an abnormal close it lingers retryPause first.
@@ -304,6 +339,9 @@ func runClient(ctx context.Context, o clientOptions, t *tally) {
 		slow:     o.slow,
 	}
 	conn.SetReadLimit(maxFrameBytes)
+	if o.pingEvery > 0 {
+		conn.SetPongHandler(s.pong)
+	}
 	// A write blocked on a server that does not read must not outlive the
 	// VU context: its end moves the write deadline to now.
 	stopWatch := context.AfterFunc(ctx, func() { _ = rc.SetWriteDeadline(time.Now()) })
@@ -404,6 +442,24 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 		leaveC = time.After(time.Until(o.leaveAt))
 		s.setEndBy(o.leaveAt.Add(endSlack))
 	}
+	// Heartbeats: a ping every pingEvery from a random phase, each stamped
+	// with its intended time.
+	var pingC <-chan time.Time
+	var nextPing time.Time
+	pingTimer := time.NewTimer(time.Hour)
+	pingTimer.Stop()
+	defer pingTimer.Stop()
+	armPing := func() {
+		pingC = nil
+		if o.pingEvery > 0 && !leaving {
+			pingTimer.Reset(time.Until(nextPing))
+			pingC = pingTimer.C
+		}
+	}
+	if o.pingEvery > 0 {
+		nextPing = start.Add(time.Duration(rand.Float64() * float64(o.pingEvery)))
+		armPing()
+	}
 	if o.leaveAt.IsZero() {
 		// With a leave time the session's end is known anyway; a server that
 		// never echoes the join (the blaster) is then still read to the end.
@@ -416,7 +472,7 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 		leaving = true
 		s.ending.Store(true)
 		s.leftAt = time.Now()
-		chatC, joinTimeoutC, leaveC = nil, nil, nil
+		chatC, joinTimeoutC, leaveC, pingC = nil, nil, nil, nil
 		if !c.joinedAt.IsZero() && !c.sendDue() {
 			return false
 		}
@@ -456,6 +512,12 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 				return fail()
 			}
 			armChat()
+		case <-pingC:
+			if !s.ping(nextPing) {
+				return fail()
+			}
+			nextPing = nextPing.Add(o.pingEvery)
+			armPing()
 		case <-joinTimeoutC:
 			joinTimeoutC = nil
 			if !leaving && !leave() {
@@ -472,6 +534,34 @@ func (s *session) control(ctx context.Context, o clientOptions, ended <-chan rea
 			return s.finish(ended)
 		}
 	}
+}
+
+// Heartbeats.
+//
+// A client with pingEvery sends a WebSocket ping on a fixed period from a
+// random phase, as socket.io's and Phoenix's clients do, its payload the
+// intended time in unix microseconds. The pong echoes it (RFC 6455 5.5.3), so
+// the reader times the pong from the intended time, like a chat: a server or
+// a write that held the ping up shows in the pong's latency.
+
+// ping writes a ping intended at intended; false when the write failed.
+func (s *session) ping(intended time.Time) bool {
+	payload := strconv.AppendInt(nil, intended.UnixMicro(), 10)
+	if err := s.conn.WriteControl(websocket.PingMessage, payload, time.Now().Add(writeWait)); err != nil {
+		return false
+	}
+	s.tally.add(cPingsSent, 1)
+	return true
+}
+
+// pong is the reader's pong handler: it records the pong's latency from its
+// ping's intended time. A pong whose payload is not ours is counted, not timed.
+func (s *session) pong(payload string) error {
+	s.tally.add(cPongsReceived, 1)
+	if us, err := strconv.ParseInt(payload, 10, 64); err == nil {
+		s.tally.totals.recordPong(clampUs(s.rc.lastRead.UnixMicro() - us))
+	}
+	return nil
 }
 
 // chatter is the controller's chats: the schedule, when the server held the

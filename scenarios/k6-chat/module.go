@@ -180,7 +180,7 @@ func (mi *ModuleInstance) session(v sobek.Value) {
 	probe := func() bool { return o.slow == nil && mi.root.nextIsProbe(sm) }
 	if clients == 1 {
 		o.countOnly = !probe()
-		runClient(ctx, o, t)
+		runChurning(ctx, o, t)
 	} else {
 		var wg sync.WaitGroup
 		for i := 1; i <= clients; i++ {
@@ -190,7 +190,7 @@ func (mi *ModuleInstance) session(v sobek.Value) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				runClient(ctx, oi, t)
+				runChurning(ctx, oi, t)
 			}()
 		}
 		wg.Wait()
@@ -382,6 +382,7 @@ func parseSchedule(rt *sobek.Runtime, v sobek.Value) (time.Duration, []step, err
 var optionNames = []string{
 	"url", "user", "room", "chats", "chatsPerSecond", "rateChanges", "stopChatAt", "leaveAt", "stayMs", "clients", "instance",
 	"latencyProbeEvery", "caFile", "insecureSkipVerify", "deflate", "slow", "sourceAddresses",
+	"pingEveryMs", "churnPerMinute",
 }
 
 // maxSources bounds sourceAddresses: 127.0.0.0/8 has fewer.
@@ -423,6 +424,13 @@ const maxRateChanges = 1000
 //     not with caFile);
 //   - deflate: offer permessage-deflate, and count a handshake whose answer
 //     lacks it as a failed connect (default false);
+//   - pingEveryMs: send a WebSocket ping every this many ms, at a random
+//     phase of the period, each carrying its intended time, and time the
+//     pong from it (report's pong_latency_us; default 0: no pings);
+//   - churnPerMinute: the share of the clients that leave and join again
+//     each minute (0 to 1; default 0): each client leaves cleanly at random
+//     (Poisson) moments at that rate and connects and joins again at once,
+//     until leaveAt (which churn needs);
 //   - slow: {recvBufferBytes, pauseFromMs, pauseUntilMs}: slow readers
 //     (slow.go): dialed with that SO_RCVBUF, their readers stop reading from
 //     pauseFromMs to pauseUntilMs (epoch ms), they never chat (no chats,
@@ -619,6 +627,25 @@ func parseSessionOptions(rt *sobek.Runtime, v sobek.Value) (clientOptions, int, 
 	}
 	if o.hasStay && !o.leaveAt.IsZero() {
 		return o, 0, errors.New("chat.session: give leaveAt or stayMs, not both")
+	}
+	if n, ok, err := number("pingEveryMs"); err != nil {
+		return o, 0, err
+	} else if ok {
+		if n < 0 || n > 3_600_000 || math.IsInf(n, 0) {
+			return o, 0, fmt.Errorf("chat.session: pingEveryMs must be from 0 to 3600000, got %v", n)
+		}
+		o.pingEvery = time.Duration(n * float64(time.Millisecond))
+	}
+	if n, ok, err := number("churnPerMinute"); err != nil {
+		return o, 0, err
+	} else if ok {
+		if n < 0 || n > 1 {
+			return o, 0, fmt.Errorf("chat.session: churnPerMinute must be a share from 0 to 1, got %v", n)
+		}
+		if n > 0 && o.leaveAt.IsZero() {
+			return o, 0, errors.New("chat.session: churnPerMinute needs leaveAt: a churning client joins again until then")
+		}
+		o.churnPerMinute = n
 	}
 	if o.sources, err = parseSources(rt, obj); err != nil {
 		return o, 0, err

@@ -97,6 +97,9 @@ func TestBadOptionsSayWhatIsWrong(t *testing.T) {
 		`{url: "ws://h/ws", user: "a".repeat(62), clients: 100}`:       "including the -N suffix",
 		`{url: "ws://h/ws", user: "a", sourceAddresses: ["10.0.0.1"]}`: "not an IPv4 loopback",
 		`{url: "ws://h/ws", user: "a", sourceAddresses: ["x"]}`:        "not an IPv4 loopback",
+		`{url: "ws://h/ws", user: "a", pingEveryMs: -1}`:               "pingEveryMs must be",
+		`{url: "ws://h/ws", user: "a", churnPerMinute: 1.5}`:           "churnPerMinute must be a share",
+		`{url: "ws://h/ws", user: "a", churnPerMinute: 0.01}`:          "churnPerMinute needs leaveAt",
 	} {
 		_, _, err := parseJS(t, src)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -37,6 +37,10 @@ type Report struct {
 	// (added to format 1 without a bump: latency_us keeps its meaning, and
 	// readers that do not know this field ignore it).
 	ResponseTimeUs LatencyHistogram `json:"response_time_us"`
+	// PongLatencyUs is every pong's latency from its ping's intended time
+	// (clients with pingEveryMs; see "Heartbeats" in client.go). Added to
+	// format 1 without a bump: empty where no client pinged.
+	PongLatencyUs LatencyHistogram `json:"pong_latency_us"`
 	// MissedChatWeight is how many response-time samples each missed chat
 	// counts for: the timed deliveries per chat sent (see
 	// totals.missedWeight).
@@ -94,6 +98,7 @@ func (t *totals) report() Report {
 		Counters:          make(map[string]int64, numCounters),
 		LatencyUs:         histogramReport(t.hists[hService]),
 		ResponseTimeUs:    withMissed(histogramReport(t.hists[hResponse]), histogramReport(t.hists[hMissed]), weight),
+		PongLatencyUs:     histogramReport(t.hists[hPong]),
 		MissedChatWeight:  weight,
 		InstanceID:        t.instance,
 		CrossLatencyUs:    histogramReport(t.cross),

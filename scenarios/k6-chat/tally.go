@@ -52,6 +52,8 @@ const (
 	cChatsMissedJoin
 	cChatsMissedWrite
 	cChatsMissedTimer
+	cPingsSent
+	cPongsReceived
 	numCounters
 )
 
@@ -61,6 +63,7 @@ var counterNames = [numCounters]string{
 	"chat_sent", "chat_received", "msgs_sent", "msgs_received", "malformed",
 	"chats_intended", "chats_sent_on_time", "chats_sent_late_join", "chats_sent_late_write", "chats_sent_late_timer",
 	"chats_missed_join", "chats_missed_write", "chats_missed_timer",
+	"pings_sent", "pongs_received",
 }
 
 // sentBy and missedBy are the counters of a chat sent or missed for a cause.
@@ -84,6 +87,9 @@ const (
 	hService = iota
 	hResponse
 	hMissed
+	// hPong: one value per pong received, receive time minus its ping's
+	// intended time (see "Heartbeats" in client.go).
+	hPong
 	numHists
 )
 
@@ -155,7 +161,7 @@ func (t *totals) setInstance(n int) {
 
 func newTotals() *totals {
 	return &totals{
-		hists:    [numHists]*hdrhistogram.Histogram{newHistogram(), newHistogram(), newHistogram()},
+		hists:    [numHists]*hdrhistogram.Histogram{newHistogram(), newHistogram(), newHistogram(), newHistogram()},
 		cross:    newHistogram(),
 		period:   defaultPeriod,
 		sampling: sampling{probeEvery: defaultProbeEvery},
@@ -211,6 +217,16 @@ func (t *totals) recordMissed(heldUs []int64) {
 	}
 	t.periods.recordMissed(now, heldUs)
 	t.stepSet.recordMissed(now, heldUs)
+}
+
+// recordPong adds one pong's latency.
+func (t *totals) recordPong(us int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	_ = t.hists[hPong].RecordValue(us)
+	t.periods.recordHist(now, hPong, []int64{us})
+	t.stepSet.recordHist(now, hPong, []int64{us})
 }
 
 // missedWeight is how many response-time samples a missed chat stands for:

@@ -125,8 +125,13 @@ func (w *windowSet) record(now time.Time, serviceUs, responseUs []int64, chats i
 // recordMissed adds missed chats' held times, in the window they were
 // declared missed in.
 func (w *windowSet) recordMissed(now time.Time, heldUs []int64) {
+	w.recordHist(now, hMissed, heldUs)
+}
+
+// recordHist adds values to histogram h of the window now belongs to.
+func (w *windowSet) recordHist(now time.Time, h int, values []int64) {
 	if acc := w.at(now); acc != nil {
-		acc.record(hMissed, heldUs)
+		acc.record(h, values)
 	}
 }
 
@@ -182,6 +187,9 @@ type WindowReport struct {
 	// missed chats weighed into ResponseTimeUs are those declared missed in it.
 	LatencyUs      LatencyHistogram `json:"latency_us"`
 	ResponseTimeUs LatencyHistogram `json:"response_time_us"`
+	// PongLatencyUs is the report's pong histogram for the pongs received
+	// in the window.
+	PongLatencyUs LatencyHistogram `json:"pong_latency_us"`
 }
 
 // windowReport is a window's figures; missedWeight as in totals.missedWeight.
@@ -190,9 +198,11 @@ func windowReport(a *windowAcc, from, to int64, clients int, missedWeight float6
 	if a == nil {
 		r.LatencyUs = histogramReport(newHistogram())
 		r.ResponseTimeUs = r.LatencyUs
+		r.PongLatencyUs = r.LatencyUs
 	} else {
 		r.LatencyUs = a.histogram(hService)
 		r.ResponseTimeUs = withMissed(a.histogram(hResponse), a.histogram(hMissed), missedWeight)
+		r.PongLatencyUs = a.histogram(hPong)
 	}
 	for i := range numCounters {
 		if a != nil {
