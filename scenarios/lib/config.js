@@ -55,6 +55,10 @@ const LOAD_PARAM_RULES = [
   ['room-size', 'a whole number of at least 2', (v) => Number.isInteger(v) && v >= 2],
   ['slow-share', 'a fraction between 0 and 1 (both excluded)', (v) => v > 0 && v < 1],
   ['deliveries', 'a positive number', (v) => v > 0],
+  ['users', 'a positive whole number', (v) => Number.isInteger(v) && v > 0],
+  ['ping-s', 'a positive number of seconds', (v) => v > 0],
+  ['chat-s', 'a positive number of seconds', (v) => v > 0],
+  ['churn', 'a percentage from 0 to 100', (v) => v >= 0 && v <= 100],
 ];
 
 function readLoadParams() {

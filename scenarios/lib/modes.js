@@ -53,6 +53,40 @@ const SHAPES = {
     smoke: { roomSize: 50, steps: [1000, 2000, 3000], rampSeconds: 2, holdSeconds: 2 },
     quick: { roomSize: 50, steps: [10000, 25000, 50000, 100000, 150000, 200000], rampSeconds: 30, holdSeconds: 10 },
   },
+  population: {
+    // `users` in rooms of `roomSize`, each pinging every `pingSeconds`, chatting every
+    // `chatSeconds` and `churnPercent` of them leaving and joining again each minute,
+    // brought up in three levels (a third, two thirds, all) inside one point: each level a
+    // ramp whose first half connects its new rooms at up to `connectsPerSecond`, then a
+    // measured hold. populationShape() derives the levels and the ramp.
+    smoke: {
+      users: 300,
+      roomSize: 50,
+      pingSeconds: 25,
+      chatSeconds: 60,
+      churnPercent: 1,
+      connectsPerSecond: 2000,
+      holdSeconds: 2,
+    },
+    quick: {
+      users: 5000,
+      roomSize: 50,
+      pingSeconds: 25,
+      chatSeconds: 60,
+      churnPercent: 1,
+      connectsPerSecond: 2000,
+      holdSeconds: 4,
+    },
+    seed: {
+      users: 5000,
+      roomSize: 50,
+      pingSeconds: 25,
+      chatSeconds: 60,
+      churnPercent: 1,
+      connectsPerSecond: 2000,
+      holdSeconds: 30,
+    },
+  },
   fanout: {
     // `clients` in rooms of `roomSize`, one VU per room; each client chats
     // deliveriesPerSecond / (clients * (roomSize - 1)) per second, so every room size
@@ -100,7 +134,7 @@ const SHAPES = {
 };
 
 /** Every load parameter a sweep can set (crates/wscbench-engine/src/scenarios.rs). */
-export const LOAD_PARAMS = ['clients', 'rate', 'room-size', 'slow-share', 'deliveries'];
+export const LOAD_PARAMS = ['clients', 'rate', 'room-size', 'slow-share', 'deliveries', 'users', 'ping-s', 'chat-s', 'churn'];
 
 /**
  * The load parameters each shape takes, and how each changes it. A swept
@@ -132,6 +166,13 @@ const OVERRIDES = {
   // Stepped by design: their steps are the knob.
   capacity: {},
   'idle-capacity': {},
+  population: {
+    users: (shape, n) => ({ ...shape, users: n }),
+    'room-size': (shape, s) => ({ ...shape, roomSize: s }),
+    'ping-s': (shape, s) => ({ ...shape, pingSeconds: s }),
+    'chat-s': (shape, s) => ({ ...shape, chatSeconds: s }),
+    churn: (shape, c) => ({ ...shape, churnPercent: c }),
+  },
   fanout: {
     clients: (shape, n) => ({ ...shape, clients: n }),
     'room-size': (shape, s) => ({ ...shape, roomSize: s }),
@@ -159,7 +200,39 @@ export const RATE_LIMIT = 10;
 const CHECKS = {
   fanout: (shape) => checkRooms('fanout', shape),
   'load-curve': (shape) => checkRooms('load-curve', shape),
+  population: (shape) => {
+    if (shape.roomSize > shape.users) {
+      throw new Error(`population: ROOM_SIZE ${shape.roomSize} is larger than the ${shape.users} users`);
+    }
+  },
 };
+
+/** The population's levels inside one point: a third, two thirds and all of its users. */
+export const POPULATION_LEVELS = [1 / 3, 2 / 3, 1];
+
+/**
+ * The population shape with its levels: `steps`, each level's users in whole rooms (at least
+ * one room more than the level before), and `rampSeconds`, twice the seconds the largest
+ * level's new users take to connect at `connectsPerSecond` (the first half connects, the
+ * second lets the server settle), at least 2. crates/wscbench-engine/src/scenarios.rs
+ * computes the same (a test checks).
+ */
+export function populationShape(shape) {
+  const rooms = Math.max(1, Math.round(shape.users / shape.roomSize));
+  const steps = [];
+  let before = 0;
+  for (const share of POPULATION_LEVELS) {
+    const level = Math.max(before + 1, Math.round(rooms * share));
+    steps.push(Math.min(level, rooms) * shape.roomSize);
+    before = level;
+  }
+  let newest = 0;
+  steps.forEach((n, i) => {
+    newest = Math.max(newest, n - (i === 0 ? 0 : steps[i - 1]));
+  });
+  const rampSeconds = Math.max(2, 2 * Math.ceil(newest / shape.connectsPerSecond));
+  return { ...shape, steps, rampSeconds };
+}
 
 /** Rooms no larger than the clients, each client within the servers' rate limit. */
 function checkRooms(name, shape) {
@@ -226,5 +299,6 @@ export function shapeOf(name) {
     shape = { ...shape, deliveriesPerSecond: shape.steps[0] };
   }
   if (CHECKS[name]) CHECKS[name](shape);
+  if (name === 'population') shape = populationShape(shape);
   return shape;
 }
