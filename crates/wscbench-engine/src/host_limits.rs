@@ -1,4 +1,4 @@
-//! The host limits an idle-capacity run needs, planned before anything starts: the loopback
+//! The host limits an idle-capacity or population run needs, planned before anything starts: the loopback
 //! source addresses its clients connect from, the open files of the server's and the load
 //! generators' containers, and the kernel settings that bound them. A run the machine cannot
 //! serve is refused here, with what it would have needed, never discovered later as client
@@ -195,6 +195,15 @@ pub fn for_idle_capacity(mode: Mode, loadgens: u32) -> Result<Option<HostLimits>
         return Ok(None);
     };
     for_steps(crate::idle::steps(mode), loadgens, &facts).map(Some)
+}
+
+/// The limits of a population of `users` (its full level) with `loadgens` k6 processes on
+/// this machine; `Ok(None)` when `/proc` does not say (not Linux).
+pub fn for_population(users: u64, loadgens: u32) -> Result<Option<HostLimits>, HostLimitError> {
+    let Some(facts) = HostFacts::read() else {
+        return Ok(None);
+    };
+    plan(users, loadgens, &facts).map(Some)
 }
 
 /// [`plan`] for every step in order: the largest step's limits, or the first refusal.

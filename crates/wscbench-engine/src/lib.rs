@@ -16,6 +16,7 @@ pub mod loadgen_capacity;
 pub mod local;
 pub mod memory;
 pub mod native;
+pub mod population;
 pub mod process;
 pub mod runner;
 pub mod runtime;

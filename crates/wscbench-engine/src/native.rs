@@ -73,6 +73,10 @@ pub struct NativeReport {
     /// reports, where it is `latency_us`.
     #[serde(default)]
     pub response_time_us: Option<LatencyBuckets>,
+    /// Pong latency from each ping's intended time (clients that ping: the population);
+    /// absent in older reports.
+    #[serde(default)]
+    pub pong_latency_us: Option<LatencyBuckets>,
     /// How many response-time samples each missed chat counts for: the timed deliveries per
     /// chat sent (absent in older reports).
     #[serde(default)]
@@ -182,6 +186,9 @@ pub struct NativeWindow {
     /// absent in older reports, where it is `latency_us`.
     #[serde(default)]
     pub response_time_us: Option<LatencyBuckets>,
+    /// Pong latencies recorded while it was current; absent in older reports.
+    #[serde(default)]
+    pub pong_latency_us: Option<LatencyBuckets>,
 }
 
 /// The native client's counters. Every chat a client's schedule meant to send is counted once,
@@ -393,6 +400,8 @@ pub struct MergedWindow {
     pub latency: Histogram<u64>,
     /// Merged response times, in µs (service times where a report has none).
     pub response_time_us: Histogram<u64>,
+    /// Merged pong latencies, in µs (empty where no client pinged).
+    pub pong_latency_us: Histogram<u64>,
 }
 
 impl NativeCounters {
@@ -522,6 +531,7 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
             counters: NativeCounters::default(),
             latency: empty()?,
             response_time_us: empty()?,
+            pong_latency_us: empty()?,
         })
     };
     for report in reports {
@@ -562,6 +572,9 @@ pub fn merge(reports: &[NativeReport]) -> Result<Merged, NativeError> {
                 &w.response_time_us,
                 &w.latency_us,
             )?;
+            if let Some(pong) = &w.pong_latency_us {
+                record(&mut steps[i].pong_latency_us, pong)?;
+            }
         }
         for w in &report.periods {
             let merged = match periods.entry(w.from_ms) {
@@ -749,6 +762,7 @@ mod tests {
                 buckets,
             },
             response_time_us: None,
+            pong_latency_us: None,
             missed_chat_weight: None,
             instance_id: 0,
             cross_instance_latency_us: None,

@@ -4,12 +4,26 @@
 //! sizes. All are those of `scenarios/lib/modes.js` (tests read that file under node and
 //! check them).
 
+use std::collections::BTreeMap;
+
 use wscbench_results::{Mode, Scenario};
 
 /// [`seconds`], with soak's length set by `wscbench run --duration` (`DURATION` in k6's
 /// environment) for the shapes that have one (steady's hold, churn's duration).
 pub fn planned_seconds(scenario: Scenario, mode: Mode, soak_seconds: Option<u64>) -> u64 {
+    point_seconds(scenario, mode, soak_seconds, &BTreeMap::new())
+}
+
+/// [`planned_seconds`] of one point, whose load parameters may change its length: the
+/// population's `users` set how long its levels take to connect.
+pub fn point_seconds(
+    scenario: Scenario,
+    mode: Mode,
+    soak_seconds: Option<u64>,
+    params: &BTreeMap<String, f64>,
+) -> u64 {
     match (scenario, mode, soak_seconds) {
+        (Scenario::Population, _, _) => PopulationShape::with_params(mode, params).seconds(),
         (Scenario::Steady | Scenario::Churn, Mode::Soak, Some(s)) => s,
         _ => seconds(scenario, mode),
     }
@@ -51,6 +65,105 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
             let shape = LoadCurveShape::of(mode);
             shape.ramp_seconds + shape.hold_seconds
         }
+        (Scenario::Population, mode) => PopulationShape::of(mode).seconds(),
+    }
+}
+
+/// The population shape (`population` in `scenarios/lib/modes.js`, levels and ramp as its
+/// `populationShape` derives them): users in rooms, their heartbeats, chats and churn, and
+/// the levels (a third, two thirds, all) brought up inside one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PopulationShape {
+    /// Users at the full level.
+    pub users: u64,
+    /// Users per room.
+    pub room_size: u64,
+    /// Seconds between one user's pings.
+    pub ping_s: f64,
+    /// Seconds between one user's chats.
+    pub chat_s: f64,
+    /// Percent of the users that leave and join again each minute.
+    pub churn_percent: f64,
+    /// The most connects a second a level's ramp asks.
+    pub connects_per_s: u64,
+    /// Each level's measured hold, in seconds.
+    pub hold_seconds: u64,
+}
+
+/// The population's levels: shares of its users.
+pub const POPULATION_LEVELS: [f64; 3] = [1.0 / 3.0, 2.0 / 3.0, 1.0];
+
+impl PopulationShape {
+    /// The shape of `mode`, without load parameters.
+    pub fn of(mode: Mode) -> Self {
+        let (users, hold_seconds) = match mode {
+            Mode::Smoke => (300, 2),
+            Mode::Quick => (5_000, 4),
+            Mode::Seed | Mode::Soak => (5_000, 30),
+        };
+        PopulationShape {
+            users,
+            room_size: 50,
+            ping_s: 25.0,
+            chat_s: 60.0,
+            churn_percent: 1.0,
+            connects_per_s: 2_000,
+            hold_seconds,
+        }
+    }
+
+    /// The shape of `mode` with a point's load parameters applied.
+    pub fn with_params(mode: Mode, params: &BTreeMap<String, f64>) -> Self {
+        let mut shape = Self::of(mode);
+        if let Some(&n) = params.get("users") {
+            shape.users = n as u64;
+        }
+        if let Some(&n) = params.get("room-size") {
+            shape.room_size = n as u64;
+        }
+        if let Some(&s) = params.get("ping-s") {
+            shape.ping_s = s;
+        }
+        if let Some(&s) = params.get("chat-s") {
+            shape.chat_s = s;
+        }
+        if let Some(&c) = params.get("churn") {
+            shape.churn_percent = c;
+        }
+        shape
+    }
+
+    /// Each level's users, in whole rooms, every level at least a room above the one before.
+    pub fn levels(&self) -> Vec<u64> {
+        let room = self.room_size.max(1);
+        let rooms = ((self.users as f64 / room as f64).round() as u64).max(1);
+        let mut before = 0;
+        POPULATION_LEVELS
+            .iter()
+            .map(|share| {
+                let level = (before + 1).max((rooms as f64 * share).round() as u64);
+                before = level;
+                level.min(rooms) * room
+            })
+            .collect()
+    }
+
+    /// Each level's ramp, in seconds: twice what its largest level's new users take to
+    /// connect, at least 2.
+    pub fn ramp_seconds(&self) -> u64 {
+        let levels = self.levels();
+        let newest = levels
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| n - if i == 0 { 0 } else { levels[i - 1] })
+            .max()
+            .unwrap_or(0);
+        (2 * newest.div_ceil(self.connects_per_s.max(1))).max(2)
+    }
+
+    /// The whole point's load: every level's ramp and hold.
+    pub fn seconds(&self) -> u64 {
+        self.levels().len() as u64 * (self.ramp_seconds() + self.hold_seconds)
     }
 }
 
@@ -59,7 +172,17 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
 /// (at once, or over its length for churn), `rate` the chats per second each client sends,
 /// `room-size` the clients of each room, `slow-share` the share of slow-consumers' clients
 /// that are slow, `deliveries` the deliveries per second a load-curve step offers.
-pub const LOAD_PARAMS: &[&str] = &["clients", "rate", "room-size", "slow-share", "deliveries"];
+pub const LOAD_PARAMS: &[&str] = &[
+    "clients",
+    "rate",
+    "room-size",
+    "slow-share",
+    "deliveries",
+    "users",
+    "ping-s",
+    "chat-s",
+    "churn",
+];
 
 /// The load parameters scenario `scenario` takes (`SWEEP_KEYS` in `scenarios/lib/modes.js`).
 /// A burst's clients chat once and a churn client once per stay, so only the shapes that
@@ -75,12 +198,13 @@ pub fn load_params(scenario: Scenario) -> &'static [&'static str] {
         Scenario::SlowConsumers => &["clients", "slow-share"],
         // Its steps are `deliveries` values: the curve's own when no sweep gives them.
         Scenario::LoadCurve => &["deliveries", "clients", "room-size"],
+        Scenario::Population => &["users", "room-size", "ping-s", "chat-s", "churn"],
     }
 }
 
 /// True when a value of `key` must be a whole number (a count of clients).
 pub fn is_count(key: &str) -> bool {
-    matches!(key, "clients" | "room-size")
+    matches!(key, "clients" | "room-size" | "users")
 }
 
 /// What a value of `key` must be, as error messages say it.
@@ -88,6 +212,8 @@ pub fn requirement(key: &str) -> &'static str {
     match key {
         "room-size" => "a whole number of at least 2",
         "slow-share" => "a fraction between 0 and 1 (both excluded)",
+        "churn" => "a percentage from 0 to 100",
+        "ping-s" | "chat-s" => "a positive number of seconds",
         key if is_count(key) => "a positive whole number",
         _ => "a positive number",
     }
@@ -95,6 +221,9 @@ pub fn requirement(key: &str) -> &'static str {
 
 /// True when `value` is one [`requirement`] allows for `key`.
 pub fn accepts(key: &str, value: f64) -> bool {
+    if key == "churn" {
+        return (0.0..=100.0).contains(&value);
+    }
     value.is_finite()
         && value > 0.0
         && (!is_count(key) || value.fract() == 0.0)
@@ -449,7 +578,7 @@ mod tests {
                 duration.map(|d| d.to_string()).unwrap_or_default()
             ),
             "console.log(JSON.stringify(Object.fromEntries(\
-               ['steady', 'burst', 'churn', 'saturation', 'capacity', 'idle-capacity', 'fanout', 'slow-consumers', 'load-curve'].map((n) => [n, m.shapeOf(n)]))));",
+               ['steady', 'burst', 'churn', 'saturation', 'capacity', 'idle-capacity', 'fanout', 'slow-consumers', 'load-curve', 'population'].map((n) => [n, m.shapeOf(n)]))));",
         )
         .unwrap()
     }
@@ -569,7 +698,7 @@ mod tests {
                             + sum(&shape["holdSeconds"])
                             + sum(&shape["rampDownSeconds"])
                     }
-                    Scenario::Capacity | Scenario::IdleCapacity => {
+                    Scenario::Capacity | Scenario::IdleCapacity | Scenario::Population => {
                         shape["steps"].as_array().unwrap().len() as u64
                             * (sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"]))
                     }
@@ -604,6 +733,35 @@ mod tests {
                 .map(|v| v.as_u64().unwrap())
                 .collect();
             assert_eq!(crate::idle::steps(mode), steps, "{mode}");
+        }
+    }
+
+    #[test]
+    fn the_population_levels_and_ramp_are_those_of_modes_js_with_and_without_users() {
+        for &mode in Mode::ALL {
+            for users in [None, Some(15_000u64), Some(70)] {
+                let env = format!(
+                    "MODE: '{mode}', USERS: '{}'",
+                    users.map(|u| u.to_string()).unwrap_or_default()
+                );
+                let js = node(&env, "console.log(JSON.stringify(m.shapeOf('population')));").unwrap();
+                let params: BTreeMap<String, f64> =
+                    users.map(|u| ("users".to_string(), u as f64)).into_iter().collect();
+                let shape = PopulationShape::with_params(mode, &params);
+                let steps: Vec<u64> = js["steps"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_u64().unwrap())
+                    .collect();
+                assert_eq!(shape.levels(), steps, "{mode} {users:?}");
+                assert_eq!(Some(shape.ramp_seconds()), js["rampSeconds"].as_u64(), "{mode}");
+                assert_eq!(Some(shape.hold_seconds), js["holdSeconds"].as_u64(), "{mode}");
+                assert_eq!(Some(shape.room_size), js["roomSize"].as_u64(), "{mode}");
+                assert_eq!(Some(shape.ping_s), js["pingSeconds"].as_f64(), "{mode}");
+                assert_eq!(Some(shape.chat_s), js["chatSeconds"].as_f64(), "{mode}");
+                assert_eq!(Some(shape.churn_percent), js["churnPercent"].as_f64(), "{mode}");
+            }
         }
     }
 

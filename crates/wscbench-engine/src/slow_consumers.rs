@@ -200,6 +200,7 @@ mod tests {
                     to_ms: START + (i as u64 + 1) * 1000,
                     counters: Default::default(),
                     latency: h.clone(),
+                    pong_latency_us: h.clone(),
                     response_time_us: h,
                 }
             })

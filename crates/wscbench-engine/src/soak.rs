@@ -263,6 +263,7 @@ mod tests {
                 ..Default::default()
             },
             response_time_us: latency.clone(),
+            pong_latency_us: latency.clone(),
             latency,
         }
     }

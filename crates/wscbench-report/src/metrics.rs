@@ -193,6 +193,88 @@ pub const LATENCY_P99: Metric = Metric {
     },
     format: units::ms,
 };
+/// Server memory per connected user: the slope across the population's levels.
+pub const MEMORY_PER_USER: Metric = Metric {
+    key: "memory-per-user",
+    name: "Memory per user",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| r.population.as_ref()?.mem_bytes_per_user,
+    format: |v| units::size(v.max(0.0).round() as u64),
+};
+/// Of the memory per user, user space (the cgroup's anonymous memory).
+pub const USER_MEMORY_PER_USER: Metric = Metric {
+    key: "user-memory-per-user",
+    name: "User space per user",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| r.population.as_ref()?.user_bytes_per_user,
+    format: |v| units::size(v.max(0.0).round() as u64),
+};
+/// Of the memory per user, the kernel's share (sockets, slab, stacks).
+pub const KERNEL_MEMORY_PER_USER: Metric = Metric {
+    key: "kernel-memory-per-user",
+    name: "Kernel per user",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| r.population.as_ref()?.kernel_bytes_per_user,
+    format: |v| units::size(v.max(0.0).round() as u64),
+};
+/// Server CPU per 1,000 connected users at the population's full level.
+pub const CPU_PER_1K_USERS: Metric = Metric {
+    key: "cpu-per-1k-users",
+    name: "CPU per 1,000 users",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| r.population.as_ref()?.cpu_ms_per_s_per_1k_users,
+    format: |v| format!("{} /s", units::cpu_ms(v)),
+};
+/// The most users the server held at once in the population.
+pub const USERS_HELD: Metric = Metric {
+    key: "users-held",
+    name: "Users held",
+    better: Better::Higher,
+    loadgen_sensitive: true,
+    value: |r| r.population.as_ref().map(|p| p.users_held as f64),
+    format: |v| units::count(v.round() as u64),
+};
+/// Latency p99 of the population's chats at its full level, from intended times.
+pub const POPULATION_CHAT_P99: Metric = Metric {
+    key: "population-chat-p99",
+    name: "Chat p99",
+    better: Better::Lower,
+    loadgen_sensitive: true,
+    value: |r| r.population.as_ref()?.chat_p99_ms,
+    format: units::ms,
+};
+/// Latency p99 of the population's pongs at its full level, from intended times.
+pub const PONG_P99: Metric = Metric {
+    key: "pong-p99",
+    name: "Pong p99",
+    better: Better::Lower,
+    loadgen_sensitive: true,
+    value: |r| r.population.as_ref()?.pong_p99_ms,
+    format: units::ms,
+};
+/// The load generator's memory per user: what k6 paid for each, so a reader sees it was not
+/// the limit.
+pub const LOADGEN_MEMORY_PER_USER: Metric = Metric {
+    key: "k6-memory-per-user",
+    name: "k6 memory per user",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| r.population.as_ref()?.loadgen_bytes_per_user,
+    format: |v| units::size(v.max(0.0).round() as u64),
+};
+/// The load generator's CPU per 1,000 users at the full level.
+pub const LOADGEN_CPU_PER_1K_USERS: Metric = Metric {
+    key: "k6-cpu-per-1k-users",
+    name: "k6 CPU per 1,000 users",
+    better: Better::Lower,
+    loadgen_sensitive: false,
+    value: |r| r.population.as_ref()?.loadgen_cpu_ms_per_s_per_1k_users,
+    format: |v| format!("{} /s", units::cpu_ms(v)),
+};
 /// Share of chats the rate limit dropped.
 pub const DROP_RATE: Metric = Metric {
     key: "drop-rate",
@@ -325,7 +407,7 @@ pub const IDLE_CLIENTS: Metric = Metric {
 };
 
 /// Every metric, for lookups by key.
-pub const ALL: [&Metric; 24] = [
+pub const ALL: [&Metric; 33] = [
     &THROUGHPUT,
     &DELIVERIES,
     &CONNECTIONS,
@@ -350,6 +432,15 @@ pub const ALL: [&Metric; 24] = [
     &DELIVERED_OF_OFFERED,
     &LATENCY_P50,
     &LATENCY_MAX,
+    &MEMORY_PER_USER,
+    &USER_MEMORY_PER_USER,
+    &KERNEL_MEMORY_PER_USER,
+    &CPU_PER_1K_USERS,
+    &USERS_HELD,
+    &POPULATION_CHAT_P99,
+    &PONG_P99,
+    &LOADGEN_MEMORY_PER_USER,
+    &LOADGEN_CPU_PER_1K_USERS,
 ];
 
 /// The metric of this key, if any.
@@ -397,6 +488,12 @@ pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
             &DELIVERED_OF_OFFERED,
             &PEAK_MEMORY,
         ],
+        Scenario::Population => &[
+            &MEMORY_PER_USER,
+            &CPU_PER_1K_USERS,
+            &PONG_P99,
+            &USERS_HELD,
+        ],
     }
 }
 
@@ -410,6 +507,7 @@ pub fn lead(scenario: Scenario) -> &'static Metric {
         Scenario::Fanout => &DELIVERIES,
         Scenario::SlowConsumers => &LATENCY_P99,
         Scenario::LoadCurve => &CPU_PER_1K_DELIVERIES,
+        Scenario::Population => &MEMORY_PER_USER,
         _ => &THROUGHPUT,
     }
 }

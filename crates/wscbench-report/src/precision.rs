@@ -42,7 +42,12 @@ pub fn headlines(scenario: Scenario) -> &'static [Headline] {
         headline(&metrics::CPU_PER_1K_DELIVERIES, 1.0),
         headline(&metrics::LATENCY_P99, 2.0),
     ];
+    const POPULATION: &[Headline] = &[
+        headline(&metrics::MEMORY_PER_USER, 1.0),
+        headline(&metrics::CPU_PER_1K_USERS, 1.0),
+    ];
     match scenario {
+        Scenario::Population => POPULATION,
         Scenario::LoadCurve => CURVE,
         Scenario::Steady => STEADY,
         Scenario::Burst | Scenario::Churn => LATENCY,

@@ -198,6 +198,7 @@ pub(crate) fn scenario_title(scenario: Scenario) -> &'static str {
         Scenario::Fanout => "Fan-out",
         Scenario::SlowConsumers => "Slow consumers",
         Scenario::LoadCurve => "Load curve",
+        Scenario::Population => "Population",
     }
 }
 

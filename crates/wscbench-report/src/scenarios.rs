@@ -158,7 +158,30 @@ const STEADY_METRICS: [&Metric; 11] = [
     &metrics::CPU_EFFICIENCY,
     &metrics::MEMORY_PER_CONNECTION,
 ];
-const SCENARIO_TABLES: [ScenarioTable; 4] = [
+const SCENARIO_TABLES: [ScenarioTable; 5] = [
+    ScenarioTable {
+        scenario: Scenario::Population,
+        metrics: &[
+            &metrics::MEMORY_PER_USER,
+            &metrics::USER_MEMORY_PER_USER,
+            &metrics::KERNEL_MEMORY_PER_USER,
+            &metrics::CPU_PER_1K_USERS,
+            &metrics::POPULATION_CHAT_P99,
+            &metrics::PONG_P99,
+            &metrics::USERS_HELD,
+            &metrics::PEAK_MEMORY,
+            &metrics::LOADGEN_MEMORY_PER_USER,
+            &metrics::LOADGEN_CPU_PER_1K_USERS,
+        ],
+        lead: Some(&metrics::MEMORY_PER_USER),
+        headline: &[
+            &metrics::MEMORY_PER_USER,
+            &metrics::USER_MEMORY_PER_USER,
+            &metrics::KERNEL_MEMORY_PER_USER,
+            &metrics::CPU_PER_1K_USERS,
+            &metrics::PONG_P99,
+        ],
+    },
     ScenarioTable {
         scenario: Scenario::Steady,
         metrics: &STEADY_METRICS,

@@ -27,7 +27,18 @@ const BINARY_SIZE: Metric = Metric {
     format: |v| crate::units::size(v.round() as u64),
 };
 
-const DIMENSIONS: [Dimension<'static>; 6] = [
+const DIMENSIONS: [Dimension<'static>; 8] = [
+    // What a chat team pays for: each connected user's memory and CPU.
+    Dimension {
+        name: "Memory per user (population)",
+        scenario: Some(Scenario::Population),
+        metric: &metrics::MEMORY_PER_USER,
+    },
+    Dimension {
+        name: "CPU per 1,000 users (population)",
+        scenario: Some(Scenario::Population),
+        metric: &metrics::CPU_PER_1K_USERS,
+    },
     Dimension {
         name: "Saturation throughput (deliveries/s)",
         scenario: Some(Scenario::Saturation),

@@ -91,15 +91,21 @@ named_enum!(
         /// offered load per point (the `deliveries` load parameter): what a delivery costs and
         /// how late it arrives at a load the server carries, up to where it stops carrying it.
         LoadCurve => "load-curve",
+        /// Users in rooms of 50 that ping every 25 s, chat once a minute and churn 1 % a
+        /// minute, brought up in three levels inside one point: what a connected user costs in
+        /// memory (the slope across the levels) and CPU.
+        Population => "population",
     }
 );
 
 impl Scenario {
-    /// The scenarios `wscbench run` runs when none is named: the load curve (the headline:
-    /// cost and latency at loads the machine can answer) and the seed's four fixed shapes.
+    /// The scenarios `wscbench run` runs when none is named: the population (what a connected
+    /// user costs), the load curve (cost and latency at loads the machine can answer) and the
+    /// seed's four fixed shapes.
     /// Capacity and idle capacity run until the server breaks, and fan-out and slow consumers
     /// study one property each, so they run only when asked for.
     pub const DEFAULT: &'static [Scenario] = &[
+        Scenario::Population,
         Scenario::LoadCurve,
         Scenario::Steady,
         Scenario::Burst,
@@ -112,7 +118,11 @@ impl Scenario {
     pub fn native_only(self) -> bool {
         matches!(
             self,
-            Scenario::Capacity | Scenario::Fanout | Scenario::SlowConsumers | Scenario::LoadCurve
+            Scenario::Capacity
+                | Scenario::Fanout
+                | Scenario::SlowConsumers
+                | Scenario::LoadCurve
+                | Scenario::Population
         )
     }
 }

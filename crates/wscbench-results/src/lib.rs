@@ -16,6 +16,7 @@ pub mod conformance;
 pub mod curve;
 pub mod dimensions;
 pub mod manifest;
+pub mod population;
 pub mod rounds;
 pub mod slow_consumers;
 pub mod transport;
@@ -33,6 +34,7 @@ pub use dimensions::{
     result_relative_path,
 };
 pub use manifest::{RunManifest, RunStatus};
+pub use population::{Population, PopulationLevel};
 pub use rounds::{MachineSpeed, PointStop, Round, RoundRecord, StopReason};
 pub use slow_consumers::SlowConsumers;
 pub use transport::{DeflateParams, Negotiated, NotOffered};
@@ -157,6 +159,9 @@ pub struct RunResult {
     /// The step's offered load and what of it arrived (load-curve results only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<CurveStep>,
+    /// What a connected user costs, from the levels (population results only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub population: Option<Population>,
     /// One docker stats sample per second for both containers.
     #[serde(default)]
     pub series: Vec<Sample>,

@@ -476,6 +476,17 @@ impl Plan {
             self.soak_seconds,
         ))
     }
+
+    /// How long one point's load runs: its scenario's length with its load parameters (a
+    /// population's users set how long its levels take to connect).
+    pub fn point_seconds(&self, point: Point<'_>) -> Duration {
+        Duration::from_secs(scenarios::point_seconds(
+            point.scenario,
+            self.mode,
+            self.soak_seconds,
+            point.params,
+        ))
+    }
 }
 
 /// The points one server row runs in one round: each scenario once per load point that
@@ -501,9 +512,20 @@ pub fn estimate(
     let per_round: Duration = scenarios
         .iter()
         .map(|&s| {
-            (Duration::from_secs(scenarios::planned_seconds(s, mode, soak_seconds))
-                + POINT_OVERHEAD)
-                * crate::sweep::loads_of(s, load_points).len().max(1) as u32
+            let loads = crate::sweep::loads_of(s, load_points);
+            let no_sweep = BTreeMap::new();
+            let lengths: Vec<&BTreeMap<String, f64>> = if loads.is_empty() {
+                vec![&no_sweep]
+            } else {
+                loads
+            };
+            lengths
+                .into_iter()
+                .map(|params| {
+                    Duration::from_secs(scenarios::point_seconds(s, mode, soak_seconds, params))
+                        + POINT_OVERHEAD
+                })
+                .sum::<Duration>()
         })
         .sum();
     per_round * (servers * repetitions.max(1) as usize) as u32
@@ -721,7 +743,7 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
                 stops.insert(keys[i].clone(), StopReason::DiedBelow);
                 continue;
             };
-            let length = plan.scenario_seconds(point.scenario) + mean_overhead(&output.results);
+            let length = plan.point_seconds(point) + mean_overhead(&output.results);
             if round > min_rounds && !rounds::fits(started.elapsed(), length, plan.adaptive.budget)
             {
                 stops.extend(
@@ -735,7 +757,7 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
                 index: position + 1,
                 total: order.len(),
                 point,
-                expected: plan.scenario_seconds(point.scenario),
+                expected: plan.point_seconds(point),
             });
             let mut result =
                 phases::run_point(server_engine, &loadgens, plan, point, cancel.clone(), on).await;

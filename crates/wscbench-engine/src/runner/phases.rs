@@ -124,9 +124,10 @@ impl<E: Engine> Session<'_, E> {
         }
     }
 
-    /// Idle-capacity's end: the server's memory (when measured) near its limit.
+    /// Idle-capacity's and the population's end: the server's memory (when measured) near
+    /// its limit.
     fn near_memory_limit(&self, usage: Option<Usage>) -> bool {
-        self.point.scenario == Scenario::IdleCapacity
+        matches!(self.point.scenario, Scenario::IdleCapacity | Scenario::Population)
             && usage.is_some_and(|u| {
                 crate::idle::near_limit(u.mem_bytes, self.plan.limits.memory_bytes)
             })
@@ -189,7 +190,10 @@ pub(super) async fn run_point<E: Engine>(
             let context = Context {
                 loadgens: plan.loadgens.iter().map(|l| l.endpoint.as_str()).collect(),
                 loadgen_memory_bytes: plan.limits.loadgen_memory_bytes,
-                stepped: matches!(point.scenario, Scenario::Capacity | Scenario::IdleCapacity),
+                stepped: matches!(
+                    point.scenario,
+                    Scenario::Capacity | Scenario::IdleCapacity | Scenario::Population
+                ),
             };
             let collected = collect(&mut result, outputs, end, &teardown, &context);
             (collected.outcome, collected.detail, collected.native)
@@ -206,9 +210,9 @@ pub(super) async fn run_point<E: Engine>(
         derive_long(&mut result, plan, &long);
     }
     derive(&mut result, plan, teardown.loadgen_oom);
-    if point.scenario == Scenario::IdleCapacity
-        && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted)
-    {
+    let judged = matches!(point.scenario, Scenario::IdleCapacity | Scenario::Population)
+        && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted);
+    if judged {
         let ending = crate::idle::Ending {
             stopped_near_limit,
             errors: Some(&result.errors),
@@ -216,11 +220,31 @@ pub(super) async fn run_point<E: Engine>(
             loadgen_failed: (outcome == Outcome::LoadgenFailed)
                 .then(|| detail.clone().unwrap_or_default()),
         };
-        result.idle = Some(crate::idle::idle_capacity(
-            &result.series,
-            plan.limits.memory_bytes,
-            &ending,
-        ));
+        if point.scenario == Scenario::IdleCapacity {
+            result.idle = Some(crate::idle::idle_capacity(
+                &result.series,
+                plan.limits.memory_bytes,
+                &ending,
+            ));
+        } else {
+            let shape = crate::scenarios::PopulationShape::with_params(plan.mode, point.params);
+            let levels = shape.levels();
+            let holds = match &native {
+                Some(Ok(merged)) => merged.steps.as_slice(),
+                _ => &[],
+            };
+            result.population = Some(crate::population::population(
+                &crate::population::Inputs {
+                    series: &result.series,
+                    holds,
+                    load_started_epoch_ms: session.load_started_epoch_ms,
+                    levels: &levels,
+                    connects_per_s: shape.connects_per_s,
+                    memory_limit_bytes: plan.limits.memory_bytes,
+                },
+                &ending,
+            ));
+        }
     }
     result.outcome = outcome;
     result.outcome_detail = detail;
@@ -778,7 +802,7 @@ impl<E: Engine> Session<'_, E> {
         cancel: &mut watch::Receiver<bool>,
         on: &mut (dyn FnMut(Progress<'_>) + Send),
     ) -> LoadEnd {
-        let expected = self.plan.scenario_seconds(self.point.scenario);
+        let expected = self.plan.point_seconds(self.point);
         let (server_usage, _server_task) = self.server_usage().map(latest).unzip();
         let (loadgen_usage, _loadgen_tasks): (Vec<_>, Vec<_>) = self
             .k6
@@ -1015,10 +1039,19 @@ fn describe(usage: &UsageSource) -> String {
 /// request was refused earlier when the machine cannot serve them); `None` for the rest.
 fn host_limits_of(plan: &Plan, point: Point<'_>, loadgens: usize) -> Option<HostLimits> {
     let local = plan.server_address.is_none() && point.server.image().is_some();
-    (point.scenario == Scenario::IdleCapacity && local)
-        .then(|| crate::host_limits::for_idle_capacity(plan.mode, loadgens as u32).ok())
-        .flatten()
-        .flatten()
+    if !local {
+        return None;
+    }
+    match point.scenario {
+        Scenario::IdleCapacity => {
+            crate::host_limits::for_idle_capacity(plan.mode, loadgens as u32).ok()?
+        }
+        Scenario::Population => {
+            let users = crate::scenarios::PopulationShape::with_params(plan.mode, point.params).users;
+            crate::host_limits::for_population(users, loadgens as u32).ok()?
+        }
+        _ => None,
+    }
 }
 
 fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunResult {
@@ -1072,6 +1105,7 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
         distributed: None,
         capacity: None,
         idle: None,
+        population: None,
         soak: None,
         slow_consumers: None,
         curve: None,

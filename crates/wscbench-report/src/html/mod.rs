@@ -485,6 +485,9 @@ fn scenario_summary(scenario: Scenario) -> &'static str {
         Scenario::SlowConsumers => {
             "A share of one room stops reading, then reads again: the healthy clients' latency, the recovery, the memory per slow client."
         }
+        Scenario::Population => {
+            "Users in rooms of 50 that ping every 25 s, chat once a minute and churn 1 % a minute, brought up in three levels: what a connected user costs in memory (the slope across the levels, user space and kernel apart) and CPU."
+        }
         Scenario::LoadCurve => {
             "One room offered a fixed, open-loop rate of deliveries, step by step: what a delivery costs and how late it arrives, up to where the server stops carrying it."
         }

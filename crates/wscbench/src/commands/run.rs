@@ -580,7 +580,7 @@ impl Display {
         let round_length = plan
             .round_points()
             .iter()
-            .map(|p| plan.scenario_seconds(p.scenario) + OVERHEAD_ESTIMATE)
+            .map(|p| plan.point_seconds(*p) + OVERHEAD_ESTIMATE)
             .sum();
         Self {
             bar,

@@ -61,7 +61,9 @@ pub struct RunArgs {
     /// --container the server's CPU and memory are absent from the results
     #[arg(long, value_name = "PID", requires = "url")]
     pub pid: Option<u32>,
-    /// Only this scenario (repeatable) [default: steady, burst, churn, saturation; capacity,
+    /// Only this scenario (repeatable) [default: population (users in rooms of 50 that ping
+    /// every 25 s, chat once a minute and churn 1 % a minute, in three levels: memory and CPU
+    /// per user), load-curve, steady, burst, churn, saturation; capacity,
     /// idle-capacity, fanout and slow-consumers run only when named: capacity steps chatting
     /// clients until latency p95 passes --slo-p95-ms, at most 4 min a server; idle-capacity
     /// steps idle clients until the server's memory nears its limit or connects fail;
@@ -90,7 +92,10 @@ pub struct RunArgs {
     /// or slow-share=0.05,0.2 (share of slow-consumers' clients that are slow, between 0 and
     /// 1); two --sweep flags run their product. steady and saturation take clients and rate,
     /// burst and churn clients, fanout clients and room-size, slow-consumers clients and
-    /// slow-share
+    /// slow-share, load-curve deliveries (deliveries/s offered); population users (its full
+    /// level; host limits permitting, about 19,000 here), room-size, ping-s and chat-s
+    /// (seconds between one user's pings and chats) and churn (percent of users leaving and
+    /// joining again a minute, 0 to 100)
     #[arg(long = "sweep", value_name = "KEY=V1,V2,...", value_parser = parse_sweep)]
     pub sweep: Vec<wscbench_engine::sweep::SweepKey>,
     /// Refuse, before building anything, a run whose estimated length (its scenarios plus
@@ -361,7 +366,7 @@ impl RunRequest {
         let load_points = wscbench_engine::sweep::run_points(&sweep, &scenarios, args.mode);
         let quick = args.mode == Mode::Quick;
         let (min_rounds, max_rounds) = rounds_of(args)?;
-        check_host_limits(args, &scenarios)?;
+        check_host_limits(args, &scenarios, &load_points)?;
         let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
         let row_transports = row_transports(&rows, &transports, external.is_some());
         let estimate = runner::check_duration(
@@ -506,9 +511,26 @@ fn scenarios_of(args: &RunArgs) -> Vec<Scenario> {
 
 /// Refuses an idle-capacity step the machine cannot serve, before anything is built or
 /// started.
-fn check_host_limits(args: &RunArgs, scenarios: &[Scenario]) -> Result<(), UsageError> {
+fn check_host_limits(
+    args: &RunArgs,
+    scenarios: &[Scenario],
+    load_points: &[BTreeMap<String, f64>],
+) -> Result<(), UsageError> {
+    let loadgens = args.loadgen_engines.len().max(1) as u32;
+    if scenarios.contains(&Scenario::Population) && args.server_address.is_none() {
+        let default = [BTreeMap::new()];
+        let points = if load_points.is_empty() { &default[..] } else { load_points };
+        for params in points {
+            let users =
+                wscbench_engine::scenarios::PopulationShape::with_params(args.mode, params).users;
+            wscbench_engine::host_limits::for_population(users, loadgens).map_err(|e| {
+                UsageError::new(format!(
+                    "a population of {users} users cannot run on this machine: {e}"
+                ))
+            })?;
+        }
+    }
     if scenarios.contains(&Scenario::IdleCapacity) && args.server_address.is_none() {
-        let loadgens = args.loadgen_engines.len().max(1) as u32;
         wscbench_engine::host_limits::for_idle_capacity(args.mode, loadgens).map_err(|e| {
             UsageError::new(format!(
                 "idle-capacity in {} mode cannot run on this machine: {e}",
