@@ -148,3 +148,184 @@ pub fn population(inputs: &Inputs, ending: &Ending) -> Population {
         limited_by,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hdrhistogram::Histogram;
+    use wscbench_results::{ErrorCounts, Outcome};
+
+    const START: u64 = 1_700_000_000_000;
+
+    /// A hold window of the k6 report from `from_s` to `to_s` of the load, its chats at
+    /// `chat_ms` and its pongs at `pong_ms`.
+    fn hold(clients: u64, from_s: u64, to_s: u64, chat_ms: u64, pong_ms: u64) -> MergedWindow {
+        let histogram = |ms: u64| {
+            let mut h = Histogram::new_with_bounds(1, 60_000_000, 3).unwrap();
+            h.record_n(ms * 1000, 100).unwrap();
+            h
+        };
+        MergedWindow {
+            clients,
+            from_ms: START + from_s * 1000,
+            to_ms: START + to_s * 1000,
+            counters: Default::default(),
+            latency: histogram(chat_ms),
+            response_time_us: histogram(chat_ms),
+            pong_latency_us: histogram(pong_ms),
+        }
+    }
+
+    /// A profile-b/zig population in smoke mode (300 users, levels 100, 200, 300, holds of
+    /// 2 s) built around the level means a smoke run on this machine measured (Zig std: about
+    /// 32 KiB of user space and 48 KiB of kernel a user, two threads each): per-second samples
+    /// of memory, user space and kernel in bytes, the cumulative CPU in ms at its read time.
+    fn zig_smoke() -> (Vec<Sample>, Vec<MergedWindow>) {
+        let rows: [(u64, u64, u64, u64, u64, i64, f64, u64); 12] = [
+            // t_ms, connections, mem, anon, kernel, cpu read ms, cpu used ms, k6 mem
+            (1_000, 0, 1_830_912, 200_704, 1_564_672, 200, 12.0, 18_000_000),
+            (2_000, 100, 8_441_856, 3_354_624, 5_087_232, 1_200, 25.0, 21_800_000),
+            (3_000, 100, 8_478_720, 3_366_912, 5_111_808, 2_200, 28.8, 21_830_000),
+            (4_000, 100, 8_509_440, 3_379_200, 5_130_240, 3_200, 32.6, 21_860_000),
+            (5_000, 200, 16_674_816, 6_619_136, 10_055_680, 4_200, 50.0, 29_200_000),
+            (6_000, 200, 16_732_160, 6_643_712, 10_088_448, 5_200, 54.1, 29_300_000),
+            (7_000, 200, 16_764_928, 6_651_904, 10_113_024, 6_200, 58.2, 29_300_000),
+            (8_000, 200, 16_748_544, 6_647_808, 10_100_736, 7_200, 62.3, 29_310_000),
+            (9_000, 300, 24_698_880, 9_895_936, 14_802_944, 8_200, 85.0, 35_800_000),
+            (10_000, 300, 24_756_224, 9_916_416, 14_839_808, 9_200, 92.0, 35_850_000),
+            (11_000, 300, 24_793_088, 9_932_800, 14_860_288, 10_200, 99.0, 35_860_000),
+            (12_000, 300, 24_774_656, 9_928_704, 14_845_952, 11_200, 106.0, 35_860_000),
+        ];
+        let series = rows
+            .iter()
+            .map(|&(t_ms, c, mem, anon, kernel, read, used, k6)| Sample {
+                t_ms,
+                connections: Some(c),
+                server_mem_bytes: Some(mem),
+                server_anon_bytes: Some(anon),
+                server_kernel_bytes: Some(kernel),
+                server_cpu_read_ms: Some(read),
+                server_cpu_used_ms: Some(used),
+                loadgen_mem_bytes: k6,
+                loadgen_cpu_percent: 1.5,
+                ..Sample::default()
+            })
+            .collect();
+        let holds = vec![
+            hold(100, 2, 4, 6, 6),
+            hold(200, 6, 8, 8, 3),
+            hold(300, 10, 12, 8, 10),
+        ];
+        (series, holds)
+    }
+
+    fn inputs<'a>(series: &'a [Sample], holds: &'a [MergedWindow]) -> Inputs<'a> {
+        Inputs {
+            series,
+            holds,
+            load_started_epoch_ms: START,
+            levels: &[100, 200, 300],
+            connects_per_s: 2_000,
+            memory_limit_bytes: 512 << 20,
+        }
+    }
+
+    #[test]
+    fn memory_per_user_is_the_slope_of_the_levels_means_with_user_space_and_kernel_apart() {
+        let (series, holds) = zig_smoke();
+        let p = population(&inputs(&series, &holds), &Ending::default());
+        assert_eq!(p.levels.len(), 3);
+        assert_eq!(p.users_held, 300);
+        assert_eq!(p.limited_by, IdleLimit::AllHeld);
+        let kib = |b: Option<f64>| b.unwrap() / 1024.0;
+        // (24.77 MB − 8.49 MB) / 200 users ≈ 79.5 KiB; the parts add up to the whole.
+        assert!((kib(p.mem_bytes_per_user) - 79.5).abs() < 0.5, "{p:?}");
+        assert!((kib(p.user_bytes_per_user) - 31.8).abs() < 0.5);
+        assert!((kib(p.kernel_bytes_per_user) - 47.7).abs() < 0.5);
+        let parts = p.user_bytes_per_user.unwrap() + p.kernel_bytes_per_user.unwrap();
+        assert!((parts - p.mem_bytes_per_user.unwrap()).abs() / parts < 0.01);
+        // k6 paid about 70 KB a user: its own figure, beside the server's.
+        assert!((kib(p.loadgen_bytes_per_user) - 67.6).abs() < 1.0);
+    }
+
+    #[test]
+    fn cpu_per_thousand_users_is_the_servers_cpu_over_the_top_levels_hold_per_user() {
+        let (series, holds) = zig_smoke();
+        let p = population(&inputs(&series, &holds), &Ending::default());
+        // Reads at 9.2 s and 11.2 s inside [10 s, 12 s]: hold from 10 s takes 10,000 and
+        // 11,000 and 12,000 ms samples, read at 9,200 .. 11,200: 14 ms over 2 s = 7 ms/s,
+        // over 300 users = 23.3 ms/s per 1,000.
+        let cpu = p.cpu_ms_per_s_per_1k_users.unwrap();
+        assert!((cpu - 23.33).abs() < 0.1, "{cpu}");
+        assert_eq!(p.chat_p99_ms.map(f64::round), Some(8.0));
+        assert_eq!(p.pong_p99_ms.map(f64::round), Some(10.0));
+        let k6 = p.loadgen_cpu_ms_per_s_per_1k_users.unwrap();
+        assert!((k6 - 50.0).abs() < 0.1, "1.5 % of a core = 15 ms/s over 300 users: {k6}");
+    }
+
+    #[test]
+    fn a_server_killed_at_its_second_level_is_recorded_there_with_its_memory() {
+        let (mut series, holds) = zig_smoke();
+        series.truncate(6); // died 6 s in, during the second level's hold
+        let ending = Ending {
+            died: Some(Outcome::OomKilled),
+            ..Ending::default()
+        };
+        let p = population(&inputs(&series, &holds), &ending);
+        assert_eq!(
+            p.limited_by,
+            IdleLimit::ServerDied {
+                outcome: "oom_killed".into()
+            }
+        );
+        assert_eq!(p.users_held, 200);
+        assert_eq!(p.levels.len(), 2, "the third level has no samples");
+        assert_eq!(p.peak_mem_bytes, 16_732_160);
+        // Two levels held: a slope still, and the CPU of the highest one held.
+        assert!(p.mem_bytes_per_user.is_some());
+        assert_eq!(p.levels[1].users_planned, 200);
+    }
+
+    #[test]
+    fn a_level_short_of_its_users_is_not_held_and_says_so_when_nothing_else_ended_the_run() {
+        let (mut series, holds) = zig_smoke();
+        for s in &mut series[8..] {
+            s.connections = Some(240); // 60 of the last level's users never came
+        }
+        let p = population(&inputs(&series, &holds), &Ending::default());
+        assert!(!held(&p.levels[2]));
+        assert!(matches!(
+            p.limited_by,
+            IdleLimit::ClientErrors {
+                side: wscbench_results::FailedSide::Server,
+                ..
+            }
+        ));
+        // The slope over the two levels held, the CPU of the second.
+        let cpu = p.cpu_ms_per_s_per_1k_users.unwrap();
+        assert!((cpu - 20.5).abs() < 0.1, "4.1 ms/s over 200 users: {cpu}");
+    }
+
+    #[test]
+    fn failed_connects_name_their_side() {
+        let (series, holds) = zig_smoke();
+        let errors = ErrorCounts {
+            failed_connects: 12,
+            failed_connect_reasons: [("refused".to_string(), 12)].into(),
+            ..ErrorCounts::default()
+        };
+        let ending = Ending {
+            errors: Some(&errors),
+            ..Ending::default()
+        };
+        let p = population(&inputs(&series, &holds), &ending);
+        assert!(matches!(
+            p.limited_by,
+            IdleLimit::ClientErrors {
+                errors: 12,
+                side: wscbench_results::FailedSide::Server,
+                ..
+            }
+        ));
+    }
+}
