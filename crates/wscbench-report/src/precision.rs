@@ -69,8 +69,9 @@ pub fn relative_half_width(summary: &Summary) -> Option<f64> {
 /// the figures) with a precision goal of `precision_pct` percent: `Some(Precise)` when every
 /// headline interval is within its goal, `Some(Decided)` when each one that is not is
 /// separated from the intervals of its neighbours in that figure's ranking among like
-/// points (same scenario and load), `None` while undecided (fewer than two good rounds
-/// included).
+/// points (same scenario and load), `Some(LoadgenBound)` when two or more good rounds were
+/// all load-generator bound (another cannot decide anything), `None` while undecided (fewer
+/// than two good rounds included).
 pub fn verdicts(
     results: &[RunResult],
     precision_pct: f64,
@@ -94,6 +95,10 @@ pub fn verdicts(
     by_point
         .keys()
         .map(|point| {
+            let ok: Vec<&&RunResult> = by_point[point].iter().filter(|r| r.is_ok()).collect();
+            if ok.len() >= 2 && ok.iter().all(|r| r.loadgen_bound) {
+                return (point.clone(), Some(StopReason::LoadgenBound));
+            }
             let mut all_precise = true;
             let mut all_settled = true;
             for h in headlines(point.scenario) {

@@ -86,3 +86,21 @@ fn latency_may_be_twice_as_wide_as_the_goal() {
         Some(StopReason::Precise)
     );
 }
+
+#[test]
+fn a_point_bound_by_the_load_generator_in_every_round_gets_no_more_rounds() {
+    let mut results = saturation("profile-b/go", &[1000.0, 1300.0]);
+    for r in &mut results {
+        r.loadgen_bound = true;
+    }
+    assert_eq!(
+        verdict_of(&results, "profile-b/go"),
+        Some(StopReason::LoadgenBound)
+    );
+    // One round of the server's own among them: judged on its figures again.
+    results[1].loadgen_bound = false;
+    assert_ne!(
+        verdict_of(&results, "profile-b/go"),
+        Some(StopReason::LoadgenBound)
+    );
+}

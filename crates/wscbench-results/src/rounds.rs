@@ -49,6 +49,9 @@ pub enum StopReason {
     /// A load-curve step above one at which its server died: not run, since a server
     /// that cannot survive a lower load says nothing more at a higher one.
     DiedBelow,
+    /// Every round of it so far (two or more) measured the load generator, not the server:
+    /// another round could not decide anything, so the time goes to the points that can.
+    LoadgenBound,
 }
 
 impl StopReason {
@@ -61,6 +64,7 @@ impl StopReason {
             StopReason::MaxRounds => "max-rounds",
             StopReason::Failed => "failed",
             StopReason::DiedBelow => "died-below",
+            StopReason::LoadgenBound => "loadgen-bound",
         }
     }
 }

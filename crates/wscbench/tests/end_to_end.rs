@@ -172,13 +172,40 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
         }
     }
 
+    // The population: every level held, memory per user from the slope with its two parts,
+    // CPU per 1,000 users and the pongs' latency.
+    for server in &servers {
+        let result = ok_result(&run_dir, server, "population", LoadPath::Native);
+        let p = result.population.expect("population figures");
+        assert_eq!(p.levels.len(), 3, "{server}: {p:?}");
+        assert!(
+            p.users_held >= 291 && p.limited_by == wscbench_results::IdleLimit::AllHeld,
+            "{server}: {p:?}"
+        );
+        for bytes in [p.mem_bytes_per_user, p.user_bytes_per_user, p.kernel_bytes_per_user] {
+            assert!(bytes.is_some(), "{server}: {p:?}");
+        }
+        assert!(
+            p.mem_bytes_per_user.unwrap() > 0.0 && p.cpu_ms_per_s_per_1k_users.unwrap() > 0.0,
+            "{server}: {p:?}"
+        );
+        assert!(p.pong_p99_ms.is_some(), "{server}: no pong timed: {p:?}");
+    }
+
     let page =
         std::fs::read_to_string(run_dir.join("report.html")).expect("run writes report.html");
     assert!(page.contains("<svg"), "the run's HTML report has charts");
 
     let json: Value = serde_json::from_str(&report("json", results.path())).unwrap();
     let text = json.to_string();
-    for title in ["Steady", "Burst", "Churn", "Saturation", "Binary sizes"] {
+    for title in [
+        "Population",
+        "Steady",
+        "Burst",
+        "Churn",
+        "Saturation",
+        "Binary sizes",
+    ] {
         assert!(text.contains(title), "report lacks a {title} table");
     }
     assert!(report("markdown", results.path()).contains("| Language |"));

@@ -84,7 +84,8 @@ pub fn fits(elapsed: Duration, length: Duration, budget: Option<Duration>) -> bo
 /// Which points get another round after round `round` (1-based, just finished), and the
 /// stop reason of those that do not. `verdicts` is the judge's word; `failed_only` names
 /// points with no usable result yet. Points past `min_rounds` keep going while undecided,
-/// up to `max_rounds`.
+/// up to `max_rounds`. A point the judge found load-generator bound in every round so far
+/// stops even before `min_rounds`: its further rounds would measure k6 again.
 pub fn next_round(
     points: &[PointKey],
     verdicts: &BTreeMap<PointKey, Option<StopReason>>,
@@ -94,7 +95,13 @@ pub fn next_round(
     max_rounds: u32,
 ) -> (Vec<PointKey>, BTreeMap<PointKey, StopReason>) {
     if round < min_rounds {
-        return (points.to_vec(), BTreeMap::new());
+        let bound = |p: &PointKey| verdicts.get(p).copied().flatten() == Some(StopReason::LoadgenBound);
+        let stopped = points
+            .iter()
+            .filter(|p| bound(p))
+            .map(|p| (p.clone(), StopReason::LoadgenBound))
+            .collect();
+        return (points.iter().filter(|p| !bound(p)).cloned().collect(), stopped);
     }
     let mut again = Vec::new();
     let mut stopped = BTreeMap::new();
@@ -167,6 +174,18 @@ mod tests {
         assert_eq!(stopped[&key("a")], StopReason::Precise);
         assert_eq!(stopped[&key("c")], StopReason::Decided);
         assert_eq!(stopped[&key("d")], StopReason::Failed);
+    }
+
+    #[test]
+    fn a_point_bound_by_the_load_generator_in_every_round_stops_before_the_minimum() {
+        let points = [key("a"), key("b")];
+        let verdicts = BTreeMap::from([
+            (key("a"), Some(StopReason::LoadgenBound)),
+            (key("b"), Some(StopReason::Precise)),
+        ]);
+        let (again, stopped) = next_round(&points, &verdicts, &|_| false, 2, 3, 10);
+        assert_eq!(again, vec![key("b")], "a precise point still runs its minimum");
+        assert_eq!(stopped[&key("a")], StopReason::LoadgenBound);
     }
 
     #[test]

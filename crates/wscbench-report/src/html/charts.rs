@@ -254,7 +254,39 @@ pub(crate) fn knob_chart(
     numeric: bool,
     lines: &[Line],
 ) -> String {
-    svg(KNOB_SIZE, |root| {
+    lines_chart(KNOB_SIZE, title, (x_desc, y_desc), x_names, xs, numeric, lines)
+}
+
+/// The population's memory against its users: one line per server through its levels (a
+/// dot on each), both axes from the data, wide as the page's headline charts.
+pub(crate) fn users_chart(title: &str, y_desc: &str, lines: &[Line]) -> String {
+    let xs: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .chain([0.0])
+        .collect();
+    lines_chart(
+        WIDE_SIZE,
+        title,
+        ("connected users", y_desc),
+        &[],
+        &xs,
+        true,
+        lines,
+    )
+}
+
+/// [`knob_chart`] at any size.
+fn lines_chart(
+    size: (u32, u32),
+    title: &str,
+    (x_desc, y_desc): (&str, &str),
+    x_names: &[String],
+    xs: &[f64],
+    numeric: bool,
+    lines: &[Line],
+) -> String {
+    svg(size, |root| {
         let top = lines
             .iter()
             .flat_map(|l| &l.points)

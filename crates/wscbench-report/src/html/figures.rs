@@ -439,7 +439,54 @@ pub(crate) fn scenario_figures(points: &[Point], scenario: Scenario) -> Vec<Figu
         Scenario::Fanout => vec![fanout_figure(points)],
         Scenario::SlowConsumers => vec![slow_consumers_figure(points)],
         Scenario::LoadCurve => curve_figures(points),
+        Scenario::Population => vec![population_figure(points)],
         _ => Vec::new(),
+    }
+}
+
+/// Memory against connected users: one line per server through its population's levels
+/// (each level's mean connections and memory, averaged over the rounds), so the slope a
+/// reader sees is the memory per user the tables give.
+pub(crate) fn population_figure(points: &[Point]) -> Figure {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut used = Vec::new();
+    for point in points {
+        let mut levels: BTreeMap<usize, Vec<(f64, f64)>> = BTreeMap::new();
+        for r in &point.results {
+            for (i, l) in r.population.iter().flat_map(|p| p.levels.iter()).enumerate() {
+                levels.entry(i).or_default().push((l.connections, l.mem_bytes / MIB));
+            }
+        }
+        let line_points: Vec<(f64, f64)> = levels
+            .values()
+            .map(|v| {
+                let n = v.len() as f64;
+                (
+                    v.iter().map(|p| p.0).sum::<f64>() / n,
+                    v.iter().map(|p| p.1).sum::<f64>() / n,
+                )
+            })
+            .collect();
+        if line_points.is_empty() {
+            continue;
+        }
+        lines.push(Line {
+            color: free_color(point.language(), &mut used),
+            label: point.full_label(),
+            points: line_points,
+            dashed: false,
+        });
+    }
+    if lines.is_empty() {
+        return Figure::Note("Population: no level measured, so no memory to draw.".to_string());
+    }
+    let title = "Population: server memory against connected users";
+    Figure::Chart {
+        svg: charts::users_chart(title, "memory (MiB)", &lines),
+        caption: format!(
+            "{title}. Each dot is a level's mean over its hold (rounds averaged); the slope is \
+             the memory per user."
+        ),
     }
 }
 

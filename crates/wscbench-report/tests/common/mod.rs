@@ -261,6 +261,7 @@ pub fn result(run_id: &str, server_id: &str, scenario: &str) -> RunResult {
         distributed: None,
         capacity: None,
         idle: None,
+        population: None,
         soak: None,
         slow_consumers: None,
         curve: None,
