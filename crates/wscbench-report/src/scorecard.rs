@@ -299,7 +299,7 @@ mod tests {
     #[test]
     fn a_figure_prints_its_unit_once_beside_its_interval() {
         let s = Summary::of(&[8.0, 9.0, 8.8]).unwrap();
-        assert_eq!(with_interval(&s, crate::units::cpu_ms), "8.60 ± 1.33 ms");
+        assert_eq!(with_interval(&s, crate::units::cpu_ms), "8.60 ± 1.31 ms");
         let one = Summary::of(&[200_000.0]).unwrap();
         assert_eq!(with_interval(&one, crate::units::rate), "200,000");
     }

@@ -360,12 +360,12 @@ fn against_runner_up(
                 " (95 % intervals overlap)"
             }
         ));
-        let servers = candidates
+        let tied: Vec<&(String, Summary)> = candidates
             .iter()
             .filter(|(_, s)| s.mean == best_s.mean || s.overlaps(best_s))
-            .map(|(label, _)| label.clone())
             .collect();
-        let why = if candidates[1..].iter().all(|(_, s)| s.mean == best_s.mean) {
+        let servers = tied.iter().map(|(label, _)| label.clone()).collect();
+        let why = if tied.iter().all(|(_, s)| s.mean == best_s.mean) {
             "equal"
         } else {
             "their 95 % intervals overlap"
