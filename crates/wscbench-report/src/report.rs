@@ -156,7 +156,7 @@ impl Report {
 
     /// True when there is nothing to show.
     pub fn is_empty(&self) -> bool {
-        self.tables.is_empty()
+        self.tables.is_empty() && self.scorecards.is_empty()
     }
 }
 

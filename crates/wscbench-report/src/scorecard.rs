@@ -167,7 +167,7 @@ fn legend(rows: &[Row]) -> Vec<String> {
             uses(word)
         };
         if present {
-            legend.push(format!("{word}: {meaning}."));
+            legend.push(format!("{}: {meaning}.", word.trim()));
         }
     }
     legend
@@ -194,6 +194,16 @@ fn sentence(decision: &Decision, conformance: &[ServerConformance]) -> String {
                 Some(w) => format!("{server} {} {} {}", w.verb, figure(server), w.after),
                 None => format!("{server}: {name} {}", figure(server)),
             };
+            let bound = |s: &str| {
+                decision
+                    .figures
+                    .iter()
+                    .any(|(x, f)| x == s && matches!(f, Figure::AtLeast(_) | Figure::Below(_)))
+            };
+            // A factor over a bound is a bound too: at least, where the best's figure is one;
+            // none at all where the runner-up's is.
+            let factor = if bound(runner_up) { &None } else { factor };
+            let at_least = if bound(server) { "at least " } else { "" };
             let margin = match factor {
                 Some((f, Some(spread))) => format!(
                     "{f:.2} ± {spread:.2}× {} than",
@@ -202,7 +212,10 @@ fn sentence(decision: &Decision, conformance: &[ServerConformance]) -> String {
                 Some((f, None)) => format!("{f:.2}× {} than", comparative(decision.metric.better)),
                 None => "ahead of".to_string(),
             };
-            let mut text = format!("{said}, {margin} {runner_up} ({})", figure(runner_up));
+            let mut text = format!(
+                "{said}, {at_least}{margin} {runner_up} ({})",
+                figure(runner_up)
+            );
             if let Some(beside) = &decision.beside {
                 let of = |s: &str| beside.figures.iter().find(|(x, _)| x == s).map(|(_, t)| t);
                 if let (Some(a), Some(b)) = (of(server), of(runner_up)) {
