@@ -7,6 +7,7 @@
 
 use wscbench_results::ServerConformance;
 
+use crate::conformance::{ignored_over_ws, in_brief};
 use crate::decision::{
     Decision, FAILED_CELL, Figure, LOADGEN_CELL, Verdict, comparative,
 };
@@ -66,7 +67,7 @@ fn scorecard(profile: &str, decisions: &[&Decision], conformance: &[ServerConfor
         cells.extend(servers.iter().map(|s| {
             ws.iter()
                 .find(|c| c.server == *s)
-                .map_or_else(Cell::absent, |c| Cell::label(conformance_text(c)))
+                .map_or_else(Cell::absent, |c| Cell::label(in_brief(c)))
         }));
         rows.push(Row { cells });
     }
@@ -222,12 +223,7 @@ fn sentence(decision: &Decision, conformance: &[ServerConformance]) -> String {
                     text.push_str(&format!(", at {} {a} against {b}", beside.what));
                 }
             }
-            let ignoring: Vec<&str> = conformance
-                .iter()
-                .filter(|c| c.transport.is_ws() && c.server == *server)
-                .flat_map(|c| c.ignored_categories())
-                .map(|c| c.as_str())
-                .collect();
+            let ignoring = ignored_over_ws(conformance, server);
             if !ignoring.is_empty() {
                 text.push_str(&format!(
                     " ({server} ignores a MUST of RFC 6455: {}; see the conformance table)",
@@ -275,32 +271,6 @@ fn and_list(items: &[String]) -> String {
         [one] => one.clone(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
-}
-
-/// A server's conformance in a word or a few: `strict`, or each verdict below strict with
-/// the categories that have it (`non-strict: pings, close`).
-fn conformance_text(server: &ServerConformance) -> String {
-    let mut by_verdict: Vec<(wscbench_results::CaseVerdict, Vec<&str>)> = Vec::new();
-    for category in wscbench_results::Category::ALL {
-        let Some((verdict, _)) = server.worst_in(category) else {
-            continue;
-        };
-        if verdict == wscbench_results::CaseVerdict::Strict {
-            continue;
-        }
-        match by_verdict.iter_mut().find(|(v, _)| *v == verdict) {
-            Some((_, categories)) => categories.push(category.as_str()),
-            None => by_verdict.push((verdict, vec![category.as_str()])),
-        }
-    }
-    if by_verdict.is_empty() {
-        return "strict".to_string();
-    }
-    by_verdict
-        .iter()
-        .map(|(verdict, categories)| format!("{}: {}", verdict.as_str(), categories.join(", ")))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 #[cfg(test)]
