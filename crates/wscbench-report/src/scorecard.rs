@@ -136,7 +136,7 @@ fn legend(rows: &[Row]) -> Vec<String> {
         .collect();
     let uses = |word: &str| texts.iter().any(|t| t.contains(word));
     let mut legend = vec![
-        "Each figure over the rounds free of the load generator: mean ± the half-width of its 95 % interval. The Summary table below gives each row's margin and reasons.".to_string(),
+        "Each figure over the rounds free of the load generator: mean ± the half-width of its 95 % interval. The Summary table gives each row's margin and reasons.".to_string(),
     ];
     for (word, meaning) in [
         (
