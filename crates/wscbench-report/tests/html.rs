@@ -539,3 +539,17 @@ fn the_page_leads_with_the_scorecards_then_the_headline_charts_then_the_conditio
     assert!(curve.contains("<a href=\"#headline-charts\">"));
     assert!(!curve.contains("against offered load"));
 }
+
+#[test]
+#[ignore = "needs chromium; scripts/test runs it"]
+fn a_real_browser_shows_the_page_that_leads_with_the_scorecards_without_console_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("answer.html");
+    std::fs::write(&page, answer_page()).unwrap();
+    let seen = browse(&page, &dir.path().join("answer.png"));
+    assert_eq!(console_lines(&seen.log), Vec::<&str>::new(), "console messages");
+    let page_url = format!("file://{}", page.display());
+    assert_eq!(loaded_files(&seen.log), vec![page_url.as_str()], "files loaded");
+    // The top 4,000 px: the scorecards, their sentences and the headline charts.
+    assert!(seen.ink_ratio > 0.03, "only {:.2}% ink", seen.ink_ratio * 100.0);
+}
