@@ -141,7 +141,9 @@ pub(crate) fn with_interval(s: &Summary, format: fn(f64) -> String) -> String {
     };
     let half = format((hi - lo) / 2.0);
     match (mean.rsplit_once(' '), half.rsplit_once(' ')) {
-        (Some((m, unit)), Some((h, same))) if unit == same && !unit.starts_with(char::is_numeric) => {
+        (Some((m, unit)), Some((h, same)))
+            if unit == same && !unit.starts_with(char::is_numeric) =>
+        {
             format!("{m} ± {h} {unit}")
         }
         _ => format!("{mean} ± {half}"),

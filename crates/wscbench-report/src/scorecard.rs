@@ -8,9 +8,7 @@
 use wscbench_results::ServerConformance;
 
 use crate::conformance::{ignored_over_ws, in_brief};
-use crate::decision::{
-    Decision, FAILED_CELL, Figure, LOADGEN_CELL, Verdict, comparative,
-};
+use crate::decision::{Decision, FAILED_CELL, Figure, LOADGEN_CELL, Verdict, comparative};
 use crate::rows::{PROFILES, ordered, profile_title, rank};
 use crate::table::{ABSENT, Cell, Column, Row, Scorecard, Table};
 
@@ -37,7 +35,11 @@ pub(crate) fn scorecards(
         .collect()
 }
 
-fn scorecard(profile: &str, decisions: &[&Decision], conformance: &[ServerConformance]) -> Scorecard {
+fn scorecard(
+    profile: &str,
+    decisions: &[&Decision],
+    conformance: &[ServerConformance],
+) -> Scorecard {
     let mut servers: Vec<&str> = Vec::new();
     for (server, _) in decisions.iter().flat_map(|d| &d.figures) {
         if !servers.contains(&server.as_str()) {
@@ -71,10 +73,7 @@ fn scorecard(profile: &str, decisions: &[&Decision], conformance: &[ServerConfor
         }));
         rows.push(Row { cells });
     }
-    let sentences = decisions
-        .iter()
-        .map(|d| sentence(d, conformance))
-        .collect();
+    let sentences = decisions.iter().map(|d| sentence(d, conformance)).collect();
     let footnotes = legend(&rows);
     Scorecard {
         profile: profile.to_string(),
@@ -151,10 +150,7 @@ fn legend(rows: &[Row]) -> Vec<String> {
             "≥ ",
             "a bound: the curve's top step, or the last step before k6 became the limit",
         ),
-        (
-            "< ",
-            "a bound: not even the curve's first step was carried",
-        ),
+        ("< ", "a bound: not even the curve's first step was carried"),
         (
             LOADGEN_CELL,
             "the load generator was the limit in every round: the figure measures k6 (its value at k6's limit is in the Summary)",
@@ -247,9 +243,17 @@ fn sentence(decision: &Decision, conformance: &[ServerConformance]) -> String {
                 .map(|(s, _)| s.clone())
                 .collect();
             let rest = match free.as_slice() {
-                [] => "k6 was the limit of every server, so the figures measure k6, not the servers".to_string(),
-                [one] => format!("k6 was the limit of the others, so {one}, the only one free of it, ranks against nobody"),
-                many => format!("k6 was the limit in some rounds; {} have too few rounds free of it to rank", and_list(many)),
+                [] => {
+                    "k6 was the limit of every server, so the figures measure k6, not the servers"
+                        .to_string()
+                }
+                [one] => format!(
+                    "k6 was the limit of the others, so {one}, the only one free of it, ranks against nobody"
+                ),
+                many => format!(
+                    "k6 was the limit in some rounds; {} have too few rounds free of it to rank",
+                    and_list(many)
+                ),
             };
             format!("{name}: no best; {rest}.")
         }

@@ -523,8 +523,10 @@ fn curve_decisions(groups: &[Group], profile: &str) -> Vec<Decision> {
                 wording: Some((wording.0, &wording.1)),
             };
             decisions.extend(
-                decide(&dimension, profile, candidates, bound)
-                    .map(|d| Decision { beside: beside.clone(), ..d }),
+                decide(&dimension, profile, candidates, bound).map(|d| Decision {
+                    beside: beside.clone(),
+                    ..d
+                }),
             );
         }
     }

@@ -547,9 +547,21 @@ fn a_real_browser_shows_the_page_that_leads_with_the_scorecards_without_console_
     let page = dir.path().join("answer.html");
     std::fs::write(&page, answer_page()).unwrap();
     let seen = browse(&page, &dir.path().join("answer.png"));
-    assert_eq!(console_lines(&seen.log), Vec::<&str>::new(), "console messages");
+    assert_eq!(
+        console_lines(&seen.log),
+        Vec::<&str>::new(),
+        "console messages"
+    );
     let page_url = format!("file://{}", page.display());
-    assert_eq!(loaded_files(&seen.log), vec![page_url.as_str()], "files loaded");
+    assert_eq!(
+        loaded_files(&seen.log),
+        vec![page_url.as_str()],
+        "files loaded"
+    );
     // The top 4,000 px: the scorecards, their sentences and the headline charts.
-    assert!(seen.ink_ratio > 0.03, "only {:.2}% ink", seen.ink_ratio * 100.0);
+    assert!(
+        seen.ink_ratio > 0.03,
+        "only {:.2}% ink",
+        seen.ink_ratio * 100.0
+    );
 }

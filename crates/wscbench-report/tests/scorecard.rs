@@ -132,7 +132,10 @@ fn the_terminal_ends_with_the_scorecards_and_leaves_the_summary_to_wide() {
     // Markdown opens with them, the summary below.
     let markdown = Format::Markdown.render(&report);
     let first_heading = markdown.lines().find(|l| l.starts_with("### ")).unwrap();
-    assert_eq!(first_heading, "### Scorecard — Profile B (minimal / stdlib)");
+    assert_eq!(
+        first_heading,
+        "### Scorecard — Profile B (minimal / stdlib)"
+    );
     assert!(markdown.find("### Scorecard").unwrap() < markdown.find("### Summary").unwrap());
 }
 
@@ -184,7 +187,10 @@ fn numbers(text: &str) -> Vec<String> {
 #[test]
 fn no_figure_of_a_scorecard_is_missing_from_the_tables_below() {
     let mut reports = reference_reports();
-    reports.push(("scorecard_run".into(), Report::from_results(&scorecard_run())));
+    reports.push((
+        "scorecard_run".into(),
+        Report::from_results(&scorecard_run()),
+    ));
     let mut checked = 0;
     for (run, report) in &reports {
         let below: BTreeSet<String> = report
@@ -234,7 +240,11 @@ fn every_dimension_of_the_summary_is_a_row_of_its_profiles_scorecard() {
             .scorecards
             .iter()
             .flat_map(|card| {
-                let profile = card.table.title.trim_start_matches("Scorecard — ").to_string();
+                let profile = card
+                    .table
+                    .title
+                    .trim_start_matches("Scorecard — ")
+                    .to_string();
                 card.table
                     .rows
                     .iter()
