@@ -368,6 +368,7 @@ impl Comparison {
             .collect();
         Report {
             notes,
+            scorecards: Vec::new(),
             tables: vec![Table {
                 title: format!("{} → {}", self.a, self.b),
                 columns,

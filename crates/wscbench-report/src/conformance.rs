@@ -57,12 +57,7 @@ pub fn mark_ignoring(summary: &mut Table, servers: &[ServerConformance]) {
     };
     for row in &mut summary.rows {
         let winner = row.cells[best].text.clone();
-        let ignoring = servers
-            .iter()
-            .filter(|s| s.transport.is_ws() && s.server == winner)
-            .flat_map(|s| s.ignored_categories())
-            .map(|c| c.as_str())
-            .collect::<Vec<_>>();
+        let ignoring = ignored_over_ws(servers, &winner);
         if ignoring.is_empty() {
             continue;
         }
@@ -73,6 +68,42 @@ pub fn mark_ignoring(summary: &mut Table, servers: &[ServerConformance]) {
             ignoring.join(", ")
         );
     }
+}
+
+/// The categories in which `server` ignored a MUST of RFC 6455 over ws.
+pub(crate) fn ignored_over_ws(servers: &[ServerConformance], server: &str) -> Vec<&'static str> {
+    servers
+        .iter()
+        .filter(|s| s.transport.is_ws() && s.server == server)
+        .flat_map(|s| s.ignored_categories())
+        .map(|c| c.as_str())
+        .collect()
+}
+
+/// A server's conformance in a few words, for a scorecard's cell: `strict`, or each verdict
+/// below strict with the categories that have it (`non-strict: pings, close`).
+pub(crate) fn in_brief(server: &ServerConformance) -> String {
+    let mut by_verdict: Vec<(CaseVerdict, Vec<&str>)> = Vec::new();
+    for category in Category::ALL {
+        let Some((verdict, _)) = server.worst_in(category) else {
+            continue;
+        };
+        if verdict == CaseVerdict::Strict {
+            continue;
+        }
+        match by_verdict.iter_mut().find(|(v, _)| *v == verdict) {
+            Some((_, categories)) => categories.push(category.as_str()),
+            None => by_verdict.push((verdict, vec![category.as_str()])),
+        }
+    }
+    if by_verdict.is_empty() {
+        return CaseVerdict::Strict.as_str().to_string();
+    }
+    by_verdict
+        .iter()
+        .map(|(verdict, categories)| format!("{}: {}", verdict.as_str(), categories.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn server_label(server: &ServerConformance) -> String {

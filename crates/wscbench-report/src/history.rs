@@ -118,6 +118,7 @@ pub fn history(
     tables.retain(|t| !t.rows.is_empty());
     Report {
         notes: Vec::new(),
+        scorecards: Vec::new(),
         tables,
     }
 }

@@ -1,6 +1,7 @@
 //! Comparison tables from stored wscbench results: load the result files, pick like with
 //! like ([`select`]), summarize repetitions ([`stats`]), build a format-neutral [`Report`]
-//! (an overall summary first), and render it for a terminal, as Markdown or as JSON.
+//! (a scorecard per profile first, then the overall summary), and render it for a terminal,
+//! as Markdown or as JSON.
 //! [`compare()`] sets two runs side by side with a verdict per metric; [`history`] follows
 //! one metric across runs. [`metrics`] is the one table of metrics and directions they share.
 //! [`knobs`] adds, for a sweep or variants, one table per metric across the knob's values.
@@ -34,6 +35,7 @@ pub mod compare;
 pub mod conformance;
 mod curve;
 mod curve_table;
+mod decision;
 pub mod history;
 pub mod html;
 mod idle_cost;
@@ -47,6 +49,7 @@ pub mod rooms;
 pub mod rounds;
 mod rows;
 mod scenarios;
+mod scorecard;
 mod sizes;
 pub mod stats;
 mod summary;
@@ -63,4 +66,4 @@ pub use metrics::{Better, Metric};
 pub use render::{
     Format, Json, Markdown, Renderer, TERMINAL_COLUMNS, Terminal, UnknownFormat, Width,
 };
-pub use table::{Cell, Column, Report, Row, Table};
+pub use table::{Cell, Column, Report, Row, Scorecard, Table};

@@ -11,7 +11,7 @@ use tabled::settings::object::Columns;
 use tabled::settings::peaker::Priority;
 use tabled::settings::{Alignment, Style, Width as TableWidth};
 
-use crate::table::{Report, Table};
+use crate::table::{Report, Scorecard, Table};
 
 /// The widest line the terminal renderer prints at [`Width::Fit`].
 pub const TERMINAL_COLUMNS: usize = 120;
@@ -104,8 +104,24 @@ impl FromStr for Format {
     }
 }
 
-/// The text formats: the report's notes, then each table in turn, a blank line between.
-fn tables_as_text(report: &Report, table_as_text: impl Fn(&Table) -> String) -> String {
+/// Where a text format puts the scorecards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// Before the tables, as the report orders them (Markdown).
+    First,
+    /// After the tables: the last screen a terminal leaves, as hyperfine ends with its
+    /// sentence.
+    Last,
+}
+
+/// The text formats: the report's notes, then the scorecards and each table in turn (the
+/// scorecards where `answer` puts them), a blank line between.
+fn tables_as_text(
+    report: &Report,
+    answer: Answer,
+    scorecard_as_text: impl Fn(&Scorecard) -> String,
+    table_as_text: impl Fn(&Table) -> String,
+) -> String {
     let mut out = String::new();
     for note in &report.notes {
         let _ = writeln!(out, "{note}");
@@ -118,8 +134,13 @@ fn tables_as_text(report: &Report, table_as_text: impl Fn(&Table) -> String) -> 
         out.push('\n');
         return out;
     }
-    let tables: Vec<String> = report.tables.iter().map(table_as_text).collect();
-    out.push_str(&tables.join("\n"));
+    let tables = report.tables.iter().map(table_as_text);
+    let scorecards = report.scorecards.iter().map(scorecard_as_text);
+    let parts: Vec<String> = match answer {
+        Answer::First => scorecards.chain(tables).collect(),
+        Answer::Last => tables.chain(scorecards).collect(),
+    };
+    out.push_str(&parts.join("\n"));
     out
 }
 
@@ -133,14 +154,56 @@ pub struct Terminal {
 impl Renderer for Terminal {
     fn render(&self, report: &Report) -> String {
         match self.width {
-            Width::Wide => tables_as_text(report, |table| terminal_table(table, Width::Wide)),
+            Width::Wide => tables_as_text(
+                report,
+                Answer::Last,
+                |scorecard| terminal_scorecard(scorecard, Width::Wide),
+                |table| terminal_table(table, Width::Wide),
+            ),
             Width::Fit => {
                 let mut report = report.clone();
                 report.notes = report.notes.iter().map(|n| wrapped(n, "")).collect();
-                tables_as_text(&report, |table| terminal_table(&fitted(table), Width::Fit))
+                // A table of detail columns only (the summary, which the scorecards stand
+                // for) waits for --wide; the last table says so.
+                let (shown, waiting): (Vec<Table>, Vec<Table>) = report
+                    .tables
+                    .into_iter()
+                    .partition(|t| !t.columns.iter().all(|c| c.detail));
+                report.tables = shown;
+                if let (false, Some(last)) = (waiting.is_empty(), report.tables.last_mut()) {
+                    let titles: Vec<&str> = waiting.iter().map(|t| t.title.as_str()).collect();
+                    last.footnotes.push(format!(
+                        "With --wide (or --format markdown): {} (each decision's margin and reasons).",
+                        titles.join(", ")
+                    ));
+                }
+                tables_as_text(
+                    &report,
+                    Answer::Last,
+                    |scorecard| terminal_scorecard(scorecard, Width::Fit),
+                    |table| terminal_table(&fitted(table), Width::Fit),
+                )
             }
         }
     }
+}
+
+/// A scorecard in a terminal: its table and key, then its sentences, the last lines read.
+fn terminal_scorecard(scorecard: &Scorecard, width: Width) -> String {
+    let table = match width {
+        Width::Fit => fitted(&scorecard.table),
+        Width::Wide => scorecard.table.clone(),
+    };
+    let mut out = terminal_table(&table, width);
+    out.push('\n');
+    for sentence in &scorecard.sentences {
+        let line = match width {
+            Width::Fit => wrapped(sentence, "  "),
+            Width::Wide => sentence.clone(),
+        };
+        let _ = writeln!(out, "  {line}");
+    }
+    out
 }
 
 fn terminal_table(table: &Table, width: Width) -> String {
@@ -244,8 +307,25 @@ pub struct Markdown;
 
 impl Renderer for Markdown {
     fn render(&self, report: &Report) -> String {
-        tables_as_text(report, markdown_table)
+        tables_as_text(report, Answer::First, markdown_scorecard, markdown_table)
     }
+}
+
+/// A scorecard under its `###` heading: the table, its sentences as a list, then its key.
+fn markdown_scorecard(scorecard: &Scorecard) -> String {
+    let table = Table {
+        footnotes: Vec::new(),
+        ..scorecard.table.clone()
+    };
+    let mut out = markdown_table(&table);
+    out.push('\n');
+    for sentence in &scorecard.sentences {
+        let _ = writeln!(out, "- {sentence}");
+    }
+    if !scorecard.table.footnotes.is_empty() {
+        let _ = writeln!(out, "\n{}", scorecard.table.footnotes.join(" "));
+    }
+    out
 }
 
 fn markdown_table(table: &Table) -> String {

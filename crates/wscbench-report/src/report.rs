@@ -6,8 +6,11 @@
 //! half-width, σ, CV) by [`crate::stats`], and a value is called best only when its interval
 //! clears the runner-up's ([`Table::mark_best`]).
 //!
-//! This is the only module that imports the table builders (`summary`, `rounds`, `curve_table`,
-//! `scenarios`, `transports`, `knobs`, `rooms`, `capacity`, `sizes`); they import the
+//! The summary's decisions are made once (`summary::decisions`) and laid out twice: as the
+//! scorecards that open the report (`scorecard`) and as the summary table below them.
+//!
+//! This is the only module that imports the table builders (`summary`, `scorecard`, `rounds`,
+//! `curve_table`, `scenarios`, `transports`, `knobs`, `rooms`, `capacity`, `sizes`); they import the
 //! primitives of [`crate::table`] and the row helpers of [`crate::rows`], never this module
 //! nor each other (tests/no_circles.rs holds them to it). To add a table (a load curve, a
 //! conformance table):
@@ -25,7 +28,7 @@
 //!
 //! Tables without rows are dropped here, so a builder need not check.
 
-use wscbench_results::RunResult;
+use wscbench_results::{RunResult, ServerConformance};
 
 use crate::load::{Choice, RunRecords, select};
 use crate::metrics;
@@ -72,7 +75,7 @@ impl Report {
             .filter(|r| r.transport.is_ws())
             .cloned()
             .collect();
-        let (mut report, after_profiles) = Report::from_ws(&ws);
+        let (mut report, after_profiles) = Report::from_ws(&ws, &records.conformance);
         if ws.len() < results.len() {
             report.notes.push(TRANSPORT_NOTE.to_string());
         }
@@ -88,11 +91,13 @@ impl Report {
 
     /// Every table of ws results, in reading order: the one place that calls the builders.
     /// With it, where the profiles' tables end.
-    fn from_ws(results: &[RunResult]) -> (Report, usize) {
+    fn from_ws(results: &[RunResult], conformance: &[ServerConformance]) -> (Report, usize) {
         let refs: Vec<&RunResult> = results.iter().collect();
         let all = groups(&refs);
+        let decisions = crate::summary::decisions(&all);
+        let scorecards = crate::scorecard::scorecards(&decisions, conformance);
         let mut tables = vec![
-            crate::summary::summary_table(&all),
+            crate::summary::summary_table(&decisions),
             crate::summary::rank_stability_table(&all),
             crate::rounds::machine_speed_table(results),
         ];
@@ -139,12 +144,19 @@ impl Report {
                 }
             }
         }
-        (Report { notes, tables }, after_profiles)
+        (
+            Report {
+                notes,
+                scorecards,
+                tables,
+            },
+            after_profiles,
+        )
     }
 
     /// True when there is nothing to show.
     pub fn is_empty(&self) -> bool {
-        self.tables.is_empty()
+        self.tables.is_empty() && self.scorecards.is_empty()
     }
 }
 

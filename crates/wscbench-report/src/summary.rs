@@ -1,10 +1,13 @@
-//! The overall summary at the top of a report: per dimension and profile, the best server,
-//! its margin over the runner-up, or "tie" when the two are within noise. Load-generator
-//! bound rounds and failed results never count.
+//! The overall summary: per dimension and profile, the best server, its margin over the
+//! runner-up, or "tie" when the two are within noise. Load-generator bound rounds and failed
+//! results never count. Each row is a [`Decision`], made here once: the summary table lays it
+//! out with its margin and reasons, the scorecards with every server's figure. A dimension
+//! added here (a [`DIMENSIONS`] entry, or rows like the load curve's) is in both.
 
 use wscbench_results::{RunResult, Scenario};
 
 use crate::curve::{Capacity, Curve, other_params, profile_curves, steps_all_delivered};
+use crate::decision::{Beside, Decision, Figure, SummaryTexts, Verdict, Wording};
 use crate::metrics::{self, Better, Metric};
 use crate::rows::{Group, PROFILES, ordered, profile_title};
 use crate::stats::Summary;
@@ -15,6 +18,9 @@ struct Dimension<'n> {
     name: &'n str,
     scenario: Option<Scenario>,
     metric: &'static Metric,
+    /// How a sentence says the best's figure, `(verb, what follows the figure)`; `None`
+    /// names the dimension instead.
+    wording: Option<(&'static str, &'n str)>,
 }
 
 /// Binary size is read from the build, not from a scenario.
@@ -27,37 +33,56 @@ const BINARY_SIZE: Metric = Metric {
     format: |v| crate::units::size(v.round() as u64),
 };
 
-const DIMENSIONS: [Dimension<'static>; 8] = [
-    // What a chat team pays for: each connected user's memory and CPU.
+/// What a chat team pays for, before everything else: each connected user's memory and CPU.
+const USER_DIMENSIONS: [Dimension<'static>; 2] = [
     Dimension {
         name: "Memory per user (population)",
         scenario: Some(Scenario::Population),
         metric: &metrics::MEMORY_PER_USER,
+        wording: Some(("held each connected user in", "of memory")),
     },
     Dimension {
         name: "CPU per 1,000 users (population)",
         scenario: Some(Scenario::Population),
         metric: &metrics::CPU_PER_1K_USERS,
+        wording: Some(("spent", "of CPU per 1,000 connected users")),
     },
+];
+
+/// A curve's capacity is a step of offered deliveries per second, read from the curve.
+const CAPACITY: Metric = Metric {
+    key: "capacity",
+    name: "Capacity",
+    better: Better::Higher,
+    loadgen_sensitive: false,
+    value: |_| None,
+    format: crate::units::rate,
+};
+
+const DIMENSIONS: [Dimension<'static>; 6] = [
     Dimension {
         name: "Saturation throughput (deliveries/s)",
         scenario: Some(Scenario::Saturation),
         metric: &metrics::DELIVERIES,
+        wording: Some(("delivered", "deliveries/s under saturation")),
     },
     Dimension {
         name: "Memory efficiency (peak memory, steady)",
         scenario: Some(Scenario::Steady),
         metric: &metrics::PEAK_MEMORY,
+        wording: Some(("peaked at", "of memory under steady load")),
     },
     Dimension {
         name: "Binary size",
         scenario: None,
         metric: &BINARY_SIZE,
+        wording: Some(("ships", "of binary")),
     },
     Dimension {
         name: "Stability under churn (errors / connections)",
         scenario: Some(Scenario::Churn),
         metric: &metrics::ERRORS_PER_CONNECTION,
+        wording: Some(("had", "errors per connection under churn")),
     },
     // Never alone: a server that drops is cheap per delivery, so the share it delivered
     // stands right above its efficiency.
@@ -65,41 +90,80 @@ const DIMENSIONS: [Dimension<'static>; 8] = [
         name: "Delivered of asked (saturation)",
         scenario: Some(Scenario::Saturation),
         metric: &metrics::DELIVERED_SHARE,
+        wording: Some(("delivered", "of what saturation asked")),
     },
     Dimension {
         name: "CPU efficiency (deliveries per CPU-second, saturation)",
         scenario: Some(Scenario::Saturation),
         metric: &metrics::CPU_EFFICIENCY,
+        wording: Some(("made", "deliveries per CPU-second under saturation")),
     },
 ];
 
 /// The summary table's title, by which the assembler finds it.
 pub(crate) const SUMMARY_TITLE: &str = "Summary";
 
-/// The summary table; rows only where something was measured.
-pub(crate) fn summary_table(groups: &[Group]) -> Table {
-    let columns = Column::unranked(&[
+/// Every decision of the summary, in its rows' order: what a connected user costs first
+/// (memory and CPU per user, each across the profiles), then each profile's load curve, then
+/// each other dimension across the profiles. Only where
+/// something was measured.
+pub(crate) fn decisions(groups: &[Group]) -> Vec<Decision> {
+    let profiles = ordered(
+        groups.iter().map(|g| g.results[0].server.profile.as_str()),
+        &PROFILES,
+    );
+    let by_dimension = |dimension: &'static Dimension<'static>| {
+        profiles.iter().filter_map(move |profile| {
+            let (candidates, bound) = candidates(groups, dimension, profile);
+            decide(dimension, profile, candidates, bound)
+        })
+    };
+    let mut decisions: Vec<Decision> = USER_DIMENSIONS.iter().flat_map(by_dimension).collect();
+    decisions.extend(
+        profiles
+            .iter()
+            .flat_map(|profile| curve_decisions(groups, profile)),
+    );
+    decisions.extend(DIMENSIONS.iter().flat_map(|dimension| {
+        profiles.iter().filter_map(move |profile| {
+            let (candidates, bound) = candidates(groups, dimension, profile);
+            decide(dimension, profile, candidates, bound)
+        })
+    }));
+    decisions
+}
+
+/// The summary table: one row per decision, with the best, its margin and the reasons. Every
+/// column is a detail: a terminal shows the scorecards in its place, and this table with
+/// `--wide`; Markdown, JSON and HTML show it below the scorecards.
+pub(crate) fn summary_table(decisions: &[Decision]) -> Table {
+    let columns = [
         ("Dimension", false),
         ("Profile", false),
         ("Best", false),
         ("Margin", true),
         ("Note", false),
-    ]);
-    let profiles = ordered(
-        groups.iter().map(|g| g.results[0].server.profile.as_str()),
-        &PROFILES,
-    );
-    // The load curve first: the headline this machine can answer.
-    let mut rows: Vec<Row> = profiles
+    ]
+    .iter()
+    .map(|&(name, numeric)| Column {
+        name: name.into(),
+        better: None,
+        numeric,
+        detail: true,
+    })
+    .collect();
+    let rows = decisions
         .iter()
-        .flat_map(|profile| curve_rows(groups, profile))
-        .collect();
-    rows.extend(DIMENSIONS.iter().flat_map(|dimension| {
-        profiles.iter().filter_map(move |profile| {
-            let (candidates, bound) = candidates(groups, dimension, profile);
-            summary_row(dimension, profile, candidates, bound)
+        .map(|d| Row {
+            cells: vec![
+                Cell::label(&d.name),
+                Cell::label(profile_title(&d.profile)),
+                Cell::label(&d.summary.best),
+                Cell::label(&d.summary.margin),
+                Cell::label(&d.summary.note),
+            ],
         })
-    }));
+        .collect();
     Table {
         title: SUMMARY_TITLE.into(),
         columns,
@@ -121,6 +185,8 @@ struct LeftOut {
     /// Each server with no round free of the load generator, and its figure at k6's limit
     /// (the mean of its bound rounds).
     at_limit: Vec<(String, f64)>,
+    /// Each server with no round that ended ok.
+    failed: Vec<String>,
 }
 
 /// Each server's summary of one dimension in one profile, from its rounds that the load
@@ -132,18 +198,22 @@ fn candidates(
 ) -> (Vec<(String, Summary)>, LeftOut) {
     let mut bound = LeftOut::default();
     let mut candidates: Vec<(String, Summary)> = Vec::new();
-    for g in groups.iter().filter(|g| {
+    for g in crate::rows::by_language(groups.iter().filter(|g| {
         let r = g.results[0];
         r.server.profile == profile
             && dimension.scenario.is_none_or(|s| r.scenario == s)
             && r.variant.is_none()
             && r.load_params.is_empty()
-    }) {
+    })) {
         let label = g.results[0].server.id.clone();
         if candidates.iter().any(|(l, _)| *l == label) {
             continue; // binary size: one per server, not per scenario
         }
         let ok: Vec<_> = g.results.iter().filter(|r| r.is_ok()).collect();
+        if ok.is_empty() && dimension.scenario.is_some() {
+            bound.failed.push(label);
+            continue;
+        }
         let has_value = |r: &RunResult| (dimension.metric.value)(r).is_some();
         // A bound round measured the load generator, not the server: it is left out, and the
         // server's other rounds still count. Counted only where the figure exists, so "left
@@ -180,27 +250,56 @@ fn candidates(
     (candidates, bound)
 }
 
-/// The row naming the best of `candidates`, its margin over the runner-up and a note.
-fn summary_row(
+/// The decision over `candidates`: the best, its margin over the runner-up and the reasons;
+/// `None` when nothing was measured.
+fn decide(
     dimension: &Dimension,
     profile: &str,
-    mut candidates: Vec<(String, Summary)>,
+    candidates: Vec<(String, Summary)>,
     bound: LeftOut,
-) -> Option<Row> {
-    let row = |best: Cell, margin: Cell, note: String| Row {
-        cells: vec![
-            Cell::label(dimension.name),
-            Cell::label(profile_title(profile)),
-            best,
-            margin,
-            Cell::label(note),
-        ],
+) -> Option<Decision> {
+    // Every server's figure, in row order, before the candidates are ranked.
+    let mut figures: Vec<(String, Figure)> = candidates
+        .iter()
+        .map(|(label, s)| (label.clone(), Figure::Measured(s.clone())))
+        .collect();
+    figures.extend(
+        bound
+            .at_limit
+            .iter()
+            .map(|(label, _)| (label.clone(), Figure::LoadGenerator)),
+    );
+    figures.extend(bound.failed.iter().map(|l| (l.clone(), Figure::Failed)));
+    let decision = |verdict: Verdict, best: String, margin: String, note: String| Decision {
+        name: dimension.name.to_string(),
+        profile: profile.to_string(),
+        metric: dimension.metric,
+        figures: figures.clone(),
+        verdict,
+        wording: dimension.wording.map(|(verb, after)| Wording {
+            verb,
+            after: after.to_string(),
+        }),
+        beside: None,
+        summary: SummaryTexts { best, margin, note },
     };
+    let (verdict, best_text, margin, note) = verdict(dimension, candidates, &bound)?;
+    Some(decision(verdict, best_text, margin, note))
+}
+
+/// The verdict over `candidates` with the summary's best, margin and note; `None` when
+/// nothing was measured.
+fn verdict(
+    dimension: &Dimension,
+    mut candidates: Vec<(String, Summary)>,
+    bound: &LeftOut,
+) -> Option<(Verdict, String, String, String)> {
     if candidates.is_empty() {
         return (bound.servers > 0).then(|| {
-            row(
-                Cell::label(LOADGEN_LIMIT),
-                Cell::label("k6 was the limit"),
+            (
+                Verdict::LoadGenerator,
+                LOADGEN_LIMIT.to_string(),
+                "k6 was the limit".to_string(),
                 format!(
                     "k6 was the limit in every round ({} bound); at its limit: {}",
                     bound.servers,
@@ -215,79 +314,125 @@ fn summary_row(
     });
     let (best, best_s) = &candidates[0];
     let mut note = Vec::new();
-    let (best_text, margin) = match candidates.get(1) {
+    let (verdict, best_text, margin) = match candidates.get(1) {
         // The others measured k6: one server free of it ranks against nobody.
         None if bound.servers > 0 => {
             note.push(format!(
                 "only {best} ran free of the load generator; k6 was the limit of the others"
             ));
-            (LOADGEN_LIMIT.to_string(), "k6 was the limit".to_string())
+            (
+                Verdict::LoadGenerator,
+                LOADGEN_LIMIT.to_string(),
+                "k6 was the limit".to_string(),
+            )
         }
         None => {
             note.push("only one server measured".to_string());
-            (best.clone(), "—".to_string())
+            (Verdict::Alone, best.clone(), "—".to_string())
         }
-        Some((runner, runner_s)) => {
-            let factor = match dimension.metric.better {
-                Better::Higher if runner_s.mean != 0.0 => Some(best_s.mean / runner_s.mean),
-                Better::Lower if best_s.mean != 0.0 => Some(runner_s.mean / best_s.mean),
-                _ => None,
-            };
-            let rounds = best_s.n.min(runner_s.n);
-            if dimension.scenario.is_some() && rounds < 2 && best_s.mean != runner_s.mean {
-                let (what, advice) = if bound.rounds > 0 {
-                    (
-                        "one round free of the load generator",
-                        "see the load-generator table",
-                    )
-                } else {
-                    ("one round", "run --runs 3 or more")
-                };
-                note.push(format!(
-                    "{what}: no interval, so no winner ({best} ahead of {runner} by {}; {advice})",
-                    factor.map_or("?".into(), |f| format!("{f:.2}×"))
-                ));
-                if bound.rounds > 0 {
-                    // Its other rounds measured k6: that is the answer the row can give.
-                    (LOADGEN_LIMIT.to_string(), "k6 was the limit".to_string())
-                } else {
-                    ("undecided".to_string(), "—".to_string())
-                }
-            } else if best_s.mean == runner_s.mean || best_s.overlaps(runner_s) {
-                note.push(format!(
-                    "within noise of {runner}{}",
-                    if best_s.mean == runner_s.mean {
-                        " (equal)"
-                    } else {
-                        " (95 % intervals overlap)"
-                    }
-                ));
-                ("tie".to_string(), format!("{best} = {runner}"))
-            } else {
-                if dimension.scenario.is_some() {
-                    note.push(format!("decided in {rounds} rounds"));
-                }
-                let (a, b) = match dimension.metric.better {
-                    Better::Higher => (runner_s, best_s),
-                    Better::Lower => (best_s, runner_s),
-                };
-                let margin = match (factor, crate::stats::ratio(a, b)) {
-                    (Some(_), Some((f, Some(spread)))) if spread > 0.0 => {
-                        format!("{f:.2} ± {spread:.2}× {runner}")
-                    }
-                    (Some(f), _) => format!("{f:.2}× {runner}"),
-                    (None, _) => format!("ahead of {runner}"),
-                };
-                (best.clone(), margin)
-            }
-        }
+        Some(_) => against_runner_up(dimension, &candidates, bound, &mut note),
     };
-    note.extend(closing_notes(dimension, best_s, &bound));
-    Some(row(
-        Cell::label(best_text),
-        Cell::label(margin),
-        note.join("; "),
-    ))
+    note.extend(closing_notes(dimension, best_s, bound));
+    Some((verdict, best_text, margin, note.join("; ")))
+}
+
+/// The verdict of ranked `candidates` (two or more, the best first) with the summary's best
+/// and margin; the reasons go to `note`.
+fn against_runner_up(
+    dimension: &Dimension,
+    candidates: &[(String, Summary)],
+    bound: &LeftOut,
+    note: &mut Vec<String>,
+) -> (Verdict, String, String) {
+    let (best, best_s) = &candidates[0];
+    let (runner, runner_s) = &candidates[1];
+    let factor = match dimension.metric.better {
+        Better::Higher if runner_s.mean != 0.0 => Some(best_s.mean / runner_s.mean),
+        Better::Lower if best_s.mean != 0.0 => Some(runner_s.mean / best_s.mean),
+        _ => None,
+    };
+    let rounds = best_s.n.min(runner_s.n);
+    if dimension.scenario.is_some() && rounds < 2 && best_s.mean != runner_s.mean {
+        let (what, advice) = if bound.rounds > 0 {
+            (
+                "one round free of the load generator",
+                "see the load-generator table",
+            )
+        } else {
+            ("one round", "run --runs 3 or more")
+        };
+        note.push(format!(
+            "{what}: no interval, so no winner ({best} ahead of {runner} by {}; {advice})",
+            factor.map_or("?".into(), |f| format!("{f:.2}×"))
+        ));
+        if bound.rounds > 0 {
+            // Its other rounds measured k6: that is the answer the row can give.
+            (
+                Verdict::LoadGenerator,
+                LOADGEN_LIMIT.to_string(),
+                "k6 was the limit".to_string(),
+            )
+        } else {
+            (Verdict::Undecided, "undecided".to_string(), "—".to_string())
+        }
+    } else if best_s.mean == runner_s.mean || best_s.overlaps(runner_s) {
+        let equal = best_s.mean == runner_s.mean;
+        note.push(format!(
+            "within noise of {runner}{}",
+            if equal {
+                " (equal)"
+            } else {
+                " (95 % intervals overlap)"
+            }
+        ));
+        let tied: Vec<&(String, Summary)> = candidates
+            .iter()
+            .filter(|(_, s)| s.mean == best_s.mean || s.overlaps(best_s))
+            .collect();
+        let servers = tied.iter().map(|(label, _)| label.clone()).collect();
+        let why = if tied.iter().all(|(_, s)| s.mean == best_s.mean) {
+            "equal"
+        } else {
+            "their 95 % intervals overlap"
+        };
+        (
+            Verdict::Tie {
+                servers,
+                why: why.to_string(),
+            },
+            "tie".to_string(),
+            format!("{best} = {runner}"),
+        )
+    } else {
+        if dimension.scenario.is_some() {
+            note.push(format!("decided in {rounds} rounds"));
+        }
+        let (a, b) = match dimension.metric.better {
+            Better::Higher => (runner_s, best_s),
+            Better::Lower => (best_s, runner_s),
+        };
+        let ratio = crate::stats::ratio(a, b);
+        let margin = match (factor, ratio) {
+            (Some(_), Some((f, Some(spread)))) if spread > 0.0 => {
+                format!("{f:.2} ± {spread:.2}× {runner}")
+            }
+            (Some(f), _) => format!("{f:.2}× {runner}"),
+            (None, _) => format!("ahead of {runner}"),
+        };
+        let factor = factor.map(|f| match ratio {
+            Some((_, Some(spread))) if spread > 0.0 => (f, Some(spread)),
+            _ => (f, None),
+        });
+        (
+            Verdict::Best {
+                server: best.clone(),
+                runner_up: runner.clone(),
+                factor,
+            },
+            best.clone(),
+            margin,
+        )
+    }
 }
 
 /// The best's figure with its interval, and what the load generator cost the row.
@@ -337,10 +482,10 @@ fn at_limit_text(metric: &Metric, at_limit: &[(String, f64)]) -> String {
         .join(", ")
 }
 
-/// The load curve's rows of one profile (the default variant of each server, the curve's
-/// own shape): cost per delivery and latency p99 at every step all its servers delivered
-/// free of the load generator, and each server's capacity within the latency target.
-fn curve_rows(groups: &[Group], profile: &str) -> Vec<Row> {
+/// The load curve's decisions in one profile (the default variant of each server, the
+/// curve's own shape): cost per delivery and latency p99 at every step all its servers
+/// delivered free of the load generator, and each server's capacity within the latency target.
+fn curve_decisions(groups: &[Group], profile: &str) -> Vec<Decision> {
     let curves: Vec<Curve> = profile_curves(groups, profile)
         .into_iter()
         .filter(|c| c.first.variant.is_none() && other_params(c.first).is_empty())
@@ -349,11 +494,36 @@ fn curve_rows(groups: &[Group], profile: &str) -> Vec<Row> {
         return Vec::new();
     }
     let refs: Vec<&Curve> = curves.iter().collect();
-    let mut rows = Vec::new();
+    let mut decisions = Vec::new();
     for offered in steps_all_delivered(&refs) {
-        for (what, metric) in [
-            ("Cost per delivery", &metrics::CPU_PER_1K_DELIVERIES),
-            ("Latency p99", &metrics::LATENCY_P99),
+        let rate = short_rate(offered);
+        // Each server's latency at the step, said beside its cost.
+        let latency = Beside {
+            what: "latency p99",
+            figures: curves
+                .iter()
+                .filter_map(|c| {
+                    let s = c.at(offered)?.summary(&metrics::LATENCY_P99)?;
+                    Some((
+                        c.first.server.id.clone(),
+                        (metrics::LATENCY_P99.format)(s.mean),
+                    ))
+                })
+                .collect(),
+        };
+        for (what, metric, wording, beside) in [
+            (
+                "Cost per delivery",
+                &metrics::CPU_PER_1K_DELIVERIES,
+                ("spent", format!("of CPU per 1,000 deliveries at {rate}/s")),
+                Some(latency.clone()),
+            ),
+            (
+                "Latency p99",
+                &metrics::LATENCY_P99,
+                ("delivered within", format!("(latency p99) at {rate}/s")),
+                None,
+            ),
         ] {
             let mut bound = LeftOut::default();
             let candidates: Vec<(String, Summary)> = curves
@@ -370,21 +540,23 @@ fn curve_rows(groups: &[Group], profile: &str) -> Vec<Row> {
                     Some((c.first.server.id.clone(), step.summary(metric)?))
                 })
                 .collect();
-            let name = format!(
-                "{what} at {}/s ({}, load curve)",
-                short_rate(offered),
-                metric.name
-            );
+            let name = format!("{what} at {rate}/s ({}, load curve)", metric.name);
             let dimension = Dimension {
                 name: &name,
                 scenario: Some(Scenario::LoadCurve),
                 metric,
+                wording: Some((wording.0, &wording.1)),
             };
-            rows.extend(summary_row(&dimension, profile, candidates, bound));
+            decisions.extend(
+                decide(&dimension, profile, candidates, bound).map(|d| Decision {
+                    beside: beside.clone(),
+                    ..d
+                }),
+            );
         }
     }
-    rows.push(capacity_row(&curves, profile));
-    rows
+    decisions.push(capacity_decision(&curves, profile));
+    decisions
 }
 
 /// `50k`, `1.6M`: a step's offered deliveries per second in a row's name.
@@ -401,8 +573,20 @@ fn short_rate(v: f64) -> String {
 /// Each server's capacity on the curve, the best the highest: decided where one carried a
 /// step another did not; a tie where the highest carried the same step (or both only lower
 /// bounds that the curve or k6 stopped at).
-fn capacity_row(curves: &[Curve], profile: &str) -> Row {
+fn capacity_decision(curves: &[Curve], profile: &str) -> Decision {
     let slo = curves[0].slo_p99_ms;
+    let figures = curves
+        .iter()
+        .map(|c| {
+            let figure = match c.capacity() {
+                Capacity::Limit(v) => Figure::Measured(Summary::of(&[v]).expect("a finite step")),
+                Capacity::LoadGenerator(v) | Capacity::Top(v) => Figure::AtLeast(v),
+                Capacity::None => Figure::Below(c.steps.first().map_or(0.0, |s| s.offered)),
+                Capacity::Unknown => Figure::LoadGenerator,
+            };
+            (c.first.server.id.clone(), figure)
+        })
+        .collect();
     // A curve k6 limited from its first step ranks against nobody: it is named in the note.
     let mut ranked: Vec<(&Curve, Capacity)> = curves
         .iter()
@@ -415,33 +599,59 @@ fn capacity_row(curves: &[Curve], profile: &str) -> Row {
         .map(|c| format!("{} {}", c.first.server.id, Capacity::Unknown.text()))
         .collect();
     ranked.sort_by(|a, b| b.1.value().total_cmp(&a.1.value()));
-    let row = |best: String, margin: String, note: String| Row {
-        cells: vec![
-            Cell::label(format!(
-                "Capacity at p99 ≤ {} (deliveries/s, load curve)",
+    let decision = |verdict: Verdict, best: String, margin: String, note: String| Decision {
+        name: format!(
+            "Capacity at p99 ≤ {} (deliveries/s, load curve)",
+            crate::units::ms(slo)
+        ),
+        profile: profile.to_string(),
+        metric: &CAPACITY,
+        figures,
+        verdict,
+        wording: Some(Wording {
+            verb: "carried",
+            after: format!(
+                "deliveries/s within latency p99 ≤ {}",
                 crate::units::ms(slo)
-            )),
-            Cell::label(profile_title(profile)),
-            Cell::label(best),
-            Cell::label(margin),
-            Cell::label(note),
-        ],
+            ),
+        }),
+        beside: None,
+        summary: SummaryTexts { best, margin, note },
     };
     let Some(&(best, best_cap)) = ranked.first() else {
-        return row(
+        return decision(
+            Verdict::LoadGenerator,
             LOADGEN_LIMIT.into(),
             "k6 was the limit".into(),
             unknown.join("; "),
         );
     };
     let label = |c: &Curve| c.first.server.id.clone();
-    let (best_text, margin) = match ranked.get(1) {
-        None => (label(best), "only one server measured".to_string()),
+    let (verdict, best_text, margin) = match ranked.get(1) {
+        None => (
+            Verdict::Alone,
+            label(best),
+            "only one server measured".to_string(),
+        ),
         Some((runner, runner_cap)) if runner_cap.value() == best_cap.value() => (
+            Verdict::Tie {
+                servers: ranked
+                    .iter()
+                    .filter(|(_, cap)| cap.value() == best_cap.value())
+                    .map(|(c, _)| label(c))
+                    .collect(),
+                why: format!("each carried {}", best_cap.text()),
+            },
             "tie".to_string(),
             format!("{} = {}", label(best), label(runner)),
         ),
         Some((runner, runner_cap)) => (
+            Verdict::Best {
+                server: label(best),
+                runner_up: label(runner),
+                factor: (runner_cap.value() > 0.0)
+                    .then(|| (best_cap.value() / runner_cap.value(), None)),
+            },
             label(best),
             format!(
                 "{} vs {} {}",
@@ -457,7 +667,7 @@ fn capacity_row(curves: &[Curve], profile: &str) -> Row {
         .chain(unknown)
         .collect::<Vec<_>>()
         .join("; ");
-    row(best_text, margin, note)
+    decision(verdict, best_text, margin, note)
 }
 
 /// Rank stability: for each scenario's headline figures and each profile, the servers in

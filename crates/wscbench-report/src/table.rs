@@ -30,8 +30,26 @@ pub struct Report {
     /// Lines to print before the tables: what was left out, which conditions differ.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The answer first: one scorecard per profile, made from the same decisions as the
+    /// summary table. Empty for documents that decide nothing (a comparison, a history).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scorecards: Vec<Scorecard>,
     /// The tables, the overall summary first; one without rows is never included.
     pub tables: Vec<Table>,
+}
+
+/// One profile's answer on one screen: a table of each server's figure per headline dimension
+/// (the best of a decided row and the tied marked in their text), and one sentence per row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scorecard {
+    /// The profile (`a`, `b`).
+    pub profile: String,
+    /// One row per dimension, one column per server.
+    #[serde(flatten)]
+    pub table: Table,
+    /// One sentence per dimension, in row order: what the best did and by how much, or why
+    /// nothing was decided.
+    pub sentences: Vec<String>,
 }
 
 /// One comparison table.
@@ -82,7 +100,9 @@ pub struct Column {
     /// True for figures (right-aligned), false for labels.
     pub numeric: bool,
     /// True for a column a terminal shows only when asked for every column (`--wide`); the
-    /// headline columns are false. Markdown, JSON and HTML show every column.
+    /// headline columns are false. Markdown, JSON and HTML show every column. A table whose
+    /// every column is a detail (the summary, which the scorecards stand for) is shown by a
+    /// terminal only with `--wide`.
     #[serde(skip)]
     pub detail: bool,
 }

@@ -141,6 +141,7 @@ fn the_capacity_table_in_every_format() {
         .expect("a capacity table");
     let single = Report {
         notes: Vec::new(),
+        scorecards: Vec::new(),
         tables: vec![table.clone()],
     };
     insta::assert_snapshot!("capacity_terminal", Format::Terminal.render(&single));
@@ -236,6 +237,7 @@ fn the_soak_table_gives_each_kpi_and_a_verdict() {
         .expect("a soak table");
     let single = Report {
         notes: Vec::new(),
+        scorecards: Vec::new(),
         tables: vec![table.clone()],
     };
     insta::assert_snapshot!("soak_terminal", Format::Terminal.render(&single));

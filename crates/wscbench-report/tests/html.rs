@@ -490,3 +490,78 @@ fn a_real_browser_shows_the_rooms_page_without_console_errors_and_not_blank() {
         seen.ink_ratio * 100.0
     );
 }
+
+/// The page of the current reference run, as `wscbench report results/<run> --format html`
+/// makes it (its conformance records included).
+fn answer_page() -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/20261128-031748");
+    let results = load_results(&dir, None).unwrap().results;
+    let records = wscbench_report::records(&dir, &["20261128-031748"]);
+    let report = Report::from_selected_with(&results, &records);
+    render_page(&results, &report, &PageContext::for_results(&dir, &results))
+}
+
+#[test]
+fn the_page_leads_with_the_scorecards_then_the_headline_charts_then_the_conditions() {
+    let page = answer_page();
+    let at = |needle: &str| {
+        page.find(needle)
+            .unwrap_or_else(|| panic!("the page lacks {needle}"))
+    };
+    let answer = at("<section id=\"answer\">");
+    let headline = at("<section id=\"headline-charts\">");
+    let conditions = at("<section id=\"conditions\">");
+    let summary = at("<caption>Summary</caption>");
+    assert!(answer < headline && headline < conditions && conditions < summary);
+    // The first table is a scorecard, the next one the other profile's.
+    let captions: Vec<&str> = page
+        .split("<caption>")
+        .skip(1)
+        .map(|rest| &rest[..rest.find("</caption>").unwrap()])
+        .collect();
+    assert_eq!(
+        captions[..2],
+        [
+            "Scorecard — Profile A (frameworks)",
+            "Scorecard — Profile B (minimal / stdlib)"
+        ]
+    );
+    // Each scorecard is followed by its sentences, inside its own box.
+    assert_eq!(count(&page, "<ul class=\"sentences\">"), 2);
+    // Best and tie carry a colour and say so in text.
+    assert!(page.contains("<td class=\"num best\"><strong>8.59 ± 0.58 ms ★ best</strong></td>"));
+    assert!(page.contains("class=\"num tie\">"));
+    // The load curve's charts lead, drawn once; its section links to them.
+    let charts = &page[headline..conditions];
+    assert_eq!(count(charts, "<figure class=\"chart"), 2, "{charts}");
+    assert!(charts.contains("against offered load"));
+    let curve = section(&page, "load-curve");
+    assert!(curve.contains("<a href=\"#headline-charts\">"));
+    assert!(!curve.contains("against offered load"));
+}
+
+#[test]
+#[ignore = "needs chromium; scripts/test runs it"]
+fn a_real_browser_shows_the_page_that_leads_with_the_scorecards_without_console_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("answer.html");
+    std::fs::write(&page, answer_page()).unwrap();
+    let seen = browse(&page, &dir.path().join("answer.png"));
+    assert_eq!(
+        console_lines(&seen.log),
+        Vec::<&str>::new(),
+        "console messages"
+    );
+    let page_url = format!("file://{}", page.display());
+    assert_eq!(
+        loaded_files(&seen.log),
+        vec![page_url.as_str()],
+        "files loaded"
+    );
+    // The top 4,000 px: the scorecards, their sentences and the headline charts.
+    assert!(
+        seen.ink_ratio > 0.03,
+        "only {:.2}% ink",
+        seen.ink_ratio * 100.0
+    );
+}

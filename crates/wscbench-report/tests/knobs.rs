@@ -131,6 +131,7 @@ fn the_knob_tables_of_a_sweep_in_markdown() {
     let report = Report::from_results(&sweep());
     let only = Report {
         notes: Vec::new(),
+        scorecards: Vec::new(),
         tables: report
             .tables
             .into_iter()
@@ -145,6 +146,7 @@ fn the_knob_tables_of_variants_in_the_terminal() {
     let report = Report::from_results(&variants());
     let only = Report {
         notes: Vec::new(),
+        scorecards: Vec::new(),
         tables: report
             .tables
             .into_iter()

@@ -103,7 +103,7 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// The modules that build tables from results; the assembler calls them all.
-const BUILDERS: [&str; 10] = [
+const BUILDERS: [&str; 11] = [
     "idle_cost",
     "capacity",
     "curve_table",
@@ -111,6 +111,7 @@ const BUILDERS: [&str; 10] = [
     "rooms",
     "rounds",
     "scenarios",
+    "scorecard",
     "sizes",
     "summary",
     "transports",

@@ -23,6 +23,7 @@ fn table(report: &Report, ends_with: &str) -> Table {
 fn alone(table: Table) -> Report {
     Report {
         notes: Vec::new(),
+        scorecards: Vec::new(),
         tables: vec![table],
     }
 }

@@ -65,6 +65,7 @@ fn the_matrix_of_a_transport_run() {
     );
     let only_matrix = Report {
         notes: report.notes.clone(),
+        scorecards: Vec::new(),
         tables: vec![matrix(&report).clone()],
     };
     insta::assert_snapshot!(Format::Markdown.render(&only_matrix));

@@ -432,6 +432,37 @@ fn free_color(
     color
 }
 
+/// A chart the page leads with, under the scorecards, and the scenario it is drawn from (whose
+/// section then links to it rather than drawing it twice).
+pub(crate) struct Headline {
+    /// The scenario the chart is drawn from.
+    pub scenario: Scenario,
+    /// The chart.
+    pub figure: Figure,
+}
+
+/// The headline charts, in the order the page shows them: the population's memory against
+/// connected users, then the load curve's latency p99 and cost per 1,000 deliveries against
+/// offered load. This list is the place for every chart that shows the answer.
+pub(crate) fn headline_figures(results: &[RunResult]) -> Vec<Headline> {
+    let mut headline = Vec::new();
+    let population = points_of(results, Scenario::Population);
+    if !population.is_empty() {
+        headline.push(Headline {
+            scenario: Scenario::Population,
+            figure: population_figure(&population),
+        });
+    }
+    let curve = points_of(results, Scenario::LoadCurve);
+    if !curve.is_empty() {
+        headline.extend(curve_figures(&curve).into_iter().map(|figure| Headline {
+            scenario: Scenario::LoadCurve,
+            figure,
+        }));
+    }
+    headline
+}
+
 /// The figures only some scenarios have: fan-out's latency p99 against room size, and slow
 /// consumers' healthy p99 second by second with the slow phase shaded.
 pub(crate) fn scenario_figures(points: &[Point], scenario: Scenario) -> Vec<Figure> {

@@ -1,4 +1,5 @@
-//! The self-contained HTML report: one file with the run's conditions, a short guide, the
+//! The self-contained HTML report: one file that leads with the answer (the scorecards and
+//! their sentences, then the headline charts), then the run's conditions, a short guide, the
 //! [`Report`]'s tables and one section per scenario with its charts (inline SVG drawn by
 //! plotters) above its exact tables. No script, font, image or style is fetched: the page
 //! opens from disk, and prints.
@@ -16,7 +17,7 @@ use std::path::Path;
 use wscbench_results::{RUN_MANIFEST_FILE, RunManifest, RunResult, Scenario};
 
 use crate::rows::scenario_title;
-use crate::table::{Axis, Report, Table};
+use crate::table::{Axis, Report, Scorecard, Table};
 use figures::Figure;
 
 /// The page's stylesheet, screen and print.
@@ -93,6 +94,10 @@ pub fn render_page(results: &[RunResult], report: &Report, context: &PageContext
         escape(&title),
         escape(&title)
     );
+    // The answer first: the scorecards, then the charts that show it.
+    page.push_str(&answer(&report.scorecards));
+    let headline = figures::headline_figures(results);
+    page.push_str(&headline_charts(&headline));
     page.push_str(&conditions(results, context));
     page.push_str(&HOW_TO_READ.replace("{BOUND}", charts::BOUND_MARK));
     if !scenarios.is_empty() {
@@ -119,7 +124,8 @@ pub fn render_page(results: &[RunResult], report: &Report, context: &PageContext
             .filter(|(s, _)| s == scenario)
             .map(|(_, t)| *t)
             .collect();
-        page.push_str(&scenario_section(results, *scenario, &tables));
+        let lead = headline.iter().any(|h| h.scenario == *scenario);
+        page.push_str(&scenario_section(results, *scenario, &tables, lead));
     }
     if !placed.rest.is_empty() {
         page.push_str("<section id=\"other-tables\">\n<h2>Across scenarios</h2>\n");
@@ -137,6 +143,60 @@ pub fn render_page(results: &[RunResult], report: &Report, context: &PageContext
         if results.len() == 1 { "" } else { "s" }
     );
     page
+}
+
+/// The scorecards, each with its sentences and key: the page's first tables.
+fn answer(scorecards: &[Scorecard]) -> String {
+    if scorecards.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<section id=\"answer\">\n<h2>The answer</h2>\n<p class=\"key\">One scorecard per \
+         profile: each server's figure per headline dimension with its 95&nbsp;% interval; \
+         <span class=\"best\">★ best</span> where the intervals separate, \
+         <span class=\"tie\">= tie</span> where they do not. Each decision's margin and \
+         reasons are in the Summary below.</p>\n",
+    );
+    for scorecard in scorecards {
+        let table_html = table(&Table {
+            footnotes: Vec::new(),
+            ..scorecard.table.clone()
+        });
+        // The sentences belong to the table: inside its box, before its key.
+        let (head, tail) = table_html.split_at(table_html.rfind("</div>").unwrap_or(0));
+        let _ = write!(
+            out,
+            "<div class=\"scorecard\" data-profile=\"{}\">\n{head}",
+            escape(&scorecard.profile)
+        );
+        out.push_str("<ul class=\"sentences\">\n");
+        for sentence in &scorecard.sentences {
+            let _ = writeln!(out, "<li>{}</li>", escape(sentence));
+        }
+        out.push_str("</ul>\n<ul class=\"footnotes\">\n");
+        for note in &scorecard.table.footnotes {
+            let _ = writeln!(out, "<li>{}</li>", escape(note));
+        }
+        let _ = write!(out, "</ul>\n{tail}</div>\n");
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// The charts that show the answer, right under the scorecards (see
+/// [`figures::headline_figures`] for which they are).
+fn headline_charts(headline: &[figures::Headline]) -> String {
+    if headline.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<section id=\"headline-charts\">\n<h2>Headline charts</h2>\n<div class=\"charts\">\n",
+    );
+    for chart in headline {
+        out.push_str(&figure_html(&chart.figure, "wide"));
+    }
+    out.push_str("</div>\n</section>\n");
+    out
 }
 
 const HOW_TO_READ: &str = "<section id=\"how-to-read\">\n<h2>How to read this</h2>\n<ul>\n\
@@ -241,8 +301,14 @@ fn conditions(results: &[RunResult], context: &PageContext) -> String {
 }
 
 /// One scenario: its bar charts, their load-generator reasons, the latency percentiles,
-/// the per-second figures, then its tables.
-fn scenario_section(results: &[RunResult], scenario: Scenario, tables: &[&Table]) -> String {
+/// the per-second figures, then its tables. Its own charts stay at the top of the page when
+/// they `lead` it (the headline charts); a link says so.
+fn scenario_section(
+    results: &[RunResult],
+    scenario: Scenario,
+    tables: &[&Table],
+    lead: bool,
+) -> String {
     let points = figures::points_of(results, scenario);
     let title = scenario_title(scenario);
     let mut out = format!(
@@ -294,7 +360,13 @@ fn scenario_section(results: &[RunResult], scenario: Scenario, tables: &[&Table]
         }
         out.push_str("</div>\n");
         let own = figures::scenario_figures(&points, scenario);
-        if !own.is_empty() {
+        if lead {
+            let _ = writeln!(
+                out,
+                "<h3>{title}</h3>\n<p class=\"key\">This scenario's own charts lead the page: \
+                 <a href=\"#headline-charts\">headline charts</a>.</p>"
+            );
+        } else if !own.is_empty() {
             let _ = write!(out, "<h3>{title}</h3>\n<div class=\"charts\">\n");
             for figure in &own {
                 out.push_str(&figure_html(figure, "wide"));
@@ -435,6 +507,13 @@ fn table(table: &Table) -> String {
             }
             if cell.loadgen_bound {
                 classes.push("bound");
+            }
+            // Colour for the eye; the text says the same (a mark, or bold) for every reader.
+            if cell.best {
+                classes.push("best");
+            }
+            if cell.tied {
+                classes.push("tie");
             }
             let class = if classes.is_empty() {
                 String::new()

@@ -502,3 +502,49 @@ pub fn curve_step(
     });
     r
 }
+
+/// The load curve's steps: offered deliveries per second.
+pub const STEPS: [f64; 4] = [50_000.0, 100_000.0, 200_000.0, 400_000.0];
+
+/// A load curve: three rounds of every step of three profile-b servers: go stops carrying at the third
+/// step (its p99 passes 50 ms), k6 caps rust from the third step on, zig carries them all.
+pub fn curve_run() -> Vec<RunResult> {
+    let mut results = Vec::new();
+    for round in 1..=3u32 {
+        let jitter = f64::from(round) * 0.002;
+        for (i, &offered) in STEPS.iter().enumerate() {
+            let go = if i >= 2 {
+                (0.9995, 80.0, 600_000.0)
+            } else {
+                (1.0, 5.0, 600_000.0 * (1.0 + jitter))
+            };
+            results.push(curve_step("profile-b/go", offered, go, (round, 3)));
+            let rust = curve_step(
+                "profile-b/rust",
+                offered,
+                (1.0, 4.0, 650_000.0 * (1.0 + jitter)),
+                (round, 3),
+            );
+            results.push(if i >= 2 {
+                loadgen_bound(
+                    rust,
+                    BoundReason::MachineSaturated {
+                        busy_s: 5,
+                        measured_s: 7,
+                        cores: 2,
+                        loadgen_share_ratio: 0.5,
+                    },
+                )
+            } else {
+                rust
+            });
+            results.push(curve_step(
+                "profile-b/zig",
+                offered,
+                (1.0, 3.0, 750_000.0 * (1.0 + jitter)),
+                (round, 3),
+            ));
+        }
+    }
+    results
+}

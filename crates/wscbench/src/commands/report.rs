@@ -27,7 +27,7 @@ pub struct ReportArgs {
     /// self-contained page with charts, written to --output, report.html by default)
     #[arg(long, default_value = "terminal", value_parser = parse_report_format)]
     pub format: ReportFormat,
-    /// Print every column of the terminal tables, however wide [default: headline columns, 120 wide]
+    /// Print every column of the terminal tables and the Summary table, however wide [default: headline columns and the scorecards, 120 wide]
     #[arg(long)]
     pub wide: bool,
     /// Write the report to this file instead of standard output

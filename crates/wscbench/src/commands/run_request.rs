@@ -192,7 +192,7 @@ pub struct RunArgs {
     /// Format of the tables printed at the end: terminal, markdown or json
     #[arg(long, default_value = "terminal", value_parser = parse_format)]
     pub format: wscbench_report::Format,
-    /// Print every column of the terminal tables, however wide [default: headline columns, 120 wide]
+    /// Print every column of the terminal tables and the Summary table, however wide [default: headline columns and the scorecards, 120 wide]
     #[arg(long)]
     pub wide: bool,
 }

@@ -203,6 +203,7 @@ pub async fn run(root: &Path, args: VerifyArgs) -> Result<ExitCode, ExpectedErro
     {
         let report = Report {
             notes: Vec::new(),
+            scorecards: Vec::new(),
             tables: vec![table],
         };
         print!("\n{}", Format::Terminal.render(&report));
