@@ -4,7 +4,9 @@
 
 use wscbench_results::{RunResult, Scenario};
 
-use crate::curve::{Capacity, Curve, other_params, profile_curves, steps_all_delivered};
+use crate::curve::{
+    Capacity, Curve, Side, other_params, profile_curves, short_rate, steps_all_delivered,
+};
 use crate::metrics::{self, Better, Metric};
 use crate::rows::{Group, PROFILES, ordered, profile_title};
 use crate::stats::Summary;
@@ -376,23 +378,13 @@ fn curve_rows(groups: &[Group], profile: &str) -> Vec<Row> {
     rows
 }
 
-/// `50k`, `1.6M`: a step's offered deliveries per second in a row's name.
-fn short_rate(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{}M", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{}k", v / 1e3)
-    } else {
-        format!("{v}")
-    }
-}
-
-/// Each server's capacity on the curve, the best the highest: decided where one carried a
-/// step another did not; a tie where the highest carried the same step (or both only lower
-/// bounds that the curve or k6 stopped at).
+/// Each server's capacity on the curve, the best the highest, decided only where its
+/// range lies above every other's: measured crossings whose 95 % intervals separate, or a
+/// measured crossing below another's lower bound. Lower bounds against lower bounds are a
+/// tie that says why; a curve k6 limited at every step ranks against nobody and is named
+/// in the note.
 fn capacity_row(curves: &[Curve], profile: &str) -> Row {
     let slo = curves[0].slo_p99_ms;
-    // A curve k6 limited from its first step ranks against nobody: it is named in the note.
     let mut ranked: Vec<(&Curve, Capacity)> = curves
         .iter()
         .map(|c| (c, c.capacity()))
@@ -416,37 +408,138 @@ fn capacity_row(curves: &[Curve], profile: &str) -> Row {
             Cell::label(note),
         ],
     };
-    let Some(&(best, best_cap)) = ranked.first() else {
+    let label = |c: &Curve| c.first.server.id.clone();
+    let Some((best, best_cap)) = ranked.first() else {
         return row(
             LOADGEN_LIMIT.into(),
             "k6 was the limit".into(),
             unknown.join("; "),
         );
     };
-    let label = |c: &Curve| c.first.server.id.clone();
-    let (best_text, margin) = match ranked.get(1) {
-        None => (label(best), "only one server measured".to_string()),
-        Some((runner, runner_cap)) if runner_cap.value() == best_cap.value() => (
-            "tie".to_string(),
-            format!("{} = {}", label(best), label(runner)),
+    let others = &ranked[1..];
+    let (best_text, margin, why) = match capacity_verdict(best_cap, others) {
+        None => (label(best), "only one server measured".to_string(), None),
+        Some(Verdict::Decided(runner)) => {
+            let (runner, runner_cap) = &others[runner];
+            let margin = match (best_cap, runner_cap) {
+                (Capacity::Measured(a), Capacity::Measured(b)) => match crate::stats::ratio(b, a) {
+                    Some((f, Some(spread))) if spread > 0.0 => {
+                        format!("{f:.2} ± {spread:.2}× {}", label(runner))
+                    }
+                    Some((f, _)) => format!("{f:.2}× {}", label(runner)),
+                    None => format!("ahead of {}", label(runner)),
+                },
+                _ => format!(
+                    "{} vs {} {}",
+                    best_cap.short(),
+                    runner_cap.short(),
+                    label(runner)
+                ),
+            };
+            (label(best), margin, None)
+        }
+        Some(Verdict::Undecided(runner)) => (
+            "undecided".to_string(),
+            "—".to_string(),
+            Some(format!(
+                "one round: no interval, so no winner ({} ahead of {})",
+                label(best),
+                label(&others[runner].0)
+            )),
         ),
-        Some((runner, runner_cap)) => (
-            label(best),
-            format!(
-                "{} vs {} {}",
-                short_rate(best_cap.value()),
-                short_rate(runner_cap.value()),
-                label(runner)
-            ),
-        ),
+        Some(Verdict::Tie(runner)) => {
+            let (runner, runner_cap) = &others[runner];
+            let all_bounds = ranked
+                .iter()
+                .all(|(_, c)| matches!(c, Capacity::AtLeast(..)));
+            let why = if all_bounds {
+                let k6 = ranked
+                    .iter()
+                    .any(|(_, c)| matches!(c, Capacity::AtLeast(_, Side::LoadGenerator)));
+                let floor = ranked
+                    .iter()
+                    .map(|(_, c)| c.value())
+                    .fold(f64::INFINITY, f64::min);
+                format!(
+                    "all carried every step {}; capacity ≥ {}: lower bounds, none known higher",
+                    if k6 { "k6 could drive" } else { "of the curve" },
+                    short_rate(floor)
+                )
+            } else {
+                match (best_cap, runner_cap) {
+                    (Capacity::Measured(_), Capacity::Measured(_)) => {
+                        format!("within noise of {} (95 % intervals overlap)", label(runner))
+                    }
+                    (Capacity::AtLeast(..), Capacity::AtLeast(..)) => format!(
+                        "{} and {} are both lower bounds: neither is known higher",
+                        label(best),
+                        label(runner)
+                    ),
+                    (Capacity::AtLeast(..), _) => format!(
+                        "{}'s lower bound does not clear {}'s range",
+                        label(best),
+                        label(runner)
+                    ),
+                    (_, Capacity::AtLeast(..)) => format!(
+                        "{} {}: a lower bound that may lie higher",
+                        label(runner),
+                        runner_cap.short()
+                    ),
+                    _ => format!("ranges overlap with {}", label(runner)),
+                }
+            };
+            (
+                "tie".to_string(),
+                format!("{} = {}", label(best), label(runner)),
+                Some(why),
+            )
+        }
     };
-    let note = ranked
-        .iter()
-        .map(|(c, cap)| format!("{} {}", label(c), cap.text()))
+    let note = why
+        .into_iter()
+        .chain(
+            ranked
+                .iter()
+                .map(|(c, _)| format!("{} {}", label(c), c.capacity_text())),
+        )
         .chain(unknown)
         .collect::<Vec<_>>()
         .join("; ");
     row(best_text, margin, note)
+}
+
+/// How the best capacity stands against the others (indices into them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Its range lies above every other's; the one closest below.
+    Decided(usize),
+    /// It would be ahead, but one of the two has a single round and no interval.
+    Undecided(usize),
+    /// Some other's range reaches its own: the one that does, highest first.
+    Tie(usize),
+}
+
+/// The best capacity against the others (ranked highest first); `None` without others.
+fn capacity_verdict(best: &Capacity, others: &[(&Curve, Capacity)]) -> Option<Verdict> {
+    if others.is_empty() {
+        return None;
+    }
+    let Some((best_lo, _)) = best.range() else {
+        return Some(Verdict::Undecided(0));
+    };
+    let mut closest: Option<(usize, f64)> = None;
+    for (i, (_, other)) in others.iter().enumerate() {
+        let Some((_, other_hi)) = other.range() else {
+            return Some(Verdict::Undecided(i));
+        };
+        if other_hi >= best_lo {
+            return Some(Verdict::Tie(i));
+        }
+        if closest.is_none_or(|(_, hi)| other_hi > hi) {
+            closest = Some((i, other_hi));
+        }
+    }
+    closest.map(|(i, _)| Verdict::Decided(i))
 }
 
 /// Rank stability: for each scenario's headline figures and each profile, the servers in
