@@ -470,22 +470,11 @@ fn capacity_row(curves: &[Curve], profile: &str) -> Row {
         None => (label(best), "only one server measured".to_string(), None),
         Some(Verdict::Decided(runner)) => {
             let (runner, runner_cap) = &others[runner];
-            let margin = match (best_cap, runner_cap) {
-                (Capacity::Measured(a), Capacity::Measured(b)) => match crate::stats::ratio(b, a) {
-                    Some((f, Some(spread))) if spread > 0.0 => {
-                        format!("{f:.2} ± {spread:.2}× {}", label(runner))
-                    }
-                    Some((f, _)) => format!("{f:.2}× {}", label(runner)),
-                    None => format!("ahead of {}", label(runner)),
-                },
-                _ => format!(
-                    "{} vs {} {}",
-                    best_cap.short(),
-                    runner_cap.short(),
-                    label(runner)
-                ),
-            };
-            (label(best), margin, None)
+            (
+                label(best),
+                capacity_margin(best_cap, runner_cap, &label(runner)),
+                None,
+            )
         }
         Some(Verdict::Undecided(runner)) => (
             "undecided".to_string(),
@@ -493,54 +482,19 @@ fn capacity_row(curves: &[Curve], profile: &str) -> Row {
             Some(format!(
                 "one round: no interval, so no winner ({} ahead of {})",
                 label(best),
-                label(&others[runner].0)
+                label(others[runner].0)
             )),
         ),
         Some(Verdict::Tie(runner)) => {
             let (runner, runner_cap) = &others[runner];
-            let all_bounds = ranked
-                .iter()
-                .all(|(_, c)| matches!(c, Capacity::AtLeast(..)));
-            let why = if all_bounds {
-                let k6 = ranked
-                    .iter()
-                    .any(|(_, c)| matches!(c, Capacity::AtLeast(_, Side::LoadGenerator)));
-                let floor = ranked
-                    .iter()
-                    .map(|(_, c)| c.value())
-                    .fold(f64::INFINITY, f64::min);
-                format!(
-                    "all carried every step {}; capacity ≥ {}: lower bounds, none known higher",
-                    if k6 { "k6 could drive" } else { "of the curve" },
-                    short_rate(floor)
-                )
-            } else {
-                match (best_cap, runner_cap) {
-                    (Capacity::Measured(_), Capacity::Measured(_)) => {
-                        format!("within noise of {} (95 % intervals overlap)", label(runner))
-                    }
-                    (Capacity::AtLeast(..), Capacity::AtLeast(..)) => format!(
-                        "{} and {} are both lower bounds: neither is known higher",
-                        label(best),
-                        label(runner)
-                    ),
-                    (Capacity::AtLeast(..), _) => format!(
-                        "{}'s lower bound does not clear {}'s range",
-                        label(best),
-                        label(runner)
-                    ),
-                    (_, Capacity::AtLeast(..)) => format!(
-                        "{} {}: a lower bound that may lie higher",
-                        label(runner),
-                        runner_cap.short()
-                    ),
-                    _ => format!("ranges overlap with {}", label(runner)),
-                }
-            };
             (
                 "tie".to_string(),
                 format!("{} = {}", label(best), label(runner)),
-                Some(why),
+                Some(tie_reason(
+                    &ranked,
+                    (&label(best), best_cap),
+                    (&label(runner), runner_cap),
+                )),
             )
         }
     };
@@ -555,6 +509,62 @@ fn capacity_row(curves: &[Curve], profile: &str) -> Row {
         .collect::<Vec<_>>()
         .join("; ");
     row(best_text, margin, note)
+}
+
+/// A decided capacity row's margin: the ratio with its spread between two measured
+/// crossings, both figures where one is a bound.
+fn capacity_margin(best: &Capacity, runner: &Capacity, runner_label: &str) -> String {
+    match (best, runner) {
+        (Capacity::Measured(a), Capacity::Measured(b)) => match crate::stats::ratio(b, a) {
+            Some((f, Some(spread))) if spread > 0.0 => {
+                format!("{f:.2} ± {spread:.2}× {runner_label}")
+            }
+            Some((f, _)) => format!("{f:.2}× {runner_label}"),
+            None => format!("ahead of {runner_label}"),
+        },
+        _ => format!("{} vs {} {runner_label}", best.short(), runner.short()),
+    }
+}
+
+/// Why a capacity row is a tie between the best and the runner whose range reaches it.
+fn tie_reason(
+    ranked: &[(&Curve, Capacity)],
+    (best, best_cap): (&str, &Capacity),
+    (runner, runner_cap): (&str, &Capacity),
+) -> String {
+    if ranked
+        .iter()
+        .all(|(_, c)| matches!(c, Capacity::AtLeast(..)))
+    {
+        let k6 = ranked
+            .iter()
+            .any(|(_, c)| matches!(c, Capacity::AtLeast(_, Side::LoadGenerator)));
+        let floor = ranked
+            .iter()
+            .map(|(_, c)| c.value())
+            .fold(f64::INFINITY, f64::min);
+        return format!(
+            "all carried every step {}; capacity ≥ {}: lower bounds, none known higher",
+            if k6 { "k6 could drive" } else { "of the curve" },
+            short_rate(floor)
+        );
+    }
+    match (best_cap, runner_cap) {
+        (Capacity::Measured(_), Capacity::Measured(_)) => {
+            format!("within noise of {runner} (95 % intervals overlap)")
+        }
+        (Capacity::AtLeast(..), Capacity::AtLeast(..)) => {
+            format!("{best} and {runner} are both lower bounds: neither is known higher")
+        }
+        (Capacity::AtLeast(..), _) => {
+            format!("{best}'s lower bound does not clear {runner}'s range")
+        }
+        (_, Capacity::AtLeast(..)) => format!(
+            "{runner} {}: a lower bound that may lie higher",
+            runner_cap.short()
+        ),
+        _ => format!("ranges overlap with {runner}"),
+    }
 }
 
 /// How the best capacity stands against the others (indices into them).
