@@ -362,3 +362,40 @@ fn a_cost_row_names_the_latency_its_best_bought_it_at_when_that_is_significantly
     let cost = summary_row(&report, "Cost per delivery at 100k/s");
     assert!(!cost[4].contains("bought at"), "{cost:?}");
 }
+
+#[test]
+fn a_server_k6_limited_at_its_first_step_and_carrying_the_rest_is_at_least_the_top_step() {
+    // Zig std in run 20261128-031748: its 50k step k6's in every round, then every step
+    // carried. The curve goes on past the bound step.
+    let results = curves(
+        &["profile-b/zig"],
+        |_, _, _| 40.0,
+        |_, offered| offered == 50_000.0,
+    );
+    let report = Report::from_results(&results);
+    let capacity = summary_row(&report, "Capacity at p99 ≤ 50.0 ms");
+    assert!(
+        capacity[4].contains("profile-b/zig ≥ 400,000 (top step)"),
+        "{capacity:?}"
+    );
+}
+
+#[test]
+fn a_round_that_ran_only_some_steps_is_left_out_of_the_capacity() {
+    // Go crosses half way between 100k and 200k in rounds 1-3; a fourth round, run only at
+    // 200k, would read as carrying its top step if it counted.
+    let mut results = curves(
+        &["profile-b/go"],
+        |_, offered, _| if offered >= 200_000.0 { 90.0 } else { 10.0 },
+        |_, _| false,
+    );
+    results.push(curve_step(
+        "profile-b/go",
+        200_000.0,
+        (1.0, 20.0, 700_000.0),
+        (4, 4),
+    ));
+    let report = Report::from_results(&results);
+    let capacity = summary_row(&report, "Capacity at p99 ≤ 50.0 ms");
+    assert!(capacity[4].contains("profile-b/go 141,421"), "{capacity:?}");
+}
