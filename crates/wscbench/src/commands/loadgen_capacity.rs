@@ -203,8 +203,8 @@ fn place_curve_steps_in(
     let placed = ceiling_of(request, saved, cores)
         .filter(|_| !given && request.mode != Mode::Smoke)
         .and_then(|(ceiling, measured)| {
-            let own = LoadCurveShape::of(request.mode).steps;
-            let steps = LoadCurveShape::of(request.mode).placed_steps(ceiling);
+            let shape = LoadCurveShape::of(request.mode);
+            let steps = shape.placed_steps(ceiling);
             let points = run_points_at(&request.sweep, &request.scenarios, &steps);
             let fits = points.iter().all(|p| {
                 scenarios::check_point(
@@ -214,7 +214,7 @@ fn place_curve_steps_in(
                 )
                 .is_ok()
             });
-            (steps != own && fits).then(|| {
+            (steps != shape.steps && fits).then(|| {
                 request.load_points = points;
                 (ceiling, measured.measured_at.clone())
             })
