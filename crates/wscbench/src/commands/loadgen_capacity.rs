@@ -302,8 +302,22 @@ fn render(measured: &[PathCapacity]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
-    use crate::commands::run_request::tests::check;
+    use crate::cli::{Cli, Command};
+
+    /// `wscbench run FLAGS` checked against the project's servers (as run_request's tests
+    /// do: a test module's imports stay out of the no-circles rule only while it is private).
+    fn check(flags: &[&str]) -> Result<RunRequest, UsageError> {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let known = crate::commands::discover(std::path::Path::new(root)).unwrap();
+        let cli = Cli::try_parse_from(["wscbench", "run"].iter().chain(flags)).unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        RunRequest::check(&args, &known)
+    }
 
     /// k6 measured to receive `per_cpu_s` chats per CPU-second on the native path over ws.
     fn saved(per_cpu_s: f64) -> Saved {

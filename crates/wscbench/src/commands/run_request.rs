@@ -670,7 +670,7 @@ fn usage(err: impl Display) -> UsageError {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use clap::Parser;
 
     use super::*;
@@ -683,8 +683,7 @@ pub(crate) mod tests {
             .map(|e| e.to_string())
     }
 
-    /// `wscbench run FLAGS` checked against the project's servers.
-    pub(crate) fn check(flags: &[&str]) -> Result<RunRequest, UsageError> {
+    fn check(flags: &[&str]) -> Result<RunRequest, UsageError> {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
         let known = crate::commands::discover(std::path::Path::new(root)).unwrap();
         let cli = Cli::try_parse_from(["wscbench", "run"].iter().chain(flags)).unwrap();
