@@ -1,6 +1,7 @@
 // Owns the environment interface every scenario shares: WS_URL, MODE, LOADGEN,
 // SUMMARY_PATH, NATIVE_PATH, INSTANCE, LATENCY_PROBE_EVERY, TLS_CA_FILE, DEFLATE, and the load parameters a sweep sets
-// (CLIENTS, RATE, ROOM_SIZE, SLOW_SHARE; see SWEEP_KEYS in modes.js for which shape takes which).
+// (CLIENTS, RATE, ROOM_SIZE, SLOW_SHARE, DELIVERIES, USERS, PING_S, CHAT_S, CHURN; see SWEEP_KEYS in
+// modes.js for which shape takes which).
 //
 // Read once in the init context, so a missing or malformed setting stops k6
 // before a single VU starts, with a message that says what to set.

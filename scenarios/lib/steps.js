@@ -1,4 +1,4 @@
-// Owns the stepped shapes (capacity, idle-capacity): rooms of `roomSize`
+// Owns the stepped shapes (capacity, idle-capacity, population): rooms of `roomSize`
 // clients, one VU per room, added step by step through `steps` clients, each
 // step a `rampSeconds` ramp in which its new rooms connect and a
 // `holdSeconds` hold; a one-VU monitor scenario beside them; and the step

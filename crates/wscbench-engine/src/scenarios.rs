@@ -351,6 +351,36 @@ impl LoadCurveShape {
         shape
     }
 
+    /// The steps placed from what k6 was measured to receive on this host (`ceiling`,
+    /// deliveries per second; `wscbench loadgen-capacity`): as many as the shape's own,
+    /// spread geometrically from its first up to the ceiling (or the most the servers' rate
+    /// limit lets the clients ask, if lower), the top rounded down and the others to the
+    /// nearest two significant figures. A fast host's curve reaches further, and no step asks
+    /// more than k6 can give. The shape's own steps when the ceiling leaves no room above
+    /// twice its first step (there the run refuses the steps k6 cannot receive).
+    pub fn placed_steps(&self, ceiling: f64) -> Vec<f64> {
+        let own = self.steps.clone();
+        let (Some(&first), n) = (own.first(), own.len()) else {
+            return own;
+        };
+        let rate_limited = RATE_LIMIT_PER_S / self.at(1.0).chats_per_client_s();
+        let top = two_figures(ceiling.min(rate_limited), f64::floor);
+        if n < 2 || !top.is_finite() || top < 2.0 * first {
+            return own;
+        }
+        let ratio = (top / first).powf(1.0 / (n - 1) as f64);
+        let mut steps: Vec<f64> = (0..n)
+            .map(|i| two_figures(first * ratio.powi(i as i32), f64::round))
+            .collect();
+        steps[0] = first;
+        steps[n - 1] = top;
+        if check_steps(&steps).is_ok() {
+            steps
+        } else {
+            own
+        }
+    }
+
     /// One step: the fan-out shape at `deliveries_per_second`.
     pub fn at(&self, deliveries_per_second: f64) -> FanoutShape {
         FanoutShape {
@@ -543,6 +573,15 @@ pub fn check_point(
         }
     }
     Ok(())
+}
+
+/// `value` to two significant figures, `round` saying which way (`f64::floor`, `f64::round`).
+fn two_figures(value: f64, round: fn(f64) -> f64) -> f64 {
+    if !(value > 0.0 && value.is_finite()) {
+        return value;
+    }
+    let unit = 10f64.powi(value.log10().floor() as i32 - 1);
+    round(value / unit) * unit
 }
 
 /// Refuses load-curve steps (`--sweep deliveries=` values, in the order given) that do not
@@ -863,6 +902,31 @@ mod tests {
             (Some(rust.clients), Some(rust.room_size))
         );
         assert_eq!(rust.room_size, 200);
+    }
+
+    #[test]
+    fn the_curves_steps_are_placed_geometrically_up_to_what_k6_can_receive() {
+        let curve = LoadCurveShape::of(Mode::Quick);
+        // A fast host: k6 receives 1.23M chats/s with both cores.
+        assert_eq!(
+            curve.placed_steps(1_234_567.0),
+            [50_000.0, 140_000.0, 420_000.0, 1_200_000.0]
+        );
+        // A slow one: the top step comes down to k6's limit.
+        assert_eq!(
+            curve.placed_steps(300_000.0),
+            [50_000.0, 91_000.0, 170_000.0, 300_000.0]
+        );
+        // Never above what the servers' rate limit lets 500 clients ask (2,495,000/s).
+        assert_eq!(curve.placed_steps(9e6).last(), Some(&2_400_000.0));
+        // No room above twice the first step: the shape's own steps, for the run to refuse.
+        assert_eq!(curve.placed_steps(90_000.0), curve.steps);
+        for ceiling in [100_000.0, 101_000.0, 777_777.0, 2e6] {
+            assert!(
+                check_steps(&curve.placed_steps(ceiling)).is_ok(),
+                "{ceiling}"
+            );
+        }
     }
 
     #[test]

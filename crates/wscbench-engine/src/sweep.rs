@@ -169,6 +169,16 @@ pub const DELIVERIES: &str = "deliveries";
 /// other than the curve do not take `deliveries` and run once per other value
 /// ([`loads_of`]).
 pub fn run_points(sweep: &Sweep, scenarios: &[Scenario], mode: Mode) -> Vec<BTreeMap<String, f64>> {
+    run_points_at(sweep, scenarios, &scenarios::LoadCurveShape::of(mode).steps)
+}
+
+/// [`run_points`] with the load curve's steps `steps` in place of its own in the mode (the
+/// steps placed from the load generator's measured limit).
+pub fn run_points_at(
+    sweep: &Sweep,
+    scenarios: &[Scenario],
+    steps: &[f64],
+) -> Vec<BTreeMap<String, f64>> {
     let points = if sweep.is_empty() {
         Vec::new()
     } else {
@@ -183,7 +193,6 @@ pub fn run_points(sweep: &Sweep, scenarios: &[Scenario], mode: Mode) -> Vec<BTre
     } else {
         points
     };
-    let steps = scenarios::LoadCurveShape::of(mode).steps;
     base.iter()
         .flat_map(|point| {
             steps.iter().map(move |&d| {

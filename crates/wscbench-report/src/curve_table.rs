@@ -115,7 +115,7 @@ pub(crate) fn curve_tables(groups: &[Group]) -> Vec<Table> {
         }
         let capacities: Vec<String> = curves
             .iter()
-            .map(|c| format!("{} {}", c.first.server_label(), c.capacity().text()))
+            .map(|c| format!("{} {}", c.first.server_label(), c.capacity_text()))
             .collect();
         tables.push(Table {
             title: format!("{} — Load curve", profile_title(profile)),
@@ -126,7 +126,7 @@ pub(crate) fn curve_tables(groups: &[Group]) -> Vec<Table> {
                     "A step is carried when 99.9 % of its offered deliveries arrived and latency p99 (from each chat's intended time) stayed within {} (--slo-p99-ms), over the rounds free of the load generator; CPU per 1k deliveries is the server's over the step's hold (its join ramp left out).",
                     crate::units::ms(slo)
                 ),
-                format!("Capacity (highest step carried before one that was not): {}.", capacities.join("; ")),
+                format!("Capacity (per round, the load at which latency p99 crosses {} or the delivered share falls below 99.9 %, interpolated on the log of the load between the highest step carried and the next; the mean over rounds ± its 95 % interval, or a bound naming what stopped the curve first): {}.", crate::units::ms(slo), capacities.join("; ")),
             ],
             scenario: Some(Scenario::LoadCurve),
             axis: None,

@@ -6,7 +6,9 @@
 
 use wscbench_results::{RunResult, Scenario};
 
-use crate::curve::{Capacity, Curve, other_params, profile_curves, steps_all_delivered};
+use crate::curve::{
+    Capacity, Curve, Side, other_params, profile_curves, short_rate, steps_all_delivered,
+};
 use crate::decision::{Beside, Decision, Figure, SummaryTexts, Verdict, Wording};
 use crate::metrics::{self, Better, Metric};
 use crate::rows::{Group, PROFILES, ordered, profile_title};
@@ -547,47 +549,81 @@ fn curve_decisions(groups: &[Group], profile: &str) -> Vec<Decision> {
                 metric,
                 wording: Some((wording.0, &wording.1)),
             };
-            decisions.extend(
-                decide(&dimension, profile, candidates, bound).map(|d| Decision {
+            let bought = std::ptr::eq(metric, &metrics::CPU_PER_1K_DELIVERIES)
+                .then(|| latency_bought(&curves, offered, &candidates))
+                .flatten();
+            decisions.extend(decide(&dimension, profile, candidates, bound).map(|mut d| {
+                // Only where the row names that server best.
+                if let Some((_, text)) = bought.filter(|(best, _)| d.summary.best == *best) {
+                    d.summary.note = format!("{}; {text}", d.summary.note);
+                }
+                Decision {
                     beside: beside.clone(),
                     ..d
-                }),
-            );
+                }
+            }));
         }
     }
     decisions.push(capacity_decision(&curves, profile));
     decisions
 }
 
-/// `50k`, `1.6M`: a step's offered deliveries per second in a row's name.
-fn short_rate(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{}M", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{}k", v / 1e3)
-    } else {
-        format!("{v}")
-    }
+/// The latency a cost row's best bought its cost at, when it is significantly worse than
+/// the runner-up's (their 95 % intervals apart): Zig std cheapest at 400k/s at p99 38 ms
+/// against tokio-tungstenite's 14 ms. The best's label and the words; `None` otherwise.
+fn latency_bought(
+    curves: &[Curve],
+    offered: f64,
+    costs: &[(String, Summary)],
+) -> Option<(String, String)> {
+    let mut ranked: Vec<&(String, Summary)> = costs.iter().collect();
+    ranked.sort_by(|(_, a), (_, b)| a.mean.total_cmp(&b.mean));
+    let [(best, _), (runner, _), ..] = ranked[..] else {
+        return None;
+    };
+    let p99 = |label: &str| {
+        curves
+            .iter()
+            .find(|c| c.first.server.id == label)?
+            .at(offered)?
+            .summary(&metrics::LATENCY_P99)
+    };
+    let (best_p99, runner_p99) = (p99(best)?, p99(runner)?);
+    (best_p99.ci95.is_some()
+        && runner_p99.ci95.is_some()
+        && !best_p99.overlaps(&runner_p99)
+        && best_p99.mean > runner_p99.mean)
+        .then(|| {
+            (
+                best.clone(),
+                format!(
+                    "bought at latency p99 {} against {} for {runner} (95 % intervals apart)",
+                    crate::units::ms(best_p99.mean),
+                    crate::units::ms(runner_p99.mean)
+                ),
+            )
+        })
 }
 
-/// Each server's capacity on the curve, the best the highest: decided where one carried a
-/// step another did not; a tie where the highest carried the same step (or both only lower
-/// bounds that the curve or k6 stopped at).
+/// Each server's capacity on the curve, the best the highest, decided only where its
+/// range lies above every other's: measured crossings whose 95 % intervals separate, or a
+/// measured crossing below another's lower bound. Lower bounds against lower bounds are a
+/// tie that says why; a curve k6 limited at every step ranks against nobody and is named
+/// in the note.
 fn capacity_decision(curves: &[Curve], profile: &str) -> Decision {
     let slo = curves[0].slo_p99_ms;
     let figures = curves
         .iter()
         .map(|c| {
             let figure = match c.capacity() {
-                Capacity::Limit(v) => Figure::Measured(Summary::of(&[v]).expect("a finite step")),
-                Capacity::LoadGenerator(v) | Capacity::Top(v) => Figure::AtLeast(v),
-                Capacity::None => Figure::Below(c.steps.first().map_or(0.0, |s| s.offered)),
+                Capacity::Measured(s) => Figure::Measured(s),
+                Capacity::AtLeast(v, _) => Figure::AtLeast(v),
+                Capacity::AtMost { value, .. } => Figure::Below(value),
                 Capacity::Unknown => Figure::LoadGenerator,
             };
             (c.first.server.id.clone(), figure)
         })
         .collect();
-    // A curve k6 limited from its first step ranks against nobody: it is named in the note.
     let mut ranked: Vec<(&Curve, Capacity)> = curves
         .iter()
         .map(|c| (c, c.capacity()))
@@ -618,7 +654,8 @@ fn capacity_decision(curves: &[Curve], profile: &str) -> Decision {
         beside: None,
         summary: SummaryTexts { best, margin, note },
     };
-    let Some(&(best, best_cap)) = ranked.first() else {
+    let label = |c: &Curve| c.first.server.id.clone();
+    let Some((best, best_cap)) = ranked.first() else {
         return decision(
             Verdict::LoadGenerator,
             LOADGEN_LIMIT.into(),
@@ -626,48 +663,161 @@ fn capacity_decision(curves: &[Curve], profile: &str) -> Decision {
             unknown.join("; "),
         );
     };
-    let label = |c: &Curve| c.first.server.id.clone();
-    let (verdict, best_text, margin) = match ranked.get(1) {
+    let others = &ranked[1..];
+    let (verdict, best_text, margin, why) = match capacity_verdict(best_cap, others) {
         None => (
             Verdict::Alone,
             label(best),
             "only one server measured".to_string(),
+            None,
         ),
-        Some((runner, runner_cap)) if runner_cap.value() == best_cap.value() => (
-            Verdict::Tie {
-                servers: ranked
-                    .iter()
-                    .filter(|(_, cap)| cap.value() == best_cap.value())
-                    .map(|(c, _)| label(c))
-                    .collect(),
-                why: format!("each carried {}", best_cap.text()),
-            },
-            "tie".to_string(),
-            format!("{} = {}", label(best), label(runner)),
-        ),
-        Some((runner, runner_cap)) => (
-            Verdict::Best {
-                server: label(best),
-                runner_up: label(runner),
-                factor: (runner_cap.value() > 0.0)
+        Some(CapacityVerdict::Decided(runner)) => {
+            let (runner, runner_cap) = &others[runner];
+            let factor = match (best_cap, runner_cap) {
+                (Capacity::Measured(a), Capacity::Measured(b)) => crate::stats::ratio(b, a),
+                _ => (runner_cap.value() > 0.0)
                     .then(|| (best_cap.value() / runner_cap.value(), None)),
-            },
-            label(best),
-            format!(
-                "{} vs {} {}",
-                short_rate(best_cap.value()),
-                short_rate(runner_cap.value()),
-                label(runner)
-            ),
+            };
+            (
+                Verdict::Best {
+                    server: label(best),
+                    runner_up: label(runner),
+                    factor,
+                },
+                label(best),
+                capacity_margin(best_cap, runner_cap, &label(runner)),
+                None,
+            )
+        }
+        Some(CapacityVerdict::Undecided(runner)) => (
+            Verdict::Undecided,
+            "undecided".to_string(),
+            "—".to_string(),
+            Some(format!(
+                "one round: no interval, so no winner ({} ahead of {})",
+                label(best),
+                label(others[runner].0)
+            )),
         ),
+        Some(CapacityVerdict::Tie(runner)) => {
+            let (runner, runner_cap) = &others[runner];
+            let why = tie_reason(
+                &ranked,
+                (&label(best), best_cap),
+                (&label(runner), runner_cap),
+            );
+            (
+                Verdict::Tie {
+                    servers: ranked.iter().map(|(c, _)| label(c)).collect(),
+                    why: why.clone(),
+                },
+                "tie".to_string(),
+                format!("{} = {}", label(best), label(runner)),
+                Some(why),
+            )
+        }
     };
-    let note = ranked
-        .iter()
-        .map(|(c, cap)| format!("{} {}", label(c), cap.text()))
+    let note = why
+        .into_iter()
+        .chain(
+            ranked
+                .iter()
+                .map(|(c, _)| format!("{} {}", label(c), c.capacity_text())),
+        )
         .chain(unknown)
         .collect::<Vec<_>>()
         .join("; ");
     decision(verdict, best_text, margin, note)
+}
+
+/// A decided capacity row's margin: the ratio with its spread between two measured
+/// crossings, both figures where one is a bound.
+fn capacity_margin(best: &Capacity, runner: &Capacity, runner_label: &str) -> String {
+    match (best, runner) {
+        (Capacity::Measured(a), Capacity::Measured(b)) => match crate::stats::ratio(b, a) {
+            Some((f, Some(spread))) if spread > 0.0 => {
+                format!("{f:.2} ± {spread:.2}× {runner_label}")
+            }
+            Some((f, _)) => format!("{f:.2}× {runner_label}"),
+            None => format!("ahead of {runner_label}"),
+        },
+        _ => format!("{} vs {} {runner_label}", best.short(), runner.short()),
+    }
+}
+
+/// Why a capacity row is a tie between the best and the runner whose range reaches it.
+fn tie_reason(
+    ranked: &[(&Curve, Capacity)],
+    (best, best_cap): (&str, &Capacity),
+    (runner, runner_cap): (&str, &Capacity),
+) -> String {
+    if ranked
+        .iter()
+        .all(|(_, c)| matches!(c, Capacity::AtLeast(..)))
+    {
+        let k6 = ranked
+            .iter()
+            .any(|(_, c)| matches!(c, Capacity::AtLeast(_, Side::LoadGenerator)));
+        let floor = ranked
+            .iter()
+            .map(|(_, c)| c.value())
+            .fold(f64::INFINITY, f64::min);
+        return format!(
+            "all carried every step {}; capacity ≥ {}: lower bounds, none known higher",
+            if k6 { "k6 could drive" } else { "of the curve" },
+            short_rate(floor)
+        );
+    }
+    match (best_cap, runner_cap) {
+        (Capacity::Measured(_), Capacity::Measured(_)) => {
+            format!("within noise of {runner} (95 % intervals overlap)")
+        }
+        (Capacity::AtLeast(..), Capacity::AtLeast(..)) => {
+            format!("{best} and {runner} are both lower bounds: neither is known higher")
+        }
+        (Capacity::AtLeast(..), _) => {
+            format!("{best}'s lower bound does not clear {runner}'s range")
+        }
+        (_, Capacity::AtLeast(..)) => format!(
+            "{runner} {}: a lower bound that may lie higher",
+            runner_cap.short()
+        ),
+        _ => format!("ranges overlap with {runner}"),
+    }
+}
+
+/// How the best capacity stands against the others (indices into them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CapacityVerdict {
+    /// Its range lies above every other's; the one closest below.
+    Decided(usize),
+    /// It would be ahead, but one of the two has a single round and no interval.
+    Undecided(usize),
+    /// Some other's range reaches its own: the one that does, highest first.
+    Tie(usize),
+}
+
+/// The best capacity against the others (ranked highest first); `None` without others.
+fn capacity_verdict(best: &Capacity, others: &[(&Curve, Capacity)]) -> Option<CapacityVerdict> {
+    if others.is_empty() {
+        return None;
+    }
+    let Some((best_lo, _)) = best.range() else {
+        return Some(CapacityVerdict::Undecided(0));
+    };
+    let mut closest: Option<(usize, f64)> = None;
+    for (i, (_, other)) in others.iter().enumerate() {
+        let Some((_, other_hi)) = other.range() else {
+            return Some(CapacityVerdict::Undecided(i));
+        };
+        if other_hi >= best_lo {
+            return Some(CapacityVerdict::Tie(i));
+        }
+        if closest.is_none_or(|(_, hi)| other_hi > hi) {
+            closest = Some((i, other_hi));
+        }
+    }
+    closest.map(|(i, _)| CapacityVerdict::Decided(i))
 }
 
 /// Rank stability: for each scenario's headline figures and each profile, the servers in

@@ -341,7 +341,7 @@ mod tests {
         let err = "stedy".parse::<Scenario>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation, capacity, idle-capacity, fanout, slow-consumers, load-curve"
+            "unknown scenario \"stedy\"; the scenarios are steady, burst, churn, saturation, capacity, idle-capacity, fanout, slow-consumers, load-curve, population"
         );
         assert_eq!("js".parse::<LoadPath>().unwrap(), LoadPath::Js);
     }

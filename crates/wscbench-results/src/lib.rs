@@ -33,7 +33,7 @@ pub use dimensions::{
     RUN_MANIFEST_FILE, Repetition, Scenario, Transport, UnknownName, raw_relative_dir,
     result_relative_path,
 };
-pub use manifest::{RunManifest, RunStatus};
+pub use manifest::{CurveSteps, RunManifest, RunStatus};
 pub use population::{Population, PopulationLevel};
 pub use rounds::{MachineSpeed, PointStop, Round, RoundRecord, StopReason};
 pub use slow_consumers::SlowConsumers;

@@ -77,6 +77,10 @@ pub struct RunManifest {
     /// The load sweep, key to values, if any.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sweep: BTreeMap<String, Vec<f64>>,
+    /// The load curve's steps as the run chose them (absent without the curve, and in runs
+    /// made before they were recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve_steps: Option<CurveSteps>,
     /// How many result files the run planned.
     #[serde(default)]
     pub planned_points: u32,
@@ -88,6 +92,21 @@ pub struct RunManifest {
     pub started_at: String,
     /// When this file was last written, RFC 3339 UTC.
     pub written_at: String,
+}
+
+/// The load curve's steps and where they came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveSteps {
+    /// The offered deliveries per second of each step, rising.
+    pub deliveries_per_s: Vec<f64>,
+    /// What k6 was measured to receive on this host, in deliveries per second with every core
+    /// of every load engine (`wscbench loadgen-capacity`), when the steps were placed
+    /// geometrically up to it; absent when they are the mode's own or `--sweep deliveries=`'s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loadgen_ceiling_per_s: Option<f64>,
+    /// When that was measured (`YYYYMMDD-HHMMSS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loadgen_measured_at: Option<String>,
 }
 
 fn one() -> u32 {

@@ -6,10 +6,10 @@ use std::path::Path;
 use clap::Args;
 use wscbench_engine::engine::Engine;
 use wscbench_engine::images;
-use wscbench_engine::loadgen_capacity::{self, CapacitySpec, PathCapacity, Saved};
-use wscbench_engine::scenarios::LoadCurveShape;
-use wscbench_engine::sweep::DELIVERIES;
-use wscbench_results::{LoadPath, Scenario, Transport};
+use wscbench_engine::loadgen_capacity::{self, CapacitySpec, PathCapacity, Saved, SavedPath};
+use wscbench_engine::scenarios::{self, LoadCurveShape};
+use wscbench_engine::sweep::{DELIVERIES, run_points_at, taken};
+use wscbench_results::{CurveSteps, LoadPath, Mode, Scenario, Transport};
 
 use crate::args::{one_of, parse_bytes};
 use crate::errors::{Doing, ExpectedError, UsageError};
@@ -162,6 +162,83 @@ fn host_cores() -> f64 {
     std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
 }
 
+/// The most deliveries per second k6 can receive in `request`'s plan here, as `saved` says:
+/// the lowest over its transports, with all `cores` of every load engine; with the
+/// measurement. `None` without one.
+fn ceiling_of<'s>(
+    request: &RunRequest,
+    saved: Option<&'s Saved>,
+    cores: f64,
+) -> Option<(f64, &'s SavedPath)> {
+    let engines = request.loadgen_engines.len().max(1) as f64;
+    saved.and_then(|s| {
+        request
+            .transports
+            .iter()
+            .filter_map(|&t| s.ceiling(request.load_path, t, cores * engines))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+    })
+}
+
+/// The load curve's steps: placed geometrically up to what k6 was measured to receive here
+/// (`wscbench loadgen-capacity`, kept in the cache), `request.load_points` rebuilt with them,
+/// so a fast host's curve reaches its knee and no step asks more than k6 can give. The
+/// mode's own steps stay when `--sweep deliveries=` gives the steps, in smoke mode, without
+/// a measurement, or where a placed step would break a shape's rule. What the run records
+/// (`run.json`'s `curve_steps`); `None` without the curve.
+pub fn place_curve_steps(request: &mut RunRequest) -> Option<CurveSteps> {
+    let path = super::cache_dir().join(loadgen_capacity::SAVED_FILE);
+    place_curve_steps_in(request, read_saved(&path).as_ref(), host_cores())
+}
+
+fn place_curve_steps_in(
+    request: &mut RunRequest,
+    saved: Option<&Saved>,
+    cores: f64,
+) -> Option<CurveSteps> {
+    if !request.scenarios.contains(&Scenario::LoadCurve) {
+        return None;
+    }
+    let given = request.sweep.as_map().contains_key(DELIVERIES);
+    let placed = ceiling_of(request, saved, cores)
+        .filter(|_| !given && request.mode != Mode::Smoke)
+        .and_then(|(ceiling, measured)| {
+            let shape = LoadCurveShape::of(request.mode);
+            let steps = shape.placed_steps(ceiling);
+            let points = run_points_at(&request.sweep, &request.scenarios, &steps);
+            let fits = points.iter().all(|p| {
+                scenarios::check_point(
+                    Scenario::LoadCurve,
+                    request.mode,
+                    &taken(Scenario::LoadCurve, p),
+                )
+                .is_ok()
+            });
+            (steps != shape.steps && fits).then(|| {
+                request.load_points = points;
+                (ceiling, measured.measured_at.clone())
+            })
+        });
+    Some(CurveSteps {
+        deliveries_per_s: curve_levels(request),
+        loadgen_ceiling_per_s: placed.as_ref().map(|(c, _)| *c),
+        loadgen_measured_at: placed.map(|(_, at)| at),
+    })
+}
+
+/// The load curve's steps in `request`'s load points (its own, placed or swept), in order.
+fn curve_levels(request: &RunRequest) -> Vec<f64> {
+    let mut steps: Vec<f64> = Vec::new();
+    for point in &request.load_points {
+        if let Some(&d) = point.get(DELIVERIES)
+            && !steps.contains(&d)
+        {
+            steps.push(d);
+        }
+    }
+    steps
+}
+
 fn refuse_unreachable_in(
     request: &RunRequest,
     saved: Option<&Saved>,
@@ -170,21 +247,11 @@ fn refuse_unreachable_in(
     if !request.scenarios.contains(&Scenario::LoadCurve) {
         return Ok(());
     }
-    let engines = request.loadgen_engines.len().max(1) as f64;
-    let Some((ceiling, measured)) = saved.and_then(|s| {
-        request
-            .transports
-            .iter()
-            .filter_map(|&t| s.ceiling(request.load_path, t, cores * engines))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-    }) else {
+    let Some((ceiling, measured)) = ceiling_of(request, saved, cores) else {
         return Ok(());
     };
-    let asked: Vec<f64> = match request.sweep.as_map().remove(DELIVERIES) {
-        Some(values) => values,
-        None => LoadCurveShape::of(request.mode).steps,
-    };
-    let too_high = loadgen_capacity::unreachable(&asked, ceiling);
+    let too_high = loadgen_capacity::unreachable(&curve_levels(request), ceiling);
+    let engines = request.loadgen_engines.len().max(1);
     if too_high.is_empty() {
         return Ok(());
     }
@@ -231,4 +298,95 @@ fn render(measured: &[PathCapacity]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    /// `wscbench run FLAGS` checked against the project's servers (as run_request's tests
+    /// do: a test module's imports stay out of the no-circles rule only while it is private).
+    fn check(flags: &[&str]) -> Result<RunRequest, UsageError> {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let known = crate::commands::discover(std::path::Path::new(root)).unwrap();
+        let cli = Cli::try_parse_from(["wscbench", "run"].iter().chain(flags)).unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        RunRequest::check(&args, &known)
+    }
+
+    /// k6 measured to receive `per_cpu_s` chats per CPU-second on the native path over ws.
+    fn saved(per_cpu_s: f64) -> Saved {
+        let mut saved = Saved::default();
+        saved.keep(
+            PathCapacity {
+                load_path: LoadPath::Native,
+                transport: Transport::Ws,
+                clients: 50,
+                sender_rate_limit_per_s: 0.0,
+                sender_frames_per_s: None,
+                received: 1,
+                received_per_s: 1.0,
+                loadgen_cpu_s: 1.0,
+                loadgen_cpu_docker_s: 1.0,
+                received_per_cpu_s: per_cpu_s,
+                loadgen_peak_mem_bytes: 1,
+            },
+            "20261128-060000",
+        );
+        saved
+    }
+
+    #[test]
+    fn the_curves_steps_come_from_the_cached_loadgen_capacity_and_are_recorded() {
+        let mut request = check(&["--scenario", "load-curve"]).unwrap();
+        // 600k chats per CPU-second on two cores: 1.2M/s.
+        let steps = place_curve_steps_in(&mut request, Some(&saved(600_000.0)), 2.0).unwrap();
+        assert_eq!(
+            steps,
+            CurveSteps {
+                deliveries_per_s: vec![50_000.0, 140_000.0, 420_000.0, 1_200_000.0],
+                loadgen_ceiling_per_s: Some(1_200_000.0),
+                loadgen_measured_at: Some("20261128-060000".into()),
+            }
+        );
+        assert_eq!(curve_levels(&request), steps.deliveries_per_s);
+        // Every placed step is within what k6 receives: nothing is refused.
+        assert!(refuse_unreachable_in(&request, Some(&saved(600_000.0)), 2.0).is_ok());
+    }
+
+    #[test]
+    fn given_steps_a_smoke_run_or_no_measurement_keep_the_curves_steps() {
+        let own = LoadCurveShape::of(Mode::Quick).steps;
+        let mut request = check(&["--scenario", "load-curve"]).unwrap();
+        let steps = place_curve_steps_in(&mut request, None, 2.0).unwrap();
+        assert_eq!(
+            (steps.deliveries_per_s, steps.loadgen_ceiling_per_s),
+            (own, None)
+        );
+        let mut request = check(&[
+            "--scenario",
+            "load-curve",
+            "--sweep",
+            "deliveries=60000,90000",
+        ])
+        .unwrap();
+        let steps = place_curve_steps_in(&mut request, Some(&saved(600_000.0)), 2.0).unwrap();
+        assert_eq!(steps.deliveries_per_s, [60_000.0, 90_000.0]);
+        let mut request = check(&["--scenario", "load-curve", "--mode", "smoke"]).unwrap();
+        let steps = place_curve_steps_in(&mut request, Some(&saved(600_000.0)), 2.0).unwrap();
+        assert_eq!(
+            steps.deliveries_per_s,
+            LoadCurveShape::of(Mode::Smoke).steps
+        );
+        let mut request = check(&["--scenario", "steady"]).unwrap();
+        assert_eq!(
+            place_curve_steps_in(&mut request, Some(&saved(600_000.0)), 2.0),
+            None
+        );
+    }
 }

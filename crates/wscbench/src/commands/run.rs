@@ -29,8 +29,19 @@ const OVERHEAD_ESTIMATE: Duration = runner::POINT_OVERHEAD;
 pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> {
     // Every check of the command line before the results folder, any build or any container;
     // from here on the checked request is all there is of the command line.
-    let request = RunRequest::check(&args, &super::discover(root)?)?;
+    let mut request = RunRequest::check(&args, &super::discover(root)?)?;
     drop(args);
+    let curve_steps = super::loadgen_capacity::place_curve_steps(&mut request);
+    if let Some(ceiling) = curve_steps.as_ref().and_then(|c| c.loadgen_ceiling_per_s) {
+        eprintln!(
+            "load curve: steps of {} deliveries/s, placed up to the {ceiling:.0}/s k6 was measured to receive here (wscbench loadgen-capacity)",
+            curve_steps
+                .iter()
+                .flat_map(|c| c.deliveries_per_s.iter().map(|d| format!("{d:.0}")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     super::loadgen_capacity::refuse_unreachable(&request)?;
     // An external server answers and keeps the protocol, or nothing of the run begins.
     if let Some(external) = &request.external {
@@ -45,7 +56,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
     // The results folder first: a disk or permission problem shows before any build or container.
     let run_id = runner::new_run_id();
     let results_dir = results_root(root, &request.results).join(&run_id);
-    let mut manifest = RunLog::open(&run_id, &results_dir, &request)?;
+    let mut manifest = RunLog::open(&run_id, &results_dir, &request, curve_steps)?;
     let judge = request.precision_pct.map(PrecisionJudge);
     let format = (request.format, request.width);
     let prepared = prepare(root, request, &run_id, &results_dir).await;
@@ -177,6 +188,7 @@ impl RunLog {
         run_id: &str,
         results_dir: &Path,
         request: &RunRequest,
+        curve_steps: Option<wscbench_results::CurveSteps>,
     ) -> Result<RunLog, ExpectedError> {
         let mut log = RunLog {
             path: results_dir.join(RUN_MANIFEST_FILE),
@@ -198,6 +210,7 @@ impl RunLog {
                 servers: request.labels(),
                 scenarios: request.scenarios.clone(),
                 sweep: request.sweep.as_map(),
+                curve_steps,
                 transports: request.transports.clone(),
                 not_offered: request.not_offered.clone(),
                 planned_points: (request.row_transports
