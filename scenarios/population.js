@@ -22,7 +22,7 @@ import { steppedScenario } from './lib/steps.js';
 import { config } from './lib/config.js';
 import { shapeOf } from './lib/modes.js';
 
-const shape = shapeOf('population');
+const shape = { ...shapeOf('population'), periodMs: 1000 };
 const stepped = steppedScenario('population', shape, 'hold');
 const { stepTimes, schedule, joinStep, sleepUntil, totalSeconds } = stepped;
 export const { options, setup, handleSummary } = stepped;

@@ -38,6 +38,9 @@ export function steppedScenario(name, shape, measured) {
   /** Hands k6/x/chat the step schedule (every VU calls it; the first call counts). */
   const schedule = () => {
     chat.schedule({
+      // One-second periods where the shape asks for them (the population: which errors
+      // came while its levels ran, and which at the leave after them).
+      ...(shape.periodMs ? { periodMs: shape.periodMs } : {}),
       steps: shape.steps.map((clients, i) => {
         const t = stepTimes(i);
         return { clients, fromMs: measured === 'hold' ? t.holdFrom : t.start, toMs: t.to };

@@ -4,7 +4,7 @@
 //! at the highest level held). Pure functions; the rule is in docs/methodology.md ("The
 //! population").
 
-use wscbench_results::{IdleLimit, Population, PopulationLevel, Sample};
+use wscbench_results::{ErrorCounts, IdleLimit, Population, PopulationLevel, Sample};
 
 use crate::idle::Ending;
 use crate::native::MergedWindow;
@@ -94,6 +94,35 @@ pub fn held(level: &PopulationLevel) -> bool {
     level.connections >= HELD_SHARE * level.users_planned as f64
 }
 
+/// The client errors counted while the levels ran (k6's one-second periods that started
+/// before the last hold ended): a server that fails its users then is limited by them, while
+/// closes that go wrong at the leave after the last hold are not the population's limit.
+/// The failed connects' reasons are the run's.
+pub fn errors_while_held(
+    periods: &[MergedWindow],
+    holds: &[MergedWindow],
+    all: &ErrorCounts,
+) -> ErrorCounts {
+    let Some(end) = holds.last().map(|h| h.to_ms) else {
+        return all.clone();
+    };
+    let (mut connects, mut closes) = (0, 0);
+    for p in periods.iter().filter(|p| p.from_ms < end) {
+        connects += p.counters.connect_errors;
+        closes += p.counters.abnormal_closes;
+    }
+    ErrorCounts {
+        failed_connects: connects,
+        abnormal_closes: closes,
+        script_errors: 0,
+        failed_connect_reasons: if connects > 0 {
+            all.failed_connect_reasons.clone()
+        } else {
+            Default::default()
+        },
+    }
+}
+
 /// The slope of `y` against the levels' connections.
 fn slope(held: &[&PopulationLevel], y: impl Fn(&PopulationLevel) -> Option<f64>) -> Option<f64> {
     let points: Option<Vec<(f64, f64)>> = held.iter().map(|l| Some((l.connections, y(l)?))).collect();
@@ -159,7 +188,7 @@ pub fn population(inputs: &Inputs, ending: &Ending) -> Population {
 mod tests {
     use super::*;
     use hdrhistogram::Histogram;
-    use wscbench_results::{ErrorCounts, Outcome};
+    use wscbench_results::Outcome;
 
     const START: u64 = 1_700_000_000_000;
 
@@ -311,6 +340,35 @@ mod tests {
         assert!(p.mem_bytes_per_user.is_some());
         let cpu = p.cpu_ms_per_s_per_1k_users.unwrap();
         assert!((cpu - 29.2).abs() < 0.1, "7 ms/s over 240 users: {cpu}");
+    }
+
+    #[test]
+    fn closes_that_go_wrong_at_the_leave_after_the_last_hold_are_not_the_limit() {
+        let (_, holds) = zig_smoke();
+        let period = |from_s: u64, connect_errors: u64, abnormal_closes: u64| MergedWindow {
+            from_ms: START + from_s * 1000,
+            to_ms: START + (from_s + 1) * 1000,
+            counters: crate::native::NativeCounters {
+                connect_errors,
+                abnormal_closes,
+                ..Default::default()
+            },
+            ..hold(0, from_s, from_s + 1, 1, 1)
+        };
+        let all = ErrorCounts {
+            failed_connects: 3,
+            abnormal_closes: 2_541,
+            script_errors: 2_541,
+            failed_connect_reasons: [("refused".to_string(), 3)].into(),
+        };
+        // 3 refused connects at 5 s (the second level's ramp), 2,541 abnormal closes at the
+        // leave, 12 s in and after.
+        let periods = [period(5, 3, 0), period(12, 0, 2_000), period(14, 0, 541)];
+        let during = errors_while_held(&periods, &holds, &all);
+        assert_eq!((during.failed_connects, during.abnormal_closes), (3, 0));
+        assert_eq!(during.failed_connect_reasons["refused"], 3);
+        let quiet = errors_while_held(&periods[1..], &holds, &all);
+        assert_eq!(quiet.total(), 0);
     }
 
     #[test]

@@ -229,9 +229,14 @@ pub(super) async fn run_point<E: Engine>(
         } else {
             let shape = crate::scenarios::PopulationShape::with_params(plan.mode, point.params);
             let levels = shape.levels();
-            let holds = match &native {
-                Some(Ok(merged)) => merged.steps.as_slice(),
-                _ => &[],
+            let (holds, periods) = match &native {
+                Some(Ok(merged)) => (merged.steps.as_slice(), merged.periods.as_slice()),
+                _ => (&[][..], &[][..]),
+            };
+            let during = crate::population::errors_while_held(periods, holds, &result.errors);
+            let ending = crate::idle::Ending {
+                errors: Some(&during),
+                ..ending
             };
             result.population = Some(crate::population::population(
                 &crate::population::Inputs {
