@@ -31,6 +31,7 @@
 #![warn(missing_docs)]
 
 pub mod capacity;
+mod certainty;
 pub mod compare;
 pub mod conformance;
 mod curve;

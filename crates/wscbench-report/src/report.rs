@@ -100,6 +100,7 @@ impl Report {
             crate::summary::summary_table(&decisions),
             crate::summary::rank_stability_table(&all),
             crate::rounds::machine_speed_table(results),
+            crate::certainty::certainty_table(&all, results),
         ];
         // The headline: what a delivery costs at loads the machine can answer.
         tables.extend(crate::curve_table::curve_tables(&all));

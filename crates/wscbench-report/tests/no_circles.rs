@@ -103,9 +103,10 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// The modules that build tables from results; the assembler calls them all.
-const BUILDERS: [&str; 11] = [
+const BUILDERS: [&str; 12] = [
     "idle_cost",
     "capacity",
+    "certainty",
     "curve_table",
     "knobs",
     "rooms",
