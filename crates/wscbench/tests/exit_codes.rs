@@ -150,6 +150,23 @@ fn every_usage_error_of_run_exits_2_with_one_line_before_any_engine_is_asked() {
             &["--server", "profile-b/go", "--max-duration", "1m"][..],
             "more than --max-duration",
         ),
+        // The population's knobs out of range, and a population the host cannot hold.
+        (
+            &["--scenario", "population", "--sweep", "room-size=0"][..],
+            "not a whole number of at least 2",
+        ),
+        (
+            &["--scenario", "population", "--sweep", "ping-s=0"][..],
+            "not a positive number of seconds",
+        ),
+        (
+            &["--scenario", "population", "--sweep", "churn=101"][..],
+            "not a percentage from 0 to 100",
+        ),
+        (
+            &["--scenario", "population", "--sweep", "users=30000"][..],
+            "a population of 30000 users cannot run on this machine",
+        ),
     ] {
         let results = tempfile::tempdir().unwrap();
         let out = wscbench()
