@@ -40,7 +40,7 @@ const usage =
     \\usage: wsc-zig [--host ADDR] [--port PORT] [--duration SECONDS]
     \\               [--sched batch|other] [--write-coalesce-ms MS]
     \\               [--write-coalesce-max-ms MS] [--flood-rate MESSAGES_PER_S]
-    \\               [--no-utf8-check]
+    \\               [--no-utf8-check] [--one-thread]
     \\
 ;
 
@@ -58,6 +58,9 @@ const Options = struct {
     flood_rate: u64 = 0,
     /// Text messages are checked for UTF-8 unless `--no-utf8-check`.
     check_utf8: bool = true,
+    /// One thread per WebSocket, reading and writing (`--one-thread`),
+    /// instead of a reader and a writer.
+    one_thread: bool = false,
 };
 
 /// Why this server refuses a transport flag the others take: what its
@@ -93,6 +96,10 @@ fn parseOptions(args: std.process.Args) !Options {
             o.check_utf8 = false;
             continue;
         }
+        if (std.mem.eql(u8, name, "--one-thread")) {
+            o.one_thread = true;
+            continue;
+        }
         const v = value orelse it.next() orelse return error.MissingValue;
         if (std.mem.eql(u8, name, "--host")) {
             o.host = v;
@@ -124,6 +131,7 @@ const App = struct {
     stats: Stats = .{},
     hub: Hub,
     started: Io.Timestamp,
+    threads: Client.Threads,
 
     fn uptimeMs(app: *const App) u64 {
         const d = app.started.durationTo(Io.Clock.awake.now(app.io));
@@ -191,6 +199,7 @@ pub fn main(init: std.process.Init) !void {
         .gpa = init.gpa,
         .hub = undefined,
         .started = Io.Clock.awake.now(io),
+        .threads = if (opts.one_thread) .one else .{ .reader_and_writer = writer_stack_bytes },
     };
     app.hub = .init(io, init.gpa, &app.stats);
 
@@ -275,7 +284,7 @@ fn serveConnection(app: *App, stream: net.Stream) void {
             };
             var ws = req.respondWebSocket(.{ .key = key }) catch return;
             ws.flush() catch return;
-            c.run(ws, &app.hub, &app.stats, writer_stack_bytes);
+            c.run(ws, &app.hub, &app.stats, app.threads);
             return;
         } else if (std.mem.eql(u8, path, "/health")) {
             req.respond("ok", .{}) catch return;
