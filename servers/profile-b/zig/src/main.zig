@@ -169,6 +169,24 @@ fn installSignalHandlers() void {
     std.posix.sigaction(.INT, &act, null);
 }
 
+/// The one-thread model's wake-up (`client.wake_signal`): a handler that
+/// does nothing, so that the signal ends a connection's ppoll, and blocked
+/// in this thread before any other starts, so that every thread inherits
+/// the block and receives it only inside its ppoll.
+fn installWakeSignal() void {
+    const act: std.posix.Sigaction = .{
+        .handler = .{ .handler = onWake },
+        .mask = std.posix.sigemptyset(),
+        .flags = 0,
+    };
+    std.posix.sigaction(client.wake_signal, &act, null);
+    var block = std.posix.sigemptyset();
+    std.posix.sigaddset(&block, client.wake_signal);
+    std.posix.sigprocmask(linux.SIG.BLOCK, &block, null);
+}
+
+fn onWake(_: std.posix.SIG) callconv(.c) void {}
+
 /// Puts the process (and so every thread it starts later) under SCHED_BATCH.
 /// A broadcast wakes one writer thread per recipient; under the default
 /// policy each woken writer may preempt the broadcaster on the spot, which
@@ -204,6 +222,7 @@ pub fn main(init: std.process.Init) !void {
     app.hub = .init(io, init.gpa, &app.stats);
 
     installSignalHandlers();
+    if (opts.one_thread) installWakeSignal();
     if (opts.sched_batch) useBatchScheduling();
     client.write_coalesce = .fromMilliseconds(opts.write_coalesce_ms);
     client.check_utf8 = opts.check_utf8;
