@@ -89,7 +89,7 @@ const rate_window: Io.Duration = .fromMilliseconds(100);
 const read_buffer_bytes = protocol.max_message_bytes;
 /// The writer batches queued frames here and sends them with one syscall.
 const write_buffer_bytes = 4 * 1024;
-/// The most frames the one-thread model writes per batch, once poll(2) has
+/// The most frames the one-thread model writes per batch, once ppoll(2) has
 /// said the socket is writable: the write buffer's worth, which a writable
 /// TCP socket takes without blocking (see `Client.runAlone`).
 const alone_batch_bytes = write_buffer_bytes;
@@ -474,8 +474,8 @@ pub const Client = struct {
         /// The calling thread reads; a writer thread of this stack size
         /// writes (the default).
         reader_and_writer: usize,
-        /// The calling thread does both, waiting in poll(2) for the socket
-        /// or the outbox (`--one-thread`; see `serveAlone`).
+        /// The calling thread does both, waiting in ppoll(2) for the socket
+        /// or the outbox (`--one-thread`; see `runAlone`).
         one,
     };
 
@@ -920,7 +920,7 @@ pub const Client = struct {
     /// instead of two. Frames are read with the same `nextFrame` and written
     /// with the same `Sender` as in the two-thread model. The thread must
     /// never block in a write, or a client that stops reading would also
-    /// stop being read: a batch is written only once poll(2) has said the
+    /// stop being read: a batch is written only once ppoll(2) has said the
     /// socket is writable, and holds at most `alone_batch_bytes` of frames,
     /// so a client that does not read fills its outbox and its messages are
     /// dropped, as with a writer thread blocked in its write. Only a frame
