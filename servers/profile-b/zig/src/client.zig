@@ -15,6 +15,7 @@
 const std = @import("std");
 const Io = std.Io;
 const net = std.Io.net;
+const linux = std.os.linux;
 const WebSocket = std.http.Server.WebSocket;
 
 const protocol = @import("chat").protocol;
@@ -28,6 +29,12 @@ const Room = hub_mod.Room;
 const Membership = hub_mod.Membership;
 
 const log = std.log.scoped(.client);
+
+/// Wakes a one-thread connection from ppoll(2) (see `Outbox.wake_tid`).
+/// Blocked in every thread (main blocks it before starting any) except
+/// inside that ppoll, so one sent meanwhile stays pending and ends the next
+/// ppoll at once. Its handler does nothing. std's `Io.Threaded` uses SIGIO.
+pub const wake_signal: linux.SIG = .USR1;
 
 /// Messages waiting for one connection's writer; when full, more are dropped.
 pub const outbox_capacity = 256;
@@ -82,6 +89,10 @@ const rate_window: Io.Duration = .fromMilliseconds(100);
 const read_buffer_bytes = protocol.max_message_bytes;
 /// The writer batches queued frames here and sends them with one syscall.
 const write_buffer_bytes = 4 * 1024;
+/// The most frames the one-thread model writes per batch, once ppoll(2) has
+/// said the socket is writable: the write buffer's worth, which a writable
+/// TCP socket takes without blocking (see `Client.runAlone`).
+const alone_batch_bytes = write_buffer_bytes;
 /// Parse scratch on the reader's stack; larger needs go to the heap.
 const small_scratch_bytes = 512;
 
@@ -158,6 +169,15 @@ pub const Outbox = struct {
     /// Pushes in progress, so that `close` can wait them out before it frees
     /// what is queued.
     pushing: std.atomic.Value(u32) = .init(0),
+    /// In the one-thread model the connection's thread sleeps in ppoll(2) on
+    /// its socket, not on `wake`: a push interrupts it with `wake_signal`
+    /// sent to this thread id (0: two threads), and only when the thread has
+    /// `armed` the outbox before sleeping, so a busy connection costs no
+    /// syscall per message. A signal rather than an eventfd, because a file
+    /// descriptor more per connection would halve the connections a file
+    /// limit allows (the benchmark gives a server one per user plus 1,024).
+    wake_tid: linux.pid_t = 0,
+    armed: std.atomic.Value(bool) = .init(false),
 
     pub const Push = enum { queued, full, closed };
 
@@ -175,18 +195,33 @@ pub const Outbox = struct {
         // The writer empties slot `t` before it moves `head` past `t - capacity`,
         // and the check above saw that move.
         @atomicStore(?*Message, &o.ring[t % outbox_capacity], m, .release);
-        o.wake.set(io);
+        o.notify(io);
         return .queued;
     }
 
     pub fn requestClose(o: *Outbox, io: Io, code: u16) void {
         _ = o.close_code.cmpxchgStrong(0, code, .release, .monotonic);
-        o.wake.set(io);
+        o.notify(io);
     }
 
     pub fn requestAbandon(o: *Outbox, io: Io) void {
         o.abandon.store(true, .release);
+        o.notify(io);
+    }
+
+    fn notify(o: *Outbox, io: Io) void {
         o.wake.set(io);
+        if (o.wake_tid != 0 and o.armed.swap(false, .seq_cst)) _ = linux.tkill(o.wake_tid, wake_signal);
+    }
+
+    /// One-thread model: called before the thread sleeps in ppoll(2). False
+    /// when something is already waiting (then it must not sleep); otherwise
+    /// the next push, close or abandon request signals `wake_tid`.
+    fn arm(o: *Outbox) bool {
+        o.armed.store(true, .seq_cst);
+        if (!o.pending()) return true;
+        o.armed.store(false, .monotonic);
+        return false;
     }
 
     pub const Batch = struct {
@@ -220,14 +255,36 @@ pub const Outbox = struct {
         }
     }
 
+    /// One-thread model: takes, without waiting, what is queued up to about
+    /// `max_bytes` of frames (always at least one message). The close
+    /// request comes only with the batch that empties the ring.
+    pub fn takeReady(o: *Outbox, out: *[outbox_capacity]*Message, max_bytes: usize) Batch {
+        const code = o.close_code.load(.acquire);
+        const abandon = o.abandon.load(.acquire);
+        const messages = o.drainUpTo(out, max_bytes);
+        const emptied = @atomicLoad(?*Message, &o.ring[o.head.raw % outbox_capacity], .acquire) == null;
+        return .{
+            .messages = messages,
+            .close_code = if (code == 0 or !emptied) null else code,
+            .abandon = abandon,
+        };
+    }
+
     /// Takes the messages stored so far, in order, up to the first slot
     /// whose pusher has not stored yet (its push sets `wake` when it has).
     fn drain(o: *Outbox, out: *[outbox_capacity]*Message) []*Message {
+        return o.drainUpTo(out, std.math.maxInt(usize));
+    }
+
+    fn drainUpTo(o: *Outbox, out: *[outbox_capacity]*Message, max_bytes: usize) []*Message {
         var h = o.head.raw;
         var n: usize = 0;
+        var bytes: usize = 0;
         while (n < outbox_capacity) : (n += 1) {
             const slot = &o.ring[h % outbox_capacity];
             const m = @atomicLoad(?*Message, slot, .acquire) orelse break;
+            bytes +|= frameBytes(m.len);
+            if (n > 0 and bytes > max_bytes) break;
             @atomicStore(?*Message, slot, null, .monotonic);
             out[n] = m;
             h +%= 1;
@@ -412,10 +469,20 @@ pub const Client = struct {
         unreachable;
     }
 
+    /// How an upgraded connection is served.
+    pub const Threads = union(enum) {
+        /// The calling thread reads; a writer thread of this stack size
+        /// writes (the default).
+        reader_and_writer: usize,
+        /// The calling thread does both, waiting in ppoll(2) for the socket
+        /// or the outbox (`--one-thread`; see `runAlone`).
+        one,
+    };
+
     /// Serves an upgraded connection until it closes, on the calling thread
-    /// (the reader), with a writer thread of its own. Returns once both are
-    /// done; the caller then destroys the client.
-    pub fn run(c: *Client, ws: WebSocket, hub: *Hub, stats: *Stats, writer_stack_bytes: usize) void {
+    /// (the reader), with a writer thread of its own or alone (`threads`).
+    /// Returns once both are done; the caller then destroys the client.
+    pub fn run(c: *Client, ws: WebSocket, hub: *Hub, stats: *Stats, threads: Threads) void {
         c.hub = hub;
         c.stats = stats;
         c.ws = ws;
@@ -429,6 +496,10 @@ pub const Client = struct {
         c.room_count = 0;
         c.user_len = 0;
 
+        const writer_stack_bytes = switch (threads) {
+            .reader_and_writer => |bytes| bytes,
+            .one => return c.runAlone(),
+        };
         const writer_thread = std.Thread.spawn(.{ .stack_size = writer_stack_bytes }, writeLoop, .{c}) catch |err| {
             log.err("cannot start a writer thread: {t}", .{err});
             return;
@@ -556,55 +627,76 @@ pub const Client = struct {
         // it are ignored while waiting for the peer's close frame.
         var closing = false;
         while (true) {
-            const frame = c.nextFrame() catch |err| switch (err) {
-                error.Gone => return true,
-                error.ProtocolError, error.InvalidPayload => |e| {
-                    c.requestClose(close_payload.failWith(e));
-                    return false;
-                },
-            };
-            switch (frame) {
-                .close => |code| {
-                    // Answer with the peer's code, as RFC 6455 suggests
-                    // (close_payload.code has refused every code that may not be sent).
-                    c.hub.leaveAll(c);
-                    c.requestClose(code orelse 1000);
-                    return false;
-                },
-                .oversize => |skip| {
-                    if (!closing) {
-                        closing = true;
-                        c.hub.leaveAll(c);
-                        c.requestClose(1009);
-                    }
-                    c.ws.input.discardAll64(skip) catch return true;
-                },
-                .fragment => {},
-                .message => |msg| switch (msg.opcode) {
-                    .ping => c.sendControl(.pong, msg.data),
-                    .text => if (!closing) {
-                        // RFC 6455 section 8.1: a text message that is not
-                        // UTF-8 MUST fail the connection. std reads frames
-                        // and leaves the payload unchecked.
-                        if (check_utf8 and !std.unicode.utf8ValidateSlice(msg.data)) {
-                            c.requestClose(1007);
-                            return false;
-                        }
-                        c.stats.inc("frames_in");
-                        if (c.handleText(msg.data) == .leave) {
-                            closing = true;
-                            c.hub.leaveAll(c);
-                            c.requestClose(1000);
-                        }
-                    },
-                    .binary => if (!closing) {
-                        c.stats.inc("frames_in");
-                        c.stats.inc("malformed");
-                    },
-                    else => {},
-                },
+            switch (c.readFrame(&closing)) {
+                .more => {},
+                .skip => |n| c.ws.input.discardAll64(n) catch return true,
+                .done => |peer_gone| return peer_gone,
             }
         }
+    }
+
+    const ReadStep = union(enum) {
+        /// Go on reading.
+        more,
+        /// An oversize frame: the close is asked for, and this many bytes are
+        /// to be discarded before the next frame.
+        skip: u64,
+        /// The reading is over; true if the peer went away without a close
+        /// handshake, so nothing more should be written.
+        done: bool,
+    };
+
+    /// Reads one frame and acts on it.
+    fn readFrame(c: *Client, closing: *bool) ReadStep {
+        const frame = c.nextFrame() catch |err| switch (err) {
+            error.Gone => return .{ .done = true },
+            error.ProtocolError, error.InvalidPayload => |e| {
+                c.requestClose(close_payload.failWith(e));
+                return .{ .done = false };
+            },
+        };
+        switch (frame) {
+            .close => |code| {
+                // Answer with the peer's code, as RFC 6455 suggests
+                // (close_payload.code has refused every code that may not be sent).
+                c.hub.leaveAll(c);
+                c.requestClose(code orelse 1000);
+                return .{ .done = false };
+            },
+            .oversize => |skip| {
+                if (!closing.*) {
+                    closing.* = true;
+                    c.hub.leaveAll(c);
+                    c.requestClose(1009);
+                }
+                return .{ .skip = skip };
+            },
+            .fragment => {},
+            .message => |msg| switch (msg.opcode) {
+                .ping => c.sendControl(.pong, msg.data),
+                .text => if (!closing.*) {
+                    // RFC 6455 section 8.1: a text message that is not
+                    // UTF-8 MUST fail the connection. std reads frames
+                    // and leaves the payload unchecked.
+                    if (check_utf8 and !std.unicode.utf8ValidateSlice(msg.data)) {
+                        c.requestClose(1007);
+                        return .{ .done = false };
+                    }
+                    c.stats.inc("frames_in");
+                    if (c.handleText(msg.data) == .leave) {
+                        closing.* = true;
+                        c.hub.leaveAll(c);
+                        c.requestClose(1000);
+                    }
+                },
+                .binary => if (!closing.*) {
+                    c.stats.inc("frames_in");
+                    c.stats.inc("malformed");
+                },
+                else => {},
+            },
+        }
+        return .more;
     }
 
     fn handleText(c: *Client, payload: []const u8) enum { stay, leave } {
@@ -696,19 +788,80 @@ pub const Client = struct {
     fn writeLoop(c: *Client) void {
         const io = c.io;
         var batch: [outbox_capacity]*Message = undefined;
-        var next_ping = Io.Clock.awake.now(io).addDuration(ping_period);
+        var sender: Sender = .init(io);
         var failed = false;
-        var last_send: Io.Timestamp = .zero;
-        var pause = write_coalesce;
-        // Messages sent in the current rate window, and the last window's rate.
-        var window_start = Io.Clock.awake.now(io);
-        var window_count: u64 = 0;
-        var rate: u64 = 0;
-        while (!failed) {
-            const idle_deadline: Io.Timestamp = .{ .nanoseconds = c.in.last_read_ns.load(.monotonic) + idle_timeout.nanoseconds };
-            const wake: Io.Clock.Timestamp = .{ .raw = if (next_ping.nanoseconds < idle_deadline.nanoseconds) next_ping else idle_deadline, .clock = .awake };
-            const got = c.outbox.take(io, wake, &batch);
+        while (true) {
+            const got = c.outbox.take(io, sender.wakeAt(c), &batch);
+            switch (sender.send(c, got)) {
+                .failed => {
+                    failed = true;
+                    break;
+                },
+                .abandoned => break,
+                .sent => |pause| if (pause.nanoseconds > 0) io.sleep(pause, .awake) catch {},
+            }
+            if (got.close_code) |code| {
+                const wait = c.sendClose(code) catch {
+                    failed = true;
+                    break;
+                };
+                // Give the peer time to answer; the reader finishes when its
+                // close frame (or EOF) arrives.
+                c.reader_done.waitTimeout(io, .{ .deadline = .fromNow(io, .{ .raw = wait, .clock = .awake }) }) catch c.cutTcp();
+                break;
+            }
+        }
+        if (failed) c.cutTcp();
+        c.outbox.close(io, c.gpa);
+        c.writer_done.set(io);
+    }
 
+    /// Sends the close frame; returns how long to wait for the peer's.
+    fn sendClose(c: *Client, code: u16) Io.Writer.Error!Io.Duration {
+        var payload: [2]u8 = undefined;
+        std.mem.writeInt(u16, &payload, code, .big);
+        try c.ws.writeMessage(&payload, .connection_close);
+        return if (code == 1001) going_away_timeout else close_timeout;
+    }
+
+    /// The writer's side of a connection between batches: pings, the idle
+    /// rule and the pacing of busy connections. Used by the writer thread and
+    /// by the one-thread model alike.
+    const Sender = struct {
+        next_ping: Io.Timestamp,
+        last_send: Io.Timestamp = .zero,
+        pause: Io.Duration,
+        // Messages sent in the current rate window, and the last window's rate.
+        window_start: Io.Timestamp,
+        window_count: u64 = 0,
+        rate: u64 = 0,
+
+        fn init(io: Io) Sender {
+            const now = Io.Clock.awake.now(io);
+            return .{ .next_ping = now.addDuration(ping_period), .pause = write_coalesce, .window_start = now };
+        }
+
+        /// When the writer must wake even if nothing is queued: the next
+        /// ping or the idle deadline, whichever is first.
+        fn wakeAt(s: *const Sender, c: *Client) Io.Clock.Timestamp {
+            const idle_deadline: Io.Timestamp = .{ .nanoseconds = c.in.last_read_ns.load(.monotonic) + idle_timeout.nanoseconds };
+            return .{ .raw = if (s.next_ping.nanoseconds < idle_deadline.nanoseconds) s.next_ping else idle_deadline, .clock = .awake };
+        }
+
+        const Sent = union(enum) {
+            /// The socket failed, or the connection is idle: cut it.
+            failed,
+            /// The peer is gone: nothing was written.
+            abandoned,
+            /// Written and flushed; the pause to take before the next batch
+            /// (0: none).
+            sent: Io.Duration,
+        };
+
+        /// Writes a batch (and a ping when one is due) with one flush, and
+        /// releases the batch's messages. The close frame is the caller's.
+        fn send(s: *Sender, c: *Client, got: Outbox.Batch) Sent {
+            var failed = false;
             var chats: u64 = 0;
             var bytes: u64 = 0; // frames as they go to the socket (no TLS, no compression here)
             for (got.messages) |m| {
@@ -721,64 +874,211 @@ pub const Client = struct {
                 }
                 m.release(c.gpa, 1);
             }
-            if (failed or got.abandon) break;
+            if (failed) return .failed;
+            if (got.abandon) return .abandoned;
 
-            const now = Io.Clock.awake.now(io);
+            const now = Io.Clock.awake.now(c.io);
             const last_read = c.in.last_read_ns.load(.monotonic);
             if (now.nanoseconds - last_read >= idle_timeout.nanoseconds) {
                 log.info("closing a connection idle for {d} s", .{@divTrunc(now.nanoseconds - last_read, std.time.ns_per_s)});
-                failed = true;
-                break;
+                return .failed;
             }
-            if (now.nanoseconds >= next_ping.nanoseconds) {
-                c.ws.writeMessageUnflushed("", .ping) catch {
-                    failed = true;
-                    break;
-                };
+            if (now.nanoseconds >= s.next_ping.nanoseconds) {
+                c.ws.writeMessageUnflushed("", .ping) catch return .failed;
                 bytes += frameBytes(0);
-                next_ping = now.addDuration(ping_period);
+                s.next_ping = now.addDuration(ping_period);
             }
-            c.ws.flush() catch {
-                failed = true;
-                break;
-            };
+            c.ws.flush() catch return .failed;
             c.stats.add("deliveries", chats);
             c.stats.add("bytes_written", bytes);
+            var pause: Io.Duration = .zero;
             if (got.messages.len > 0) {
                 const busy = got.messages.len > 1 or
-                    now.nanoseconds - last_send.nanoseconds < write_coalesce.nanoseconds;
-                last_send = now;
-                window_count += got.messages.len;
-                const elapsed: u64 = @intCast(@max(1, now.nanoseconds - window_start.nanoseconds));
+                    now.nanoseconds - s.last_send.nanoseconds < write_coalesce.nanoseconds;
+                s.last_send = now;
+                s.window_count += got.messages.len;
+                const elapsed: u64 = @intCast(@max(1, now.nanoseconds - s.window_start.nanoseconds));
                 if (elapsed >= rate_window.nanoseconds) {
-                    rate = window_count * std.time.ns_per_s / elapsed;
-                    window_start = now;
-                    window_count = 0;
+                    s.rate = s.window_count * std.time.ns_per_s / elapsed;
+                    s.window_start = now;
+                    s.window_count = 0;
                 }
-                if (busy and got.close_code == null and pause.nanoseconds > 0) io.sleep(pause, .awake) catch {};
-                pause = if (got.messages.len > 1 and rate >= flood_rate)
-                    .{ .nanoseconds = @min(pause.nanoseconds * 2, write_coalesce_max.nanoseconds) }
+                if (busy and got.close_code == null and s.pause.nanoseconds > 0) pause = s.pause;
+                s.pause = if (got.messages.len > 1 and s.rate >= flood_rate)
+                    .{ .nanoseconds = @min(s.pause.nanoseconds * 2, write_coalesce_max.nanoseconds) }
                 else
                     write_coalesce;
             }
+            return .{ .sent = pause };
+        }
+    };
 
-            if (got.close_code) |code| {
-                var payload: [2]u8 = undefined;
-                std.mem.writeInt(u16, &payload, code, .big);
-                c.ws.writeMessage(&payload, .connection_close) catch {
-                    failed = true;
-                    break;
-                };
-                // Give the peer time to answer; the reader finishes when its
-                // close frame (or EOF) arrives.
-                const wait = if (code == 1001) going_away_timeout else close_timeout;
-                c.reader_done.waitTimeout(io, .{ .deadline = .fromNow(io, .{ .raw = wait, .clock = .awake }) }) catch c.cutTcp();
+    /// The one-thread model (`--one-thread`): the connection's one thread
+    /// reads and writes, sleeping in ppoll(2) on the socket until it is
+    /// ready, a push to the outbox signals the thread (`wake_signal`), or the
+    /// next ping, idle deadline or pacing pause is due. One kernel task per connection
+    /// instead of two. Frames are read with the same `nextFrame` and written
+    /// with the same `Sender` as in the two-thread model. The thread must
+    /// never block in a write, or a client that stops reading would also
+    /// stop being read: a batch is written only once ppoll(2) has said the
+    /// socket is writable, and holds at most `alone_batch_bytes` of frames,
+    /// so a client that does not read fills its outbox and its messages are
+    /// dropped, as with a writer thread blocked in its write. Only a frame
+    /// whose header and payload would not fit the read buffer together
+    /// (payload over 4082 bytes) is read to its end in a blocking read.
+    fn runAlone(c: *Client) void {
+        const io = c.io;
+        // The thread's mask with `wake_signal` let through, for ppoll.
+        var wait_mask: linux.sigset_t = undefined;
+        _ = linux.sigprocmask(linux.SIG.BLOCK, null, &wait_mask);
+        linux.sigdelset(&wait_mask, wake_signal);
+        c.outbox.wake_tid = linux.gettid();
+        c.stats.inc("connections_total");
+        c.stats.inc("connections_current");
+        c.hub.register(c);
+
+        var batch: [outbox_capacity]*Message = undefined;
+        var sender: Sender = .init(io);
+        var closing = false;
+        var reading = true;
+        var peer_gone = false;
+        var failed = false;
+        // Poll(2) said the socket can take a batch; cleared by each batch.
+        var writable = true;
+        // Bytes of an oversize frame still to discard.
+        var skip: u64 = 0;
+        // No batch is taken before this (the pacing pause of a busy connection).
+        var write_after: i64 = 0;
+        // Once this side's close frame is sent: when to stop waiting for the peer's.
+        var close_by: ?i64 = null;
+        while (true) {
+            // Every frame already buffered, without blocking.
+            while (reading) {
+                const in = c.ws.input;
+                if (skip > 0) {
+                    const n: usize = @intCast(@min(skip, in.bufferedLen()));
+                    in.toss(n);
+                    skip -= n;
+                    if (skip > 0) break;
+                }
+                if (!c.frameBuffered()) break;
+                switch (c.readFrame(&closing)) {
+                    .more => {},
+                    .skip => |n| skip = n,
+                    .done => |gone| {
+                        reading = false;
+                        peer_gone = gone;
+                        c.hub.leaveAll(c);
+                    },
+                }
+            }
+            if (peer_gone) break;
+            if (!reading and close_by != null) break; // the peer answered our close
+
+            var now = nowNs(io);
+            const idle_at = c.in.last_read_ns.load(.monotonic) + @as(i64, @intCast(idle_timeout.nanoseconds));
+            if (now >= idle_at) {
+                log.info("closing a connection idle for {d} s", .{@divTrunc(now - c.in.last_read_ns.load(.monotonic), std.time.ns_per_s)});
+                failed = true;
                 break;
             }
+            var wake_at: i64 = @intCast(sender.wakeAt(c).raw.nanoseconds);
+            if (close_by == null and now >= write_after and writable and (c.outbox.pending() or now >= wake_at)) {
+                const got = c.outbox.takeReady(&batch, alone_batch_bytes);
+                switch (sender.send(c, got)) {
+                    .failed => {
+                        failed = true;
+                        break;
+                    },
+                    .abandoned => break,
+                    .sent => |pause| if (pause.nanoseconds > 0) {
+                        write_after = nowNs(io) + @as(i64, @intCast(pause.nanoseconds));
+                    },
+                }
+                if (got.close_code) |code| {
+                    const wait = c.sendClose(code) catch {
+                        failed = true;
+                        break;
+                    };
+                    if (!reading) break; // this was the answer to the peer's close
+                    close_by = nowNs(io) + @as(i64, @intCast(wait.nanoseconds));
+                }
+                writable = false;
+                now = nowNs(io);
+                wake_at = @intCast(sender.wakeAt(c).raw.nanoseconds);
+            }
+            if (close_by) |t| if (now >= t) {
+                failed = true;
+                break;
+            };
+
+            // Sleep until the socket, a push or a deadline wakes us.
+            var deadline = wake_at;
+            var watch_writable = false;
+            if (close_by) |t| {
+                deadline = t;
+            } else if (now < write_after) {
+                if (c.outbox.pending() or !c.outbox.arm()) deadline = @min(deadline, write_after);
+            } else if (c.outbox.pending() or now >= wake_at) {
+                if (writable) continue; // queued since the look above
+                watch_writable = true;
+                deadline = idle_at;
+            } else {
+                if (!c.outbox.arm()) continue; // queued since the look above
+            }
+            var events: i16 = 0;
+            if (reading) events |= linux.POLL.IN;
+            if (watch_writable) events |= linux.POLL.OUT;
+            var fds = [1]linux.pollfd{
+                .{ .fd = if (events != 0) c.stream.socket.handle else -1, .events = events, .revents = 0 },
+            };
+            const wait_ns = @max(0, deadline - now);
+            var timeout: linux.timespec = .{ .sec = @divFloor(wait_ns, std.time.ns_per_s), .nsec = @mod(wait_ns, std.time.ns_per_s) };
+            // Only an armed outbox sends the signal; one left pending by an
+            // earlier push ends this wait at once, which is harmless.
+            const rc = linux.ppoll(&fds, fds.len, &timeout, &wait_mask);
+            c.outbox.armed.store(false, .monotonic);
+            if (linux.errno(rc) != .SUCCESS) continue; // EINTR: woken by a push
+            const sock = fds[0].revents;
+            if (sock & (linux.POLL.OUT | linux.POLL.ERR | linux.POLL.HUP) != 0) writable = true;
+            if (reading and sock & (linux.POLL.IN | linux.POLL.ERR | linux.POLL.HUP) != 0) {
+                c.ws.input.fillMore() catch {
+                    reading = false;
+                    peer_gone = true;
+                    c.hub.leaveAll(c);
+                };
+            }
         }
-        if (failed) c.cutTcp();
+        if (peer_gone or failed) c.cutTcp();
+        c.hub.leaveAll(c);
+        c.hub.unregister(c);
         c.outbox.close(io, c.gpa);
-        c.writer_done.set(io);
+        c.stats.dec("connections_current");
+    }
+
+    /// Whether the read buffer holds a whole frame, so that `nextFrame` will
+    /// not block: or at least as much of one as `nextFrame` needs to reject
+    /// it, or a frame too big to fit with its header (read blocking).
+    fn frameBuffered(c: *Client) bool {
+        const b = c.ws.input.buffered();
+        if (b.len < 2) return false;
+        const h0: WebSocket.Header0 = @bitCast(b[0]);
+        const h1: WebSocket.Header1 = @bitCast(b[1]);
+        if (!h1.mask or h0.rsv1 != 0 or h0.rsv2 != 0 or h0.rsv3 != 0) return true;
+        const ext: usize = switch (h1.payload_len) {
+            .len16 => 2,
+            .len64 => 8,
+            else => 0,
+        };
+        const head = 2 + ext + 4;
+        if (b.len < head) return false;
+        const len: u64 = switch (h1.payload_len) {
+            .len16 => std.mem.readInt(u16, b[2..4], .big),
+            .len64 => std.mem.readInt(u64, b[2..10], .big),
+            else => @intFromEnum(h1.payload_len),
+        };
+        if (len > protocol.max_message_bytes) return true; // oversize: the header is enough
+        return b.len >= head + len or head + len > c.read_buffer.len;
     }
 };
 
@@ -842,6 +1142,59 @@ test "a close request wakes the writer and keeps the first code" {
     o.requestClose(io, 1001);
     var out: [outbox_capacity]*Message = undefined;
     try testing.expectEqual(@as(?u16, 1009), o.take(io, null, &out).close_code);
+}
+
+test "the one-thread model takes a byte budget at a time, and the close request with the last batch" {
+    const io = testing.io;
+    var o: Outbox = .{};
+    for (0..3) |i| {
+        const m = try Message.create(testing.allocator, .text, false, 1000);
+        m.bytes()[0] = @intCast(i);
+        _ = o.push(io, m);
+    }
+    o.requestClose(io, 1000);
+    var out: [outbox_capacity]*Message = undefined;
+    const first = o.takeReady(&out, 2100);
+    try testing.expectEqual(@as(usize, 2), first.messages.len);
+    try testing.expectEqual(@as(?u16, null), first.close_code);
+    for (first.messages) |m| m.release(testing.allocator, 1);
+    const second = o.takeReady(&out, 10);
+    try testing.expectEqual(@as(usize, 1), second.messages.len);
+    try testing.expectEqual(@as(u8, 2), second.messages[0].bytes()[0]);
+    try testing.expectEqual(@as(?u16, 1000), second.close_code);
+    for (second.messages) |m| m.release(testing.allocator, 1);
+}
+
+fn ignoreSignal(_: std.posix.SIG) callconv(.c) void {}
+
+test "an armed outbox signals its thread on the next push, and only then" {
+    const io = testing.io;
+    const act: std.posix.Sigaction = .{ .handler = .{ .handler = ignoreSignal }, .mask = std.posix.sigemptyset(), .flags = 0 };
+    var old_act: std.posix.Sigaction = undefined;
+    std.posix.sigaction(wake_signal, &act, &old_act);
+    defer std.posix.sigaction(wake_signal, &old_act, null);
+    var block = linux.sigemptyset();
+    linux.sigaddset(&block, wake_signal);
+    var old_mask: linux.sigset_t = undefined;
+    _ = linux.sigprocmask(linux.SIG.BLOCK, &block, &old_mask);
+    defer _ = linux.sigprocmask(linux.SIG.SETMASK, &old_mask, null);
+    var wait_mask = old_mask;
+    linux.sigdelset(&wait_mask, wake_signal);
+    var none: [0]linux.pollfd = .{};
+    var zero: linux.timespec = .{ .sec = 0, .nsec = 0 };
+
+    var o: Outbox = .{ .wake_tid = linux.gettid() };
+    _ = o.push(io, try testMessage(1)); // not armed: no signal
+    try testing.expectEqual(linux.E.SUCCESS, linux.errno(linux.ppoll(&none, 0, &zero, &wait_mask)));
+    var out: [outbox_capacity]*Message = undefined;
+    for (o.takeReady(&out, 1 << 20).messages) |m| m.release(testing.allocator, 1);
+
+    try testing.expect(o.arm());
+    _ = o.push(io, try testMessage(2));
+    try testing.expect(!o.armed.load(.monotonic));
+    try testing.expectEqual(linux.E.INTR, linux.errno(linux.ppoll(&none, 0, &zero, &wait_mask)));
+    try testing.expect(!o.arm()); // something is queued: do not sleep
+    o.close(io, testing.allocator);
 }
 
 test "a closed outbox refuses pushes and frees what was queued" {

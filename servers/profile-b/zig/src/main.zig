@@ -40,7 +40,7 @@ const usage =
     \\usage: wsc-zig [--host ADDR] [--port PORT] [--duration SECONDS]
     \\               [--sched batch|other] [--write-coalesce-ms MS]
     \\               [--write-coalesce-max-ms MS] [--flood-rate MESSAGES_PER_S]
-    \\               [--no-utf8-check]
+    \\               [--no-utf8-check] [--one-thread]
     \\
 ;
 
@@ -58,6 +58,9 @@ const Options = struct {
     flood_rate: u64 = 0,
     /// Text messages are checked for UTF-8 unless `--no-utf8-check`.
     check_utf8: bool = true,
+    /// One thread per WebSocket, reading and writing (`--one-thread`),
+    /// instead of a reader and a writer.
+    one_thread: bool = false,
 };
 
 /// Why this server refuses a transport flag the others take: what its
@@ -93,6 +96,10 @@ fn parseOptions(args: std.process.Args) !Options {
             o.check_utf8 = false;
             continue;
         }
+        if (std.mem.eql(u8, name, "--one-thread")) {
+            o.one_thread = true;
+            continue;
+        }
         const v = value orelse it.next() orelse return error.MissingValue;
         if (std.mem.eql(u8, name, "--host")) {
             o.host = v;
@@ -124,6 +131,7 @@ const App = struct {
     stats: Stats = .{},
     hub: Hub,
     started: Io.Timestamp,
+    threads: Client.Threads,
 
     fn uptimeMs(app: *const App) u64 {
         const d = app.started.durationTo(Io.Clock.awake.now(app.io));
@@ -161,6 +169,24 @@ fn installSignalHandlers() void {
     std.posix.sigaction(.INT, &act, null);
 }
 
+/// The one-thread model's wake-up (`client.wake_signal`): a handler that
+/// does nothing, so that the signal ends a connection's ppoll, and blocked
+/// in this thread before any other starts, so that every thread inherits
+/// the block and receives it only inside its ppoll.
+fn installWakeSignal() void {
+    const act: std.posix.Sigaction = .{
+        .handler = .{ .handler = onWake },
+        .mask = std.posix.sigemptyset(),
+        .flags = 0,
+    };
+    std.posix.sigaction(client.wake_signal, &act, null);
+    var block = std.posix.sigemptyset();
+    std.posix.sigaddset(&block, client.wake_signal);
+    std.posix.sigprocmask(linux.SIG.BLOCK, &block, null);
+}
+
+fn onWake(_: std.posix.SIG) callconv(.c) void {}
+
 /// Puts the process (and so every thread it starts later) under SCHED_BATCH.
 /// A broadcast wakes one writer thread per recipient; under the default
 /// policy each woken writer may preempt the broadcaster on the spot, which
@@ -191,10 +217,12 @@ pub fn main(init: std.process.Init) !void {
         .gpa = init.gpa,
         .hub = undefined,
         .started = Io.Clock.awake.now(io),
+        .threads = if (opts.one_thread) .one else .{ .reader_and_writer = writer_stack_bytes },
     };
     app.hub = .init(io, init.gpa, &app.stats);
 
     installSignalHandlers();
+    if (opts.one_thread) installWakeSignal();
     if (opts.sched_batch) useBatchScheduling();
     client.write_coalesce = .fromMilliseconds(opts.write_coalesce_ms);
     client.check_utf8 = opts.check_utf8;
@@ -275,7 +303,7 @@ fn serveConnection(app: *App, stream: net.Stream) void {
             };
             var ws = req.respondWebSocket(.{ .key = key }) catch return;
             ws.flush() catch return;
-            c.run(ws, &app.hub, &app.stats, writer_stack_bytes);
+            c.run(ws, &app.hub, &app.stats, app.threads);
             return;
         } else if (std.mem.eql(u8, path, "/health")) {
             req.respond("ok", .{}) catch return;
