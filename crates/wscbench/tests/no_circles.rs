@@ -1,9 +1,12 @@
 //! Every crate's files import one way: in no crate under `crates/` do two files name each
 //! other, nor do three or more name one another in a ring. When two files need each
-//! other, the shared piece is a third file that both import.
+//! other, the shared piece is a third file that both import. The report keeps one more
+//! rule: only its assembler names the table builders, and its table primitives name none
+//! of them.
 //!
-//! The test lives with the engine, where it began, and reads every crate beside it, so a
-//! new crate is covered the day it is added.
+//! The one test of its kind in the workspace: it lives with the binary, which sits on top
+//! of every other crate, and reads every crate beside it, so a new crate is covered the
+//! day it is added.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -299,7 +302,7 @@ fn no_two_files_of_any_crate_import_each_other() {
     let crates = crates();
     assert!(
         crates.iter().any(|(name, _)| name == "wscbench-engine"),
-        "the crates were not found beside the engine: {crates:?}"
+        "the crates were not found beside the binary's: {crates:?}"
     );
     let mut failures = Vec::new();
     for (name, src) in &crates {
@@ -317,11 +320,71 @@ fn no_two_files_of_any_crate_import_each_other() {
                 found.join("\n  ")
             ),
             (Some(_), true) => failures.push(format!(
-                "crates/{name} has no circle any more: take it off PENDING in tests/no_circles.rs"
+                "crates/{name} has no circle any more: take it off PENDING in crates/wscbench/tests/no_circles.rs"
             )),
         }
     }
     assert!(failures.is_empty(), "\n{}\n", failures.join("\n"));
+}
+
+/// The report's modules that build tables from results; the assembler calls them all.
+const REPORT_BUILDERS: [&str; 11] = [
+    "idle_cost",
+    "capacity",
+    "curve_table",
+    "knobs",
+    "rooms",
+    "rounds",
+    "scenarios",
+    "scorecard",
+    "sizes",
+    "summary",
+    "transports",
+];
+
+/// The report crate's import graph.
+fn report_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let (_, src) = crates()
+        .into_iter()
+        .find(|(name, _)| name == "wscbench-report")
+        .expect("crates/wscbench-report");
+    graph_of(&src)
+}
+
+#[test]
+fn only_the_report_assembler_imports_the_table_builders() {
+    let graph = report_graph();
+    for builder in REPORT_BUILDERS {
+        assert!(graph.contains_key(builder), "no report module {builder}");
+    }
+    let mut strays = Vec::new();
+    for (module, uses) in &graph {
+        // `compare` assembles the other document (two runs side by side) and reads the
+        // rounds' machine-speed indexes.
+        if module.is_empty() || module == "report" || module == "compare" {
+            continue;
+        }
+        for builder in REPORT_BUILDERS.iter().filter(|b| uses.contains(**b)) {
+            strays.push(format!("{module} -> {builder}"));
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "builders imported outside the assembler: {strays:?}"
+    );
+}
+
+#[test]
+fn the_report_table_primitives_import_no_builder_and_no_assembler() {
+    // `rows` names the results a row comes from; the primitives know nothing of results.
+    let graph = report_graph();
+    let wrong: Vec<&String> = graph["table"]
+        .iter()
+        .filter(|m| {
+            m.as_str() == "report" || REPORT_BUILDERS.contains(&m.as_str()) || m.as_str() == "rows"
+        })
+        .collect();
+    assert!(wrong.is_empty(), "table imports {wrong:?}");
 }
 
 #[test]
