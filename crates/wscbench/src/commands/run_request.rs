@@ -493,8 +493,6 @@ fn row_transports(rows: &[Row], transports: &[Transport], external: bool) -> usi
         + usize::from(external)
 }
 
-/// The flag combinations `run` refuses: (refused, the line that says what to change), one
-/// per rule, in the order they are reported.
 /// The scenarios asked for, or the default set; the js load path has no rooms, so its
 /// default is the seed's four shapes.
 fn scenarios_of(args: &RunArgs) -> Vec<Scenario> {
@@ -541,6 +539,8 @@ fn check_host_limits(
     Ok(())
 }
 
+/// The flag combinations `run` refuses: (refused, the line that says what to change), one
+/// per rule, in the order they are reported.
 fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)> {
     let soak_length = args.duration.is_some();
     vec![
