@@ -270,7 +270,7 @@ const CALIBRATION_EACH: std::time::Duration = std::time::Duration::from_secs(1);
 /// after [`RunRequest::check`]; nothing after it reads [`RunArgs`].
 #[derive(Debug)]
 pub struct RunRequest {
-    /// smoke, quick or soak (`--mode`).
+    /// smoke, quick, seed or soak (`--mode`).
     pub mode: Mode,
     /// native or js (`--loadgen`).
     pub load_path: LoadPath,
