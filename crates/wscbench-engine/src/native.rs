@@ -429,12 +429,14 @@ impl NativeCounters {
     }
 
     /// Chats sent late, whatever the cause.
-    pub fn chats_sent_late(&self) -> u64 {
+    #[cfg(test)]
+    fn chats_sent_late(&self) -> u64 {
         self.chats_sent_late_join + self.chats_sent_late_write + self.chats_sent_late_timer
     }
 
     /// Chats never sent, whatever the cause.
-    pub fn chats_missed(&self) -> u64 {
+    #[cfg(test)]
+    fn chats_missed(&self) -> u64 {
         self.chats_missed_join + self.chats_missed_write + self.chats_missed_timer
     }
 
@@ -445,7 +447,8 @@ impl NativeCounters {
 
     /// The share of intended chats the load generator itself made late or missed (the timer
     /// cause), 0 to 1; `None` when none was intended.
-    pub fn timer_late_share(&self) -> Option<f64> {
+    #[cfg(test)]
+    fn timer_late_share(&self) -> Option<f64> {
         (self.chats_intended > 0).then(|| {
             (self.chats_sent_late_timer + self.chats_missed_timer) as f64
                 / self.chats_intended as f64

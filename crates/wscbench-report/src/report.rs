@@ -12,7 +12,7 @@
 //! This is the only module that imports the table builders (`summary`, `scorecard`, `rounds`,
 //! `curve_table`, `scenarios`, `transports`, `knobs`, `rooms`, `capacity`, `sizes`); they import the
 //! primitives of [`crate::table`] and the row helpers of [`crate::rows`], never this module
-//! nor each other (tests/no_circles.rs holds them to it). To add a table (a load curve, a
+//! nor each other (crates/wscbench/tests/no_circles.rs holds them to it). To add a table (a load curve, a
 //! conformance table):
 //! 1. write a builder module, e.g. `curve.rs`, with
 //!    `pub(crate) fn curve_tables(groups: &[Group]) -> Vec<Table>`, built from
@@ -24,7 +24,7 @@
 //!    column `detail` when a terminal need not show it by default; use
 //!    [`Cell::bound`] for a figure that measures the load generator;
 //! 3. declare the module in `lib.rs` and call the builder in [`Report::from_ws`] where
-//!    the tables belong in reading order, adding it to `BUILDERS` in tests/no_circles.rs.
+//!    the tables belong in reading order, adding it to `REPORT_BUILDERS` in crates/wscbench/tests/no_circles.rs.
 //!
 //! Tables without rows are dropped here, so a builder need not check.
 

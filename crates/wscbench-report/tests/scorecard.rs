@@ -260,8 +260,9 @@ fn every_dimension_of_the_summary_is_a_row_of_its_profiles_scorecard() {
 
 #[test]
 fn every_scorecard_of_every_reference_run_fits_120_columns_at_the_default_width() {
-    let mut cards = 0;
+    let (mut cards, mut runs) = (0, 0);
     for (run, report) in reference_reports() {
+        runs += 1;
         cards += report.scorecards.len();
         let only = Report {
             notes: Vec::new(),
@@ -276,5 +277,5 @@ fn every_scorecard_of_every_reference_run_fits_120_columns_at_the_default_width(
             );
         }
     }
-    assert!(cards > 10, "only {cards} scorecards");
+    assert!(cards >= runs, "only {cards} scorecards in {runs} reference runs");
 }

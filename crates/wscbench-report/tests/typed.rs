@@ -1,6 +1,8 @@
 //! A table carries its scenario, its knob axis and its bound cells as fields; on the committed
 //! reference runs they say what the titles and the marks say (the page once read them there).
 
+mod common;
+
 use std::path::Path;
 
 use wscbench_report::{Report, Table, load_results};
@@ -74,10 +76,24 @@ fn a_cell_is_load_generator_bound_exactly_where_it_shows_the_mark() {
     assert!(bound > 0, "the reference runs have bound cells");
 }
 
+/// A saturation sweep over clients of two servers: knob tables whether or not a committed
+/// reference run has any.
+fn swept_report() -> (String, Report) {
+    let mut results = Vec::new();
+    for server in ["profile-b/go", "profile-b/rust"] {
+        for clients in [100.0, 500.0, 1000.0] {
+            let mut r = common::result(common::RUN, server, "saturation");
+            r.load_params.insert("clients".into(), clients);
+            results.push(r);
+        }
+    }
+    ("a clients sweep".to_string(), Report::from_results(&results))
+}
+
 #[test]
 fn a_knob_table_carries_the_axis_its_title_and_columns_name() {
     let mut knobs = 0;
-    for (run, report) in reference_reports() {
+    for (run, report) in reference_reports().into_iter().chain([swept_report()]) {
         for table in &report.tables {
             let Some(axis) = &table.axis else {
                 assert!(!table.title.contains(" across "), "{run}: {}", table.title);
@@ -105,5 +121,5 @@ fn a_knob_table_carries_the_axis_its_title_and_columns_name() {
             }
         }
     }
-    assert!(knobs > 0, "the reference runs have knob tables");
+    assert!(knobs > 0, "the sweep has knob tables");
 }

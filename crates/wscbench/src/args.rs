@@ -4,6 +4,21 @@
 
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use wscbench_results::Transport;
+
+/// `--transport` as given, each once, in order; `ws` when not given (`run` and `verify`).
+pub fn transports_asked(given: &[Transport]) -> Vec<Transport> {
+    let mut transports: Vec<Transport> = Vec::new();
+    for &t in given {
+        if !transports.contains(&t) {
+            transports.push(t);
+        }
+    }
+    if transports.is_empty() {
+        transports.push(Transport::Ws);
+    }
+    transports
+}
 
 /// Which servers a command applies to.
 #[derive(Debug, Clone, Args, Default)]

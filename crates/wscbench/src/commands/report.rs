@@ -20,7 +20,7 @@ pub struct ReportArgs {
     /// Only this run's results [default: the latest run of each point, in the mode and conditions of the most recent run]
     #[arg(long, value_name = "ID")]
     pub run: Option<String>,
-    /// Only results of this mode: smoke, quick or soak
+    /// Only results of this mode: smoke, quick, seed or soak
     #[arg(long, value_name = "MODE")]
     pub mode: Option<wscbench_results::Mode>,
     /// terminal, markdown (best value of each column in bold), json, or html (one

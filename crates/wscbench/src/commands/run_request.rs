@@ -21,7 +21,7 @@ use wscbench_results::UsageSource;
 use wscbench_results::dimensions::server_label;
 use wscbench_results::{LoadPath, Mode, NotOffered, Scenario, Transport};
 
-use crate::args::{SelectArgs, one_of, parse_bytes, parse_format};
+use crate::args::{SelectArgs, one_of, parse_bytes, parse_format, transports_asked};
 use crate::errors::UsageError;
 
 /// `wscbench run`'s command line as clap parses it: read once, by [`RunRequest::check`].
@@ -270,7 +270,7 @@ const CALIBRATION_EACH: std::time::Duration = std::time::Duration::from_secs(1);
 /// after [`RunRequest::check`]; nothing after it reads [`RunArgs`].
 #[derive(Debug)]
 pub struct RunRequest {
-    /// smoke, quick or soak (`--mode`).
+    /// smoke, quick, seed or soak (`--mode`).
     pub mode: Mode,
     /// native or js (`--loadgen`).
     pub load_path: LoadPath,
@@ -356,7 +356,7 @@ impl RunRequest {
                 (servers, rows, left_out)
             }
         };
-        let transports = transports_of(args);
+        let transports = transports_asked(&args.transports);
         let not_offered = match external {
             Some(_) => external_transports(&transports)?,
             None => check_transports(args, &servers, &transports)?,
@@ -493,8 +493,6 @@ fn row_transports(rows: &[Row], transports: &[Transport], external: bool) -> usi
         + usize::from(external)
 }
 
-/// The flag combinations `run` refuses: (refused, the line that says what to change), one
-/// per rule, in the order they are reported.
 /// The scenarios asked for, or the default set; the js load path has no rooms, so its
 /// default is the seed's four shapes.
 fn scenarios_of(args: &RunArgs) -> Vec<Scenario> {
@@ -541,6 +539,8 @@ fn check_host_limits(
     Ok(())
 }
 
+/// The flag combinations `run` refuses: (refused, the line that says what to change), one
+/// per rule, in the order they are reported.
 fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)> {
     let soak_length = args.duration.is_some();
     vec![
@@ -628,20 +628,6 @@ fn external_transports(transports: &[Transport]) -> Result<Vec<NotOffered>, Usag
         ))),
         None => Ok(Vec::new()),
     }
-}
-
-/// `--transport` as given, each once, in order; `ws` when not given.
-fn transports_of(args: &RunArgs) -> Vec<Transport> {
-    let mut transports: Vec<Transport> = Vec::new();
-    for &t in &args.transports {
-        if !transports.contains(&t) {
-            transports.push(t);
-        }
-    }
-    if transports.is_empty() {
-        transports.push(Transport::Ws);
-    }
-    transports
 }
 
 /// A server named with `--server` must offer every transport asked; servers selected by

@@ -14,7 +14,7 @@ use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport, conforman
 use wscbench_report::{Format, Report};
 use wscbench_results::{CaseResult, ServerConformance, Transport};
 
-use crate::args::{SelectArgs, one_of};
+use crate::args::{SelectArgs, one_of, transports_asked};
 use crate::errors::{Doing, ExpectedError, UsageError};
 use crate::exit::ExitCode;
 
@@ -142,7 +142,7 @@ impl VerifyRequest {
                 if args.binary.is_some() && servers.len() != 1 {
                     return Err(UsageError::new("--binary needs exactly one --server").into());
                 }
-                let transports = transports_of(args)?;
+                let transports = checked_transports(args)?;
                 // A server named with --server must offer every transport asked, as in `run`.
                 for server in servers
                     .iter()
@@ -260,18 +260,10 @@ async fn verify_servers(
     Ok(())
 }
 
-/// `--transport` as given, each once; `ws` when not given. The hostile checks write raw
-/// frames on TCP: they run over ws only.
-fn transports_of(args: &VerifyArgs) -> Result<Vec<Transport>, ExpectedError> {
-    let mut transports: Vec<Transport> = Vec::new();
-    for &t in &args.transports {
-        if !transports.contains(&t) {
-            transports.push(t);
-        }
-    }
-    if transports.is_empty() {
-        transports.push(Transport::Ws);
-    }
+/// `--transport` as asked (see [`transports_asked`]). The hostile checks write raw frames on
+/// TCP: they run over ws only.
+fn checked_transports(args: &VerifyArgs) -> Result<Vec<Transport>, ExpectedError> {
+    let transports = transports_asked(&args.transports);
     if args.hostile && transports.iter().any(|t| !t.is_ws()) {
         return Err(UsageError::new(
             "--hostile runs over ws only (its checks write raw frames on TCP): drop --transport",
