@@ -53,7 +53,7 @@ fn server_cpu_ms_per_s(samples: &[&Sample]) -> Option<f64> {
 
 /// The p99 of a histogram in ms, `None` when empty.
 fn p99_ms(h: &hdrhistogram::Histogram<u64>) -> Option<f64> {
-    (h.len() > 0).then(|| h.value_at_quantile(0.99) as f64 / 1000.0)
+    (!h.is_empty()).then(|| h.value_at_quantile(0.99) as f64 / 1000.0)
 }
 
 /// Each level's hold, as the samples inside its window read it.
@@ -211,12 +211,15 @@ mod tests {
         }
     }
 
+    /// t_ms, connections, memory, anon, kernel, CPU read ms, CPU used ms, k6 memory.
+    type Row = (u64, u64, u64, u64, u64, i64, f64, u64);
+
     /// A profile-b/zig population in smoke mode (300 users, levels 100, 200, 300, holds of
     /// 2 s) built around the level means a smoke run on this machine measured (Zig std: about
     /// 32 KiB of user space and 48 KiB of kernel a user, two threads each): per-second samples
     /// of memory, user space and kernel in bytes, the cumulative CPU in ms at its read time.
     fn zig_smoke() -> (Vec<Sample>, Vec<MergedWindow>) {
-        let rows: [(u64, u64, u64, u64, u64, i64, f64, u64); 12] = [
+        let rows: [Row; 12] = [
             // t_ms, connections, mem, anon, kernel, cpu read ms, cpu used ms, k6 mem
             (1_000, 0, 1_830_912, 200_704, 1_564_672, 200, 12.0, 18_000_000),
             (2_000, 100, 8_441_856, 3_354_624, 5_087_232, 1_200, 25.0, 21_800_000),

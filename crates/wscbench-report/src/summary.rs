@@ -655,16 +655,35 @@ fn capacity_decision(curves: &[Curve], profile: &str) -> Decision {
         summary: SummaryTexts { best, margin, note },
     };
     let label = |c: &Curve| c.first.server.id.clone();
-    let Some((best, best_cap)) = ranked.first() else {
+    if ranked.is_empty() {
         return decision(
             Verdict::LoadGenerator,
             LOADGEN_LIMIT.into(),
             "k6 was the limit".into(),
             unknown.join("; "),
         );
-    };
+    }
+    let (verdict, best_text, margin, why) = capacity_texts(&ranked);
+    let note = why
+        .into_iter()
+        .chain(
+            ranked
+                .iter()
+                .map(|(c, _)| format!("{} {}", label(c), c.capacity_text())),
+        )
+        .chain(unknown)
+        .collect::<Vec<_>>()
+        .join("; ");
+    decision(verdict, best_text, margin, note)
+}
+
+/// A capacity row's verdict over `ranked` (at least one curve, the highest first), with the
+/// summary's best and margin and why it is not decided, when it is not.
+fn capacity_texts(ranked: &[(&Curve, Capacity)]) -> (Verdict, String, String, Option<String>) {
+    let label = |c: &Curve| c.first.server.id.clone();
+    let (best, best_cap) = &ranked[0];
     let others = &ranked[1..];
-    let (verdict, best_text, margin, why) = match capacity_verdict(best_cap, others) {
+    match capacity_verdict(best_cap, others) {
         None => (
             Verdict::Alone,
             label(best),
@@ -702,7 +721,7 @@ fn capacity_decision(curves: &[Curve], profile: &str) -> Decision {
         Some(CapacityVerdict::Tie(runner)) => {
             let (runner, runner_cap) = &others[runner];
             let why = tie_reason(
-                &ranked,
+                ranked,
                 (&label(best), best_cap),
                 (&label(runner), runner_cap),
             );
@@ -716,18 +735,7 @@ fn capacity_decision(curves: &[Curve], profile: &str) -> Decision {
                 Some(why),
             )
         }
-    };
-    let note = why
-        .into_iter()
-        .chain(
-            ranked
-                .iter()
-                .map(|(c, _)| format!("{} {}", label(c), c.capacity_text())),
-        )
-        .chain(unknown)
-        .collect::<Vec<_>>()
-        .join("; ");
-    decision(verdict, best_text, margin, note)
+    }
 }
 
 /// A decided capacity row's margin: the ratio with its spread between two measured

@@ -213,48 +213,65 @@ pub(super) async fn run_point<E: Engine>(
     let judged = matches!(point.scenario, Scenario::IdleCapacity | Scenario::Population)
         && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted);
     if judged {
+        let errors = result.errors.clone();
         let ending = crate::idle::Ending {
             stopped_near_limit,
-            errors: Some(&result.errors),
+            errors: Some(&errors),
             died: matches!(outcome, Outcome::ServerCrashed | Outcome::OomKilled).then_some(outcome),
             loadgen_failed: (outcome == Outcome::LoadgenFailed)
                 .then(|| detail.clone().unwrap_or_default()),
         };
-        if point.scenario == Scenario::IdleCapacity {
-            result.idle = Some(crate::idle::idle_capacity(
-                &result.series,
-                plan.limits.memory_bytes,
-                &ending,
-            ));
-        } else {
-            let shape = crate::scenarios::PopulationShape::with_params(plan.mode, point.params);
-            let levels = shape.levels();
-            let (holds, periods) = match &native {
-                Some(Ok(merged)) => (merged.steps.as_slice(), merged.periods.as_slice()),
-                _ => (&[][..], &[][..]),
-            };
-            let during = crate::population::errors_while_held(periods, holds, &result.errors);
-            let ending = crate::idle::Ending {
-                errors: Some(&during),
-                ..ending
-            };
-            result.population = Some(crate::population::population(
-                &crate::population::Inputs {
-                    series: &result.series,
-                    holds,
-                    load_started_epoch_ms: session.load_started_epoch_ms,
-                    levels: &levels,
-                    connects_per_s: shape.connects_per_s,
-                    memory_limit_bytes: plan.limits.memory_bytes,
-                },
-                &ending,
-            ));
-        }
+        let merged = match &native {
+            Some(Ok(merged)) => Some(merged),
+            _ => None,
+        };
+        judge_levels(&mut result, plan, point, merged, session.load_started_epoch_ms, ending);
     }
     result.outcome = outcome;
     result.outcome_detail = detail;
     result.overhead_ms = (clock.elapsed().as_millis() as u64).saturating_sub(result.duration_ms);
     result
+}
+
+/// Idle capacity's and the population's judgement of a point that ran: what its levels held
+/// and what each client or user cost. `merged` is k6's report, when it wrote one.
+fn judge_levels(
+    result: &mut RunResult,
+    plan: &Plan,
+    point: Point<'_>,
+    merged: Option<&crate::native::Merged>,
+    load_started_epoch_ms: u64,
+    ending: crate::idle::Ending<'_>,
+) {
+    if point.scenario == Scenario::IdleCapacity {
+        result.idle = Some(crate::idle::idle_capacity(
+            &result.series,
+            plan.limits.memory_bytes,
+            &ending,
+        ));
+        return;
+    }
+    let shape = crate::scenarios::PopulationShape::with_params(plan.mode, point.params);
+    let levels = shape.levels();
+    let (holds, periods) = merged.map_or((&[][..], &[][..]), |m| {
+        (m.steps.as_slice(), m.periods.as_slice())
+    });
+    let during = crate::population::errors_while_held(periods, holds, &result.errors);
+    let ending = crate::idle::Ending {
+        errors: Some(&during),
+        ..ending
+    };
+    result.population = Some(crate::population::population(
+        &crate::population::Inputs {
+            series: &result.series,
+            holds,
+            load_started_epoch_ms,
+            levels: &levels,
+            connects_per_s: shape.connects_per_s,
+            memory_limit_bytes: plan.limits.memory_bytes,
+        },
+        &ending,
+    ));
 }
 
 impl<E: Engine> Session<'_, E> {
