@@ -75,7 +75,7 @@ const SHAPES = {
       chatSeconds: 60,
       churnPercent: 1,
       connectsPerSecond: 2000,
-      holdSeconds: 4,
+      holdSeconds: 3,
     },
     seed: {
       users: 5000,

@@ -98,7 +98,7 @@ impl PopulationShape {
     pub fn of(mode: Mode) -> Self {
         let (users, hold_seconds) = match mode {
             Mode::Smoke => (300, 2),
-            Mode::Quick => (5_000, 4),
+            Mode::Quick => (5_000, 3),
             Mode::Seed | Mode::Soak => (5_000, 30),
         };
         PopulationShape {

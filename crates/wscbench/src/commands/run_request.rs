@@ -63,7 +63,7 @@ pub struct RunArgs {
     pub pid: Option<u32>,
     /// Only this scenario (repeatable) [default: population (users in rooms of 50 that ping
     /// every 25 s, chat once a minute and churn 1 % a minute, in three levels: memory and CPU
-    /// per user), load-curve, steady, burst, churn, saturation; capacity,
+    /// per user), load-curve, burst, churn, saturation; steady, capacity,
     /// idle-capacity, fanout and slow-consumers run only when named: capacity steps chatting
     /// clients until latency p95 passes --slo-p95-ms, at most 4 min a server; idle-capacity
     /// steps idle clients until the server's memory nears its limit or connects fail;
