@@ -984,7 +984,7 @@ mod tests {
         }
         // Fewer clients in one room: the room follows them, in both languages.
         let small = node(
-            "MODE: 'quick', CLIENTS: '200'",
+            "MODE: 'quick', CLIENTS: '200', DELIVERIES: '50000'",
             "console.log(JSON.stringify(m.shapeOf('load-curve')));",
         )
         .unwrap();

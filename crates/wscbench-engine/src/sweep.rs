@@ -287,7 +287,8 @@ mod tests {
         assert!(started.iter().all(|levels| levels.len() == steps.len()));
         assert_eq!(started[1][3][DELIVERIES], steps[3]);
         assert_eq!(started[1][0]["clients"], 500.0);
-        assert_eq!(started_points(Scenario::Steady, &points).len(), 1);
+        // Steady takes the clients alone: one point per value.
+        assert_eq!(started_points(Scenario::Steady, &points).len(), 2);
     }
 
     #[test]
