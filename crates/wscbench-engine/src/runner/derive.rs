@@ -265,6 +265,8 @@ fn curve_step(
         // Read once the step is in place: RunResult::delivered_of_offered needs its room.
         delivered_ratio: None,
         slo_p99_ms: plan.slo_p99_ms,
+        // Set when the level ends its point (runner/levels.rs).
+        ended_point: None,
     }
 }
 

@@ -180,18 +180,30 @@ pub fn end_at_first_ended(results: &mut Vec<RunResult>, planned: usize, slo_p99_
                 Outcome::Ok => format!("this level ended the point: {why}"),
                 _ => why,
             };
-            last.outcome_detail =
-                Some(format!("{ending}{}", not_run(i + 1))).filter(|d| !d.is_empty());
+            mark_ended(last, format!("{ending}{}", not_run(i + 1)));
             return;
         }
     }
     let kept = results.len();
     if let Some(last) = results.last_mut().filter(|_| kept < planned && kept > 0) {
-        last.outcome_detail = Some(format!(
-            "k6's monitor ended the point after this level{}",
-            not_run(kept)
-        ));
+        mark_ended(
+            last,
+            format!(
+                "k6's monitor ended the point after this level{}",
+                not_run(kept)
+            ),
+        );
     }
+}
+
+/// Records in a level's result that it ended its point: in its outcome's detail, and in its
+/// curve step, where the report reads that the levels above did not run in its round.
+fn mark_ended(result: &mut RunResult, why: String) {
+    let why = Some(why).filter(|w| !w.is_empty());
+    if let Some(curve) = &mut result.curve {
+        curve.ended_point = why.clone().or(Some("the level ended the point".into()));
+    }
+    result.outcome_detail = why;
 }
 
 /// The point's result as one level's, before the level's own figures: its load parameters,
@@ -546,6 +558,7 @@ mod tests {
             delivered_ratio: Some(delivered_ratio),
             slo_p99_ms: 50.0,
             hold_deliveries_per_server_cpu_s: None,
+            ended_point: None,
         });
         result.k6 = Some(K6Metrics::default());
         result.k6.as_mut().unwrap().latency.p95_ms = p95_ms;
@@ -575,6 +588,12 @@ mod tests {
             Outcome::Ok,
             "measured: a row of the curve"
         );
+        assert_eq!(
+            results[2].curve.as_ref().unwrap().ended_point,
+            results[2].outcome_detail,
+            "the report reads it from the curve step"
+        );
+        assert_eq!(results[1].curve.as_ref().unwrap().ended_point, None);
         // Far too late, everything delivered.
         let mut late = vec![level(50e3, 1.0, 201.0), level(100e3, 1.0, 10.0)];
         end_at_first_ended(&mut late, 2, 50.0);
