@@ -708,7 +708,11 @@ impl Merged {
 impl MergedWindow {
     /// The k6 metrics and errors counted while this window was current, as
     /// [`Merged::k6_metrics`] reads them for a whole run.
-    pub fn k6_metrics(&self, connect_p95_ms: f64, latency_probe_every: u32) -> (K6Metrics, ErrorCounts) {
+    pub fn k6_metrics(
+        &self,
+        connect_p95_ms: f64,
+        latency_probe_every: u32,
+    ) -> (K6Metrics, ErrorCounts) {
         metrics_of(
             &self.counters,
             &self.latency,

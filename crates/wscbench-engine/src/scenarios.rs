@@ -996,7 +996,13 @@ mod tests {
         );
         assert_eq!(rust.room_size, 200);
         // A level over the rate limit stops k6 as the orchestrator refuses it.
-        assert!(node("MODE: 'quick', DELIVERIES: '50000,3000000'", "m.shapeOf('load-curve');").is_err());
+        assert!(
+            node(
+                "MODE: 'quick', DELIVERIES: '50000,3000000'",
+                "m.shapeOf('load-curve');"
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -724,7 +724,11 @@ async fn a_load_curve_runs_its_levels_inside_one_point_and_writes_a_result_per_l
     // One start of the server a round for both levels: the ramp, two levels, the quiet
     // second (2 + 2 × (1 + 2) + 1 s) and one overhead.
     assert_eq!(plan.round_starts().len(), 1);
-    assert_eq!(plan.round_points().len(), 2, "a point of the results per level");
+    assert_eq!(
+        plan.round_points().len(),
+        2,
+        "a point of the results per level"
+    );
     assert_eq!(plan.estimate(), Duration::from_secs(9 + 4));
     let (_tx, rx) = watch::channel(false);
     let mut levels_seen = Vec::new();
@@ -737,15 +741,30 @@ async fn a_load_curve_runs_its_levels_inside_one_point_and_writes_a_result_per_l
     .unwrap();
 
     assert_eq!(levels_seen, [2]);
-    assert_eq!(engine.started(), 2, "one server and one k6 for the whole curve");
+    assert_eq!(
+        engine.started(),
+        2,
+        "one server and one k6 for the whole curve"
+    );
     let k6 = engine.specs.lock().unwrap()[1].clone();
-    assert!(k6.env.contains(&"DELIVERIES=2450,9800".to_string()), "{:?}", k6.env);
-    assert!(k6.env.contains(&"SLO_P99_MS=50".to_string()), "{:?}", k6.env);
+    assert!(
+        k6.env.contains(&"DELIVERIES=2450,9800".to_string()),
+        "{:?}",
+        k6.env
+    );
+    assert!(
+        k6.env.contains(&"SLO_P99_MS=50".to_string()),
+        "{:?}",
+        k6.env
+    );
     assert!(!k6.name.contains("deliveries"), "{}", k6.name);
     assert_eq!(results.len(), 2);
     for (result, (deliveries, chats)) in results.iter().zip([(2450.0, 100), (9800.0, 400)]) {
         assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
-        assert_eq!(result.load_params, [("deliveries".to_string(), deliveries)].into());
+        assert_eq!(
+            result.load_params,
+            [("deliveries".to_string(), deliveries)].into()
+        );
         assert_eq!(
             read(dir.path().join(result.relative_path())),
             *result,
@@ -759,7 +778,12 @@ async fn a_load_curve_runs_its_levels_inside_one_point_and_writes_a_result_per_l
         assert_eq!(curve.offered_deliveries, Some(chats * 49));
         // Its slice of the series: the samples of its rate change and its hold.
         assert!(!result.series.is_empty());
-        assert!(result.series.iter().all(|s| s.t_ms + 1000 > 500 && s.t_ms <= 6000 + 500));
+        assert!(
+            result
+                .series
+                .iter()
+                .all(|s| s.t_ms + 1000 > 500 && s.t_ms <= 6000 + 500)
+        );
         assert_eq!(result.duration_ms, 2500, "k6's window of its hold");
     }
     assert!(results[1].series[0].t_ms > results[0].series[0].t_ms);

@@ -369,7 +369,9 @@ fn a_round_whose_curve_a_level_ended_is_read_up_to_that_level() {
         |_, _| false,
     );
     let go_at = |r: &RunResult, offered: f64| {
-        r.server.id == "profile-b/go" && r.load_params["deliveries"] == offered && r.repetition.index < 3
+        r.server.id == "profile-b/go"
+            && r.load_params["deliveries"] == offered
+            && r.repetition.index < 3
     };
     results.retain(|r| !go_at(r, 400_000.0));
     for r in &mut results {

@@ -6,9 +6,9 @@
 
 mod collect;
 mod derive;
-mod levels;
 #[cfg(test)]
 mod fixtures;
+mod levels;
 mod phases;
 pub mod rounds;
 
@@ -591,9 +591,12 @@ fn started_seconds(
         (Scenario::LoadCurve, Some(first)) => {
             scenarios::LoadCurveShape::with_params(mode, first).seconds(levels.len())
         }
-        (_, first) => {
-            scenarios::point_seconds(scenario, mode, soak_seconds, first.copied().unwrap_or(&NO_PARAMS))
-        }
+        (_, first) => scenarios::point_seconds(
+            scenario,
+            mode,
+            soak_seconds,
+            first.copied().unwrap_or(&NO_PARAMS),
+        ),
     }
 }
 
@@ -844,15 +847,14 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
                 interrupted = true;
                 break 'rounds;
             }
-            let mut points = Vec::new();
-            for &i in &starts[s] {
-                match round_point(&base[i], round, min_rounds, &output.results) {
-                    Some(point) => points.push(point),
-                    None => {
-                        stops.insert(keys[i].clone(), StopReason::DiedBelow);
-                    }
-                }
-            }
+            let points = start_points(
+                &starts[s],
+                (&base, &keys),
+                round,
+                min_rounds,
+                &output.results,
+                &mut stops,
+            );
             let Some(&first) = points.first() else {
                 continue;
             };
@@ -875,28 +877,23 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
                 levels: points.len(),
                 expected,
             });
-            let results = if first.scenario == Scenario::LoadCurve {
-                phases::run_levels(server_engine, &loadgens, plan, &points, cancel.clone(), on)
-                    .await
-            } else {
-                vec![phases::run_point(server_engine, &loadgens, plan, first, cancel.clone(), on).await]
+            let results = match first.scenario {
+                Scenario::LoadCurve => {
+                    phases::run_levels(server_engine, &loadgens, plan, &points, cancel.clone(), on)
+                        .await
+                }
+                _ => vec![
+                    phases::run_point(server_engine, &loadgens, plan, first, cancel.clone(), on)
+                        .await,
+                ],
             };
-            for mut result in results {
-                result.round = Some(Round {
-                    position: position as u32 + 1,
-                    points: order.len() as u32,
-                    seed: rounds::round_seed(plan.adaptive.seed, round),
-                    machine_speed,
-                });
-                let path = plan.results_dir.join(result.relative_path());
-                write_result(&path, &result)?;
-                on(Progress::Finished {
-                    result: &result,
-                    path: &path,
-                });
-                interrupted |= result.outcome == Outcome::Interrupted;
-                output.results.push(result);
-            }
+            let place = Round {
+                position: position as u32 + 1,
+                points: order.len() as u32,
+                seed: rounds::round_seed(plan.adaptive.seed, round),
+                machine_speed,
+            };
+            interrupted = record(plan, results, &place, &mut output, on)?;
             if interrupted {
                 break 'rounds;
             }
@@ -910,9 +907,7 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
             (min_rounds, max_rounds),
         );
         stops.extend(stopped);
-        active = (0..base.len())
-            .filter(|&i| again.contains(&keys[i]) && !stops.contains_key(&keys[i]))
-            .collect();
+        active.retain(|&i| again.contains(&keys[i]) && !stops.contains_key(&keys[i]));
     }
     if !interrupted {
         // Points still active when the budget ended the rounds: what the judge says of them
@@ -930,6 +925,52 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
         output.stops = stop_list(&keys, &output.results, &stops);
     }
     Ok(output)
+}
+
+/// The points of one start (`start`, indices of `base`) in round `round`: a load curve's
+/// levels but those above one where its server died, which are recorded as `died-below`.
+fn start_points<'p>(
+    start: &[usize],
+    (base, keys): (&[Point<'p>], &[PointKey]),
+    round: u32,
+    min_rounds: u32,
+    results: &[RunResult],
+    stops: &mut BTreeMap<PointKey, StopReason>,
+) -> Vec<Point<'p>> {
+    let mut points = Vec::new();
+    for &i in start {
+        match round_point(&base[i], round, min_rounds, results) {
+            Some(point) => points.push(point),
+            None => {
+                stops.insert(keys[i].clone(), StopReason::DiedBelow);
+            }
+        }
+    }
+    points
+}
+
+/// Writes the results of one start, each with its place in the round, announces each, and
+/// keeps them; true when the start was interrupted.
+fn record(
+    plan: &Plan,
+    results: Vec<RunResult>,
+    place: &Round,
+    output: &mut RoundsOutput,
+    on: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> Result<bool, WriteError> {
+    let mut interrupted = false;
+    for mut result in results {
+        result.round = Some(place.clone());
+        let path = plan.results_dir.join(result.relative_path());
+        write_result(&path, &result)?;
+        on(Progress::Finished {
+            result: &result,
+            path: &path,
+        });
+        interrupted |= result.outcome == Outcome::Interrupted;
+        output.results.push(result);
+    }
+    Ok(interrupted)
 }
 
 /// Point `base` in round `round`, or `None` for a load-curve level above one where its
@@ -1030,10 +1071,10 @@ fn decide(
     let ran = |key: &PointKey| results.iter().any(|r| &r.point() == key);
     // A point with no result at all ran in no round: a load-curve level above one that
     // ended its point each time (the points of a run of its own always leave a result).
-    let (ended_below, active): (Vec<PointKey>, Vec<PointKey>) =
-        active.iter().cloned().partition(|key| {
-            round >= min_rounds && key.scenario == Scenario::LoadCurve && !ran(key)
-        });
+    let (ended_below, active): (Vec<PointKey>, Vec<PointKey>) = active
+        .iter()
+        .cloned()
+        .partition(|key| round >= min_rounds && key.scenario == Scenario::LoadCurve && !ran(key));
     let failed_only = |key: &PointKey| !results.iter().any(|r| r.is_ok() && &r.point() == key);
     let (again, mut stopped) = rounds::next_round(
         &active,
@@ -1043,7 +1084,11 @@ fn decide(
         min_rounds,
         max_rounds,
     );
-    stopped.extend(ended_below.into_iter().map(|key| (key, StopReason::EndedBelow)));
+    stopped.extend(
+        ended_below
+            .into_iter()
+            .map(|key| (key, StopReason::EndedBelow)),
+    );
     (again, stopped)
 }
 

@@ -286,7 +286,12 @@ pub(super) async fn run_levels<E: Engine>(
     };
     let deliveries: Vec<f64> = points
         .iter()
-        .map(|p| p.load_params().get(crate::sweep::DELIVERIES).copied().unwrap_or(0.0))
+        .map(|p| {
+            p.load_params()
+                .get(crate::sweep::DELIVERIES)
+                .copied()
+                .unwrap_or(0.0)
+        })
         .collect();
     let expected = plan.start_seconds(points);
     let m = measure(
@@ -312,8 +317,7 @@ pub(super) async fn run_levels<E: Engine>(
         settle_ms: shape.settle_seconds * 1000,
     };
     let params: Vec<_> = points.iter().map(|p| p.load_params()).collect();
-    let overhead_ms =
-        (m.clock.elapsed().as_millis() as u64).saturating_sub(m.result.duration_ms);
+    let overhead_ms = (m.clock.elapsed().as_millis() as u64).saturating_sub(m.result.duration_ms);
     let mut results = Vec::new();
     for level in super::levels::split(&whole, &params) {
         let mut result = level.result;
