@@ -877,16 +877,9 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
                 levels: points.len(),
                 expected,
             });
-            let results = match first.scenario {
-                Scenario::LoadCurve => {
-                    phases::run_levels(server_engine, &loadgens, plan, &points, cancel.clone(), on)
-                        .await
-                }
-                _ => vec![
-                    phases::run_point(server_engine, &loadgens, plan, first, cancel.clone(), on)
-                        .await,
-                ],
-            };
+            let results =
+                phases::run_start(server_engine, &loadgens, plan, &points, cancel.clone(), on)
+                    .await;
             let place = Round {
                 position: position as u32 + 1,
                 points: order.len() as u32,
@@ -910,21 +903,31 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
         active.retain(|&i| again.contains(&keys[i]) && !stops.contains_key(&keys[i]));
     }
     if !interrupted {
-        // Points still active when the budget ended the rounds: what the judge says of them
-        // now, or `budget` while they are still undecided.
-        let verdicts = judge.map(|j| j.judge(&output.results)).unwrap_or_default();
-        for &i in &active {
-            stops.entry(keys[i].clone()).or_insert_with(|| {
-                verdicts
-                    .get(&keys[i])
-                    .copied()
-                    .flatten()
-                    .unwrap_or(StopReason::Budget)
-            });
-        }
+        let active: Vec<PointKey> = active.iter().map(|&i| keys[i].clone()).collect();
+        final_stops(judge, &active, &mut stops, &output.results);
         output.stops = stop_list(&keys, &output.results, &stops);
     }
     Ok(output)
+}
+
+/// Points still active when the budget ended the rounds: what the judge says of them now,
+/// or `budget` while they are still undecided.
+fn final_stops(
+    judge: Option<&dyn rounds::Judge>,
+    active: &[PointKey],
+    stops: &mut BTreeMap<PointKey, StopReason>,
+    results: &[RunResult],
+) {
+    let verdicts = judge.map(|j| j.judge(results)).unwrap_or_default();
+    for key in active {
+        stops.entry(key.clone()).or_insert_with(|| {
+            verdicts
+                .get(key)
+                .copied()
+                .flatten()
+                .unwrap_or(StopReason::Budget)
+        });
+    }
 }
 
 /// The points of one start (`start`, indices of `base`) in round `round`: a load curve's

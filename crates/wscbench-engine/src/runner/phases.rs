@@ -273,7 +273,7 @@ async fn measure<E: Engine>(
 /// Runs a load curve's `points` (its levels, rising) as one point: one container, one k6, one
 /// join ramp, a window per level; returns one result per level run (not yet written), each
 /// with its own figures ([`super::levels`]).
-pub(super) async fn run_levels<E: Engine>(
+async fn run_levels<E: Engine>(
     engine: &E,
     loadgen_engines: &[&E],
     plan: &Plan,
@@ -329,8 +329,26 @@ pub(super) async fn run_levels<E: Engine>(
     results
 }
 
+/// Runs one start of a server: a load curve's levels inside one point ([`run_levels`]), or
+/// its one point ([`run_point`]); the results are not yet written.
+pub(super) async fn run_start<E: Engine>(
+    engine: &E,
+    loadgen_engines: &[&E],
+    plan: &Plan,
+    points: &[Point<'_>],
+    cancel: watch::Receiver<bool>,
+    on: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> Vec<RunResult> {
+    match points {
+        [point] if point.scenario != Scenario::LoadCurve => {
+            vec![run_point(engine, loadgen_engines, plan, *point, cancel, on).await]
+        }
+        _ => run_levels(engine, loadgen_engines, plan, points, cancel, on).await,
+    }
+}
+
 /// Runs one point through every phase and returns its result (not yet written).
-pub(super) async fn run_point<E: Engine>(
+async fn run_point<E: Engine>(
     engine: &E,
     loadgen_engines: &[&E],
     plan: &Plan,
