@@ -239,8 +239,8 @@ export function populationShape(shape) {
 /**
  * The load curve's levels inside its one point, in seconds from the scenario's start: the
  * join ramp, then per level a rate change at `start` that settles until `holdFrom`, and the
- * measured hold to `to`; chats stop at `chatsEnd`, a quiet second before everyone leaves
- * at `end`. crates/wscbench-engine/src/scenarios.rs computes the same (a test checks).
+ * measured hold to `to`; chats stop at `chatsEnd`, a settle after the last hold, and a
+ * quiet second later everyone leaves at `end`. crates/wscbench-engine/src/scenarios.rs computes the same (a test checks).
  */
 export function loadCurveLevels(shape) {
   const levelSeconds = shape.settleSeconds + shape.holdSeconds;
@@ -254,7 +254,9 @@ export function loadCurveLevels(shape) {
       to: start + levelSeconds,
     };
   });
-  const chatsEnd = shape.rampSeconds + shape.steps.length * levelSeconds;
+  // The last level's rate runs on for a settle after its hold, as every other level's is
+  // followed by the next: chats stopping at a hold's end leave its last receipts out of it.
+  const chatsEnd = shape.rampSeconds + shape.steps.length * levelSeconds + shape.settleSeconds;
   return { levels, chatsEnd, end: chatsEnd + QUIET_SECONDS };
 }
 

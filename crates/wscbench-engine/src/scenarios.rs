@@ -434,11 +434,14 @@ impl LoadCurveShape {
             .collect()
     }
 
-    /// How long a point of `levels` levels runs: the ramp, every level's settle and hold, and
-    /// the quiet second before the leave.
+    /// How long a point of `levels` levels runs: the ramp, every level's settle and hold, a
+    /// settle more of the last level's rate (chats that stop at a hold's end leave its last
+    /// receipts out of its window, as no other level's do), and the quiet second before the
+    /// leave.
     pub fn seconds(&self, levels: usize) -> u64 {
         self.ramp_seconds
             + levels as u64 * (self.settle_seconds + self.hold_seconds)
+            + self.settle_seconds
             + CURVE_QUIET_SECONDS
     }
 }
@@ -796,6 +799,7 @@ mod tests {
                         sum(&shape["rampSeconds"])
                             + shape["steps"].as_array().unwrap().len() as u64
                                 * (sum(&shape["settleSeconds"]) + sum(&shape["holdSeconds"]))
+                            + sum(&shape["settleSeconds"])
                             + 1
                     }
                     Scenario::SlowConsumers => {

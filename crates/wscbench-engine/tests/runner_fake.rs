@@ -721,15 +721,16 @@ async fn a_load_curve_runs_its_levels_inside_one_point_and_writes_a_result_per_l
         &[Scenario::LoadCurve],
         Mode::Smoke,
     );
-    // One start of the server a round for both levels: the ramp, two levels, the quiet
-    // second (2 + 2 × (1 + 2) + 1 s) and one overhead.
+    // One start of the server a round for both levels: the ramp, two levels, the last
+    // level's rate a settle more, the quiet second (2 + 2 × (1 + 2) + 1 + 1 s) and one
+    // overhead.
     assert_eq!(plan.round_starts().len(), 1);
     assert_eq!(
         plan.round_points().len(),
         2,
         "a point of the results per level"
     );
-    assert_eq!(plan.estimate(), Duration::from_secs(9 + 4));
+    assert_eq!(plan.estimate(), Duration::from_secs(10 + 4));
     let (_tx, rx) = watch::channel(false);
     let mut levels_seen = Vec::new();
     let results = runner::execute(&engine, &plan, rx, &mut |p| {
