@@ -55,12 +55,15 @@ const LOAD_PARAM_RULES = [
   ['rate', 'a positive number', (v) => v > 0],
   ['room-size', 'a whole number of at least 2', (v) => Number.isInteger(v) && v >= 2],
   ['slow-share', 'a fraction between 0 and 1 (both excluded)', (v) => v > 0 && v < 1],
-  ['deliveries', 'a positive number', (v) => v > 0],
+  ['deliveries', 'positive numbers, comma-separated', (v) => v > 0],
   ['users', 'a positive whole number', (v) => Number.isInteger(v) && v > 0],
   ['ping-s', 'a positive number of seconds', (v) => v > 0],
   ['chat-s', 'a positive number of seconds', (v) => v > 0],
   ['churn', 'a percentage from 0 to 100', (v) => v >= 0 && v <= 100],
 ];
+
+/** The load parameters given as a list: DELIVERIES=50000,100000 (the curve's levels). */
+const LIST_PARAMS = ['deliveries'];
 
 function readLoadParams() {
   const params = {};
@@ -68,11 +71,12 @@ function readLoadParams() {
     const name = key.toUpperCase().replace(/-/g, '_');
     const text = __ENV[name];
     if (text === undefined || text === '') continue;
-    const value = Number(text);
-    if (!Number.isFinite(value) || !valid(value)) {
+    // The load curve's levels are a list, every level inside one point.
+    const values = (LIST_PARAMS.includes(key) ? text.split(',') : [text]).map(Number);
+    if (!values.every((value) => Number.isFinite(value) && valid(value))) {
       throw new Error(`${name} must be ${what}, got "${text}"`);
     }
-    params[key] = value;
+    params[key] = LIST_PARAMS.includes(key) ? values : values[0];
   }
   return params;
 }

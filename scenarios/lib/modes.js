@@ -118,16 +118,18 @@ const SHAPES = {
     },
   },
   'load-curve': {
-    // `clients` in rooms of `roomSize` (one room by default), held at one step of offered
-    // deliveries per second per run (DELIVERIES; without it the first step): the fan-out
-    // shape at that load. The orchestrator runs one point per step (docs/methodology.md,
-    // "The load curve" says how levels and holds were chosen).
-    smoke: { clients: 50, roomSize: 50, steps: [2450, 9800], rampSeconds: 2, holdSeconds: 3 },
+    // `clients` in rooms of `roomSize` (one room by default), offered each of `steps`
+    // deliveries per second in turn, as levels inside one point (DELIVERIES: the levels,
+    // comma-separated; without it the curve's own): one join ramp, then per level a
+    // `settleSeconds` rate change and a measured `holdSeconds` hold (loadCurveLevels).
+    // docs/methodology.md, "The load curve", says how levels and holds were chosen.
+    smoke: { clients: 50, roomSize: 50, steps: [2450, 9800], rampSeconds: 2, settleSeconds: 1, holdSeconds: 2 },
     quick: {
       clients: 500,
       roomSize: 500,
       steps: [50000, 100000, 200000, 400000],
       rampSeconds: 2,
+      settleSeconds: 1,
       holdSeconds: 5,
     },
   },
@@ -183,7 +185,7 @@ const OVERRIDES = {
   },
   // One room stays one room when only the clients change (roomSize follows clients).
   'load-curve': {
-    deliveries: (shape, d) => ({ ...shape, deliveriesPerSecond: d }),
+    deliveries: (shape, levels) => ({ ...shape, steps: levels }),
     clients: (shape, n) => ({
       ...shape,
       clients: n,
@@ -199,7 +201,7 @@ export const RATE_LIMIT = 10;
 /** Checks a shape can run as asked, once its load parameters are applied. */
 const CHECKS = {
   fanout: (shape) => checkRooms('fanout', shape),
-  'load-curve': (shape) => checkRooms('load-curve', shape),
+  'load-curve': (shape) => shape.steps.forEach((d) => checkRooms('load-curve', { ...shape, deliveriesPerSecond: d })),
   population: (shape) => {
     if (shape.roomSize > shape.users) {
       throw new Error(`population: ROOM_SIZE ${shape.roomSize} is larger than the ${shape.users} users`);
@@ -233,6 +235,33 @@ export function populationShape(shape) {
   const rampSeconds = Math.max(2, 2 * Math.ceil(newest / shape.connectsPerSecond));
   return { ...shape, steps, rampSeconds };
 }
+
+/**
+ * The load curve's levels inside its one point, in seconds from the scenario's start: the
+ * join ramp, then per level a rate change at `start` that settles until `holdFrom`, and the
+ * measured hold to `to`; chats stop at `chatsEnd`, a settle after the last hold, and a
+ * quiet second later everyone leaves at `end`. crates/wscbench-engine/src/scenarios.rs computes the same (a test checks).
+ */
+export function loadCurveLevels(shape) {
+  const levelSeconds = shape.settleSeconds + shape.holdSeconds;
+  const levels = shape.steps.map((deliveriesPerSecond, i) => {
+    const start = shape.rampSeconds + i * levelSeconds;
+    return {
+      deliveriesPerSecond,
+      chatsPerSecond: fanoutChatsPerSecond({ ...shape, deliveriesPerSecond }),
+      start,
+      holdFrom: start + shape.settleSeconds,
+      to: start + levelSeconds,
+    };
+  });
+  // The last level's rate runs on for a settle after its hold, as every other level's is
+  // followed by the next: chats stopping at a hold's end leave its last receipts out of it.
+  const chatsEnd = shape.rampSeconds + shape.steps.length * levelSeconds + shape.settleSeconds;
+  return { levels, chatsEnd, end: chatsEnd + QUIET_SECONDS };
+}
+
+/** The quiet second between the last chat and the leave (QUIET_BEFORE_LEAVE_MS in chat.js). */
+const QUIET_SECONDS = 1;
 
 /** Rooms no larger than the clients, each client within the servers' rate limit. */
 function checkRooms(name, shape) {
@@ -294,9 +323,6 @@ export function shapeOf(name) {
       );
     }
     shape = apply(shape, value);
-  }
-  if (name === 'load-curve' && shape.deliveriesPerSecond === undefined) {
-    shape = { ...shape, deliveriesPerSecond: shape.steps[0] };
   }
   if (CHECKS[name]) CHECKS[name](shape);
   if (name === 'population') shape = populationShape(shape);

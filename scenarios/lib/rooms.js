@@ -2,7 +2,7 @@
 // run their clients natively only (k6/x/chat's session options have no js
 // twin), name users and rooms uniquely across the instances of a split run,
 // pass the options every chat.session() call takes from the environment, and
-// (fanout and load-curve) run the fixed-rate rooms shape.
+// (fanout) run the fixed-rate rooms shape, which load-curve runs at levels of its own.
 import exec from 'k6/execution';
 import { sleep } from 'k6';
 import chat from 'k6/x/chat';
@@ -31,16 +31,15 @@ export function sessionBase() {
 }
 
 /**
- * The fixed-rate rooms shape, shared by fanout and each load-curve step: `clients` split
+ * The fixed-rate rooms shape of fanout: `clients` split
  * into floor(clients / roomSize) rooms, one VU per room running its clients natively
  * (chat.session({clients: roomSize, room: 'room-<vu>'})). The rooms connect evenly over the
  * first half of `rampSeconds`, then everyone chats through `holdSeconds` on an open-loop
- * schedule of deliveriesPerSecond / (clients · (roomSize − 1)) chats per second each (from
- * its start, or with `chatFromHold` from the hold's start only);
- * chats stop 1 s before the end and everyone leaves at the end, as in steady. Returns the
+ * schedule of deliveriesPerSecond / (clients · (roomSize − 1)) chats per second each from
+ * its start; chats stop 1 s before the end and everyone leaves at the end, as in steady. Returns the
  * script's exports: k6's options, setup and handleSummary, and the VU function.
  */
-export function fixedRateRooms(name, shape, { chatFromHold = false } = {}) {
+export function fixedRateRooms(name, shape) {
   nativeOnly(name);
   const rooms = Math.floor(shape.clients / shape.roomSize);
   const totalSeconds = shape.rampSeconds + shape.holdSeconds;
@@ -58,17 +57,12 @@ export function fixedRateRooms(name, shape, { chatFromHold = false } = {}) {
     const startAt = scenarioClock((index / rooms) * shape.rampSeconds * 0.5);
     const wait = startAt - Date.now();
     if (wait > 0) sleep(wait / 1000);
-    // chatFromHold: silent through the ramp, so the rooms' join storm is over before the
-    // first chat and no chat waits behind it.
-    const rate = chatFromHold
-      ? { chatsPerSecond: 0, rateChanges: [[scenarioClock(shape.rampSeconds), chatsPerSecond]] }
-      : { chatsPerSecond };
     chat.session({
       ...sessionBase(),
       user: unique('k6', index + 1),
       clients: shape.roomSize,
       room: unique('room', index + 1),
-      ...rate,
+      chatsPerSecond,
       stopChatAt: end - QUIET_BEFORE_LEAVE_MS,
       leaveAt: end,
     });

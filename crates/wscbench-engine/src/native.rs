@@ -691,44 +691,80 @@ impl Merged {
 
 impl Merged {
     /// The result's k6 metrics and errors. `connect_p95_ms` comes from k6's own summary
-    /// (the extension feeds `ws_connecting` one sample per session). The latency is the service
-    /// time, as it always was; [`Merged::response_time_ms`] and the chat counters by cause are
-    /// not in the result's schema yet.
+    /// (the extension feeds `ws_connecting` one sample per session). The latency is the
+    /// response time (from the intended time), the service time beside it.
     pub fn k6_metrics(&self, connect_p95_ms: f64) -> (K6Metrics, ErrorCounts) {
-        let c = &self.counters;
-        (
-            K6Metrics {
-                sessions: c.sessions,
-                sessions_closed: c.sessions_closed,
-                connect_p95_ms,
-                ws_msgs_sent: c.msgs_sent,
-                ws_msgs_received: c.msgs_received,
-                chat_sent: c.chat_sent,
-                chat_received: c.chat_received,
-                latency: self.response_time_ms(),
-                latency_source: LatencySource::ResponseTime,
-                latency_probe_every: self.latency_probe_every,
-                malformed: c.malformed,
-                service_time: Some(self.latency_ms()),
-                chats: Some(wscbench_results::ChatSchedule {
-                    intended: c.chats_intended,
-                    sent_on_time: c.chats_sent_on_time,
-                    sent_late_join: c.chats_sent_late_join,
-                    sent_late_write: c.chats_sent_late_write,
-                    sent_late_timer: c.chats_sent_late_timer,
-                    missed_join: c.chats_missed_join,
-                    missed_write: c.chats_missed_write,
-                    missed_timer: c.chats_missed_timer,
-                }),
-            },
-            ErrorCounts {
-                failed_connects: c.connect_errors,
-                abnormal_closes: c.abnormal_closes,
-                script_errors: c.ws_errors,
-                failed_connect_reasons: self.connect_error_reasons.clone(),
-            },
+        metrics_of(
+            &self.counters,
+            &self.latency,
+            &self.response_time_us,
+            self.latency_probe_every,
+            connect_p95_ms,
+            &self.connect_error_reasons,
         )
     }
+}
+
+impl MergedWindow {
+    /// The k6 metrics and errors counted while this window was current, as
+    /// [`Merged::k6_metrics`] reads them for a whole run.
+    pub fn k6_metrics(
+        &self,
+        connect_p95_ms: f64,
+        latency_probe_every: u32,
+    ) -> (K6Metrics, ErrorCounts) {
+        metrics_of(
+            &self.counters,
+            &self.latency,
+            &self.response_time_us,
+            latency_probe_every,
+            connect_p95_ms,
+            &Default::default(),
+        )
+    }
+}
+
+/// The result's k6 metrics and errors from counters and the two latency histograms.
+fn metrics_of(
+    c: &NativeCounters,
+    service: &Histogram<u64>,
+    response: &Histogram<u64>,
+    latency_probe_every: u32,
+    connect_p95_ms: f64,
+    connect_error_reasons: &std::collections::BTreeMap<String, u64>,
+) -> (K6Metrics, ErrorCounts) {
+    (
+        K6Metrics {
+            sessions: c.sessions,
+            sessions_closed: c.sessions_closed,
+            connect_p95_ms,
+            ws_msgs_sent: c.msgs_sent,
+            ws_msgs_received: c.msgs_received,
+            chat_sent: c.chat_sent,
+            chat_received: c.chat_received,
+            latency: latency_ms(response),
+            latency_source: LatencySource::ResponseTime,
+            latency_probe_every,
+            malformed: c.malformed,
+            service_time: Some(latency_ms(service)),
+            chats: Some(wscbench_results::ChatSchedule {
+                intended: c.chats_intended,
+                sent_on_time: c.chats_sent_on_time,
+                sent_late_join: c.chats_sent_late_join,
+                sent_late_write: c.chats_sent_late_write,
+                sent_late_timer: c.chats_sent_late_timer,
+                missed_join: c.chats_missed_join,
+                missed_write: c.chats_missed_write,
+                missed_timer: c.chats_missed_timer,
+            }),
+        },
+        ErrorCounts {
+            failed_connects: c.connect_errors,
+            abnormal_closes: c.abnormal_closes,
+            script_errors: c.ws_errors,
+            failed_connect_reasons: connect_error_reasons.clone(),
+        },
+    )
 }
 
 #[cfg(test)]

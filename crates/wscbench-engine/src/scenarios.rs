@@ -63,7 +63,7 @@ pub fn seconds(scenario: Scenario, mode: Mode) -> u64 {
         (Scenario::SlowConsumers, _) => 42,
         (Scenario::LoadCurve, mode) => {
             let shape = LoadCurveShape::of(mode);
-            shape.ramp_seconds + shape.hold_seconds
+            shape.seconds(shape.steps.len())
         }
         (Scenario::Population, mode) => PopulationShape::of(mode).seconds(),
     }
@@ -289,23 +289,44 @@ impl FanoutShape {
 }
 
 /// The load-curve shape (`load-curve` in `scenarios/lib/modes.js`): `clients` in rooms of
-/// `room_size` (one room by default), held at one step of offered deliveries per second per
-/// point. A step is the fan-out shape at that step's deliveries ([`LoadCurveShape::at`]):
-/// each client chats `deliveries / (clients · (room_size − 1))` times a second on an
-/// open-loop schedule.
+/// `room_size` (one room by default), offered each of its levels of deliveries per second in
+/// turn inside one point: one join ramp, then per level a rate change that settles and a
+/// measured hold ([`LoadCurveShape::levels`]). A level is the fan-out shape at its deliveries
+/// ([`LoadCurveShape::at`]): each client chats `deliveries / (clients · (room_size − 1))`
+/// times a second on an open-loop schedule.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadCurveShape {
     /// Clients in all.
     pub clients: u64,
     /// Clients per room.
     pub room_size: u64,
-    /// The offered deliveries per second of each step, rising: the points the curve runs
+    /// The offered deliveries per second of each level, rising: the levels the curve runs
     /// when no `--sweep deliveries=` gives others.
     pub steps: Vec<f64>,
-    /// Seconds over which the rooms connect.
+    /// Seconds over which the rooms connect, once per point.
     pub ramp_seconds: u64,
-    /// Seconds each step is held, chatting.
+    /// Seconds from a level's rate change to its hold.
+    pub settle_seconds: u64,
+    /// Seconds each level is held, chatting, and measured.
     pub hold_seconds: u64,
+}
+
+/// The quiet second after the last level's hold, before the clients leave
+/// (`QUIET_BEFORE_LEAVE_MS` in `scenarios/lib/chat.js`).
+pub const CURVE_QUIET_SECONDS: u64 = 1;
+
+/// One level of a load curve inside its point, in ms from the scenario's start: the rate
+/// changes at `start_ms`, the hold is measured over `[hold_from_ms, to_ms)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CurveLevel {
+    /// The deliveries per second offered.
+    pub deliveries_per_s: f64,
+    /// When its rate begins.
+    pub start_ms: u64,
+    /// When its measured hold begins.
+    pub hold_from_ms: u64,
+    /// When its hold (and the level) ends.
+    pub to_ms: u64,
 }
 
 impl LoadCurveShape {
@@ -318,13 +339,15 @@ impl LoadCurveShape {
                 room_size: 50,
                 steps: vec![2_450.0, 9_800.0],
                 ramp_seconds: 2,
-                hold_seconds: 3,
+                settle_seconds: 1,
+                hold_seconds: 2,
             },
             _ => LoadCurveShape {
                 clients: 500,
                 room_size: 500,
                 steps: vec![50_000.0, 100_000.0, 200_000.0, 400_000.0],
                 ramp_seconds: 2,
+                settle_seconds: 1,
                 hold_seconds: 5,
             },
         }
@@ -381,7 +404,7 @@ impl LoadCurveShape {
         }
     }
 
-    /// One step: the fan-out shape at `deliveries_per_second`.
+    /// One level: the fan-out shape at `deliveries_per_second`.
     pub fn at(&self, deliveries_per_second: f64) -> FanoutShape {
         FanoutShape {
             clients: self.clients,
@@ -390,6 +413,36 @@ impl LoadCurveShape {
             ramp_seconds: self.ramp_seconds,
             hold_seconds: self.hold_seconds,
         }
+    }
+
+    /// The timeline of `levels` (deliveries per second, rising) inside one point, as
+    /// `loadCurveLevels` in `scenarios/lib/modes.js` sets it.
+    pub fn levels(&self, levels: &[f64]) -> Vec<CurveLevel> {
+        let level_ms = (self.settle_seconds + self.hold_seconds) * 1000;
+        levels
+            .iter()
+            .enumerate()
+            .map(|(i, &deliveries_per_s)| {
+                let start_ms = self.ramp_seconds * 1000 + i as u64 * level_ms;
+                CurveLevel {
+                    deliveries_per_s,
+                    start_ms,
+                    hold_from_ms: start_ms + self.settle_seconds * 1000,
+                    to_ms: start_ms + level_ms,
+                }
+            })
+            .collect()
+    }
+
+    /// How long a point of `levels` levels runs: the ramp, every level's settle and hold, a
+    /// settle more of the last level's rate (chats that stop at a hold's end leave its last
+    /// receipts out of its window, as no other level's do), and the quiet second before the
+    /// leave.
+    pub fn seconds(&self, levels: usize) -> u64 {
+        self.ramp_seconds
+            + levels as u64 * (self.settle_seconds + self.hold_seconds)
+            + self.settle_seconds
+            + CURVE_QUIET_SECONDS
     }
 }
 
@@ -741,8 +794,13 @@ mod tests {
                         shape["steps"].as_array().unwrap().len() as u64
                             * (sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"]))
                     }
-                    Scenario::Fanout | Scenario::LoadCurve => {
-                        sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"])
+                    Scenario::Fanout => sum(&shape["rampSeconds"]) + sum(&shape["holdSeconds"]),
+                    Scenario::LoadCurve => {
+                        sum(&shape["rampSeconds"])
+                            + shape["steps"].as_array().unwrap().len() as u64
+                                * (sum(&shape["settleSeconds"]) + sum(&shape["holdSeconds"]))
+                            + sum(&shape["settleSeconds"])
+                            + 1
                     }
                     Scenario::SlowConsumers => {
                         sum(&shape["joinSeconds"])
@@ -860,6 +918,7 @@ mod tests {
                         .as_array()
                         .map(|a| a.iter().filter_map(Value::as_f64).collect::<Vec<f64>>()),
                     js["rampSeconds"].as_u64(),
+                    js["settleSeconds"].as_u64(),
                     js["holdSeconds"].as_u64()
                 ),
                 (
@@ -867,6 +926,7 @@ mod tests {
                     Some(curve.room_size),
                     Some(curve.steps.clone()),
                     Some(curve.ramp_seconds),
+                    Some(curve.settle_seconds),
                     Some(curve.hold_seconds)
                 ),
                 "load-curve in {mode}"
@@ -875,23 +935,60 @@ mod tests {
     }
 
     #[test]
-    fn a_load_curve_step_reaches_its_shape_through_the_environment_and_is_a_fanout_at_its_load() {
-        let step = node(
-            "MODE: 'quick', DELIVERIES: '100000'",
-            "console.log(JSON.stringify(m.shapeOf('load-curve')));",
-        )
-        .unwrap();
-        let rust = LoadCurveShape::of(Mode::Quick).at(100_000.0);
-        assert_eq!(step["deliveriesPerSecond"].as_f64(), Some(100_000.0));
-        let chats = node(
-            "MODE: 'quick', DELIVERIES: '100000'",
-            "console.log(JSON.stringify(m.fanoutChatsPerSecond(m.shapeOf('load-curve'))));",
-        )
-        .unwrap();
-        assert_eq!(chats.as_f64(), Some(rust.chats_per_client_s()));
+    fn the_load_curve_levels_inside_one_point_are_those_of_modes_js_with_and_without_deliveries() {
+        for &mode in Mode::ALL {
+            for given in [None, Some(vec![1_000.0, 5_000.0, 20_000.0])] {
+                let env = format!(
+                    "MODE: '{mode}', DELIVERIES: '{}'",
+                    given.as_ref().map_or(String::new(), |levels| levels
+                        .iter()
+                        .map(f64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(","))
+                );
+                let js = node(
+                    &env,
+                    "const s = m.shapeOf('load-curve'); console.log(JSON.stringify({ s, t: m.loadCurveLevels(s) }));",
+                )
+                .unwrap();
+                let shape = LoadCurveShape::of(mode);
+                let levels = given.clone().unwrap_or_else(|| shape.steps.clone());
+                let planned = shape.levels(&levels);
+                let from_js = js["t"]["levels"].as_array().unwrap();
+                assert_eq!(planned.len(), from_js.len(), "{mode} {given:?}");
+                for (rust, js_level) in planned.iter().zip(from_js) {
+                    let ms = |key: &str| js_level[key].as_f64().map(|s| (s * 1000.0) as u64);
+                    assert_eq!(
+                        (
+                            Some(rust.deliveries_per_s),
+                            Some(rust.start_ms),
+                            Some(rust.hold_from_ms),
+                            Some(rust.to_ms)
+                        ),
+                        (
+                            js_level["deliveriesPerSecond"].as_f64(),
+                            ms("start"),
+                            ms("holdFrom"),
+                            ms("to")
+                        ),
+                        "{mode} {given:?}"
+                    );
+                    // Each level is the fan-out shape at its load, in both languages.
+                    assert_eq!(
+                        js_level["chatsPerSecond"].as_f64(),
+                        Some(shape.at(rust.deliveries_per_s).chats_per_client_s())
+                    );
+                }
+                assert_eq!(
+                    js["t"]["end"].as_u64(),
+                    Some(shape.seconds(levels.len())),
+                    "{mode} {given:?}"
+                );
+            }
+        }
         // Fewer clients in one room: the room follows them, in both languages.
         let small = node(
-            "MODE: 'quick', CLIENTS: '200'",
+            "MODE: 'quick', CLIENTS: '200', DELIVERIES: '50000'",
             "console.log(JSON.stringify(m.shapeOf('load-curve')));",
         )
         .unwrap();
@@ -902,6 +999,14 @@ mod tests {
             (Some(rust.clients), Some(rust.room_size))
         );
         assert_eq!(rust.room_size, 200);
+        // A level over the rate limit stops k6 as the orchestrator refuses it.
+        assert!(
+            node(
+                "MODE: 'quick', DELIVERIES: '50000,3000000'",
+                "m.shapeOf('load-curve');"
+            )
+            .is_err()
+        );
     }
 
     #[test]

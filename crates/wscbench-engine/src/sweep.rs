@@ -232,6 +232,35 @@ pub fn loads_of(
     loads
 }
 
+/// The points `scenario` runs as one start each, in order: [`loads_of`], with a load
+/// curve's levels (the loads that differ only in `deliveries`) together as one point, levels
+/// in the order given (rising: [`Sweep::check`]).
+pub fn started_points(
+    scenario: Scenario,
+    load_points: &[BTreeMap<String, f64>],
+) -> Vec<Vec<&BTreeMap<String, f64>>> {
+    let mut groups: Vec<Vec<&BTreeMap<String, f64>>> = Vec::new();
+    for point in loads_of(scenario, load_points) {
+        let same_curve = |group: &Vec<&BTreeMap<String, f64>>| {
+            scenario == Scenario::LoadCurve && without_level(group[0]) == without_level(point)
+        };
+        match groups.iter_mut().find(|g| same_curve(g)) {
+            Some(group) => group.push(point),
+            None => groups.push(vec![point]),
+        }
+    }
+    groups
+}
+
+/// A point's parameters without the load curve's level (`deliveries`): its curve.
+pub fn without_level(point: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    point
+        .iter()
+        .filter(|(k, _)| k.as_str() != DELIVERIES)
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +281,14 @@ mod tests {
         let sweep = Sweep::new(vec![key("clients=400,500").unwrap()]).unwrap();
         let points = run_points(&sweep, &[Scenario::LoadCurve], Mode::Quick);
         assert_eq!(points.len(), 2 * steps.len());
+        // ... each value's steps are the levels of one point.
+        let started = started_points(Scenario::LoadCurve, &points);
+        assert_eq!(started.len(), 2);
+        assert!(started.iter().all(|levels| levels.len() == steps.len()));
+        assert_eq!(started[1][3][DELIVERIES], steps[3]);
+        assert_eq!(started[1][0]["clients"], 500.0);
+        // Steady takes the clients alone: one point per value.
+        assert_eq!(started_points(Scenario::Steady, &points).len(), 2);
     }
 
     #[test]

@@ -683,6 +683,120 @@ async fn a_script_that_stops_itself_ends_a_stepped_scenario_but_fails_a_fixed_on
     assert_eq!(engine.live(), 0);
 }
 
+/// A native report whose step windows are `holds` (ms after `start`, epoch ms), each with
+/// `chats` intended and sent and every one received by 49 others.
+fn native_with_holds(start: u64, holds: &[(u64, u64, u64)]) -> String {
+    let histogram = r#"{"lowest_trackable_us":1,"highest_trackable_us":60000000,"significant_figures":3,"buckets":[[2000,1]]}"#;
+    let steps: Vec<String> = holds
+        .iter()
+        .map(|&(from, to, chats)| {
+            format!(
+                r#"{{"clients":50,"from_ms":{},"to_ms":{},"counters":{{"chat_sent":{chats},"chats_intended":{chats},"chats_sent_on_time":{chats},"chat_received":{}}},"latency_us":{histogram}}}"#,
+                start + from,
+                start + to,
+                chats * 49
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"format":"wscbench-native/1","instance":"k6","process_cpu_ns":1000,
+        "counters":{{"sessions":50,"sessions_closed":50,"chat_sent":500,"chat_received":24500}},
+        "latency_us":{histogram},"steps":[{}]}}"#,
+        steps.join(",")
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_load_curve_runs_its_levels_inside_one_point_and_writes_a_result_per_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = FakeEngine::new(Fault::None);
+    engine.k6_runs_for = Duration::from_secs(7);
+    engine.k6_native_at = Some(Box::new(|start| {
+        native_with_holds(start, &[(500, 3000, 100), (3500, 6000, 400)])
+    }));
+    let mut plan = plan(dir.path(), &[Scenario::LoadCurve]);
+    plan.load_path = LoadPath::Native;
+    plan.load_points = wscbench_engine::sweep::run_points(
+        &Default::default(),
+        &[Scenario::LoadCurve],
+        Mode::Smoke,
+    );
+    // One start of the server a round for both levels: the ramp, two levels, the last
+    // level's rate a settle more, the quiet second (2 + 2 × (1 + 2) + 1 + 1 s) and one
+    // overhead.
+    assert_eq!(plan.round_starts().len(), 1);
+    assert_eq!(
+        plan.round_points().len(),
+        2,
+        "a point of the results per level"
+    );
+    assert_eq!(plan.estimate(), Duration::from_secs(10 + 4));
+    let (_tx, rx) = watch::channel(false);
+    let mut levels_seen = Vec::new();
+    let results = runner::execute(&engine, &plan, rx, &mut |p| {
+        if let Progress::Starting { levels, .. } = p {
+            levels_seen.push(levels);
+        }
+    })
+    .await
+    .unwrap();
+
+    assert_eq!(levels_seen, [2]);
+    assert_eq!(
+        engine.started(),
+        2,
+        "one server and one k6 for the whole curve"
+    );
+    let k6 = engine.specs.lock().unwrap()[1].clone();
+    assert!(
+        k6.env.contains(&"DELIVERIES=2450,9800".to_string()),
+        "{:?}",
+        k6.env
+    );
+    assert!(
+        k6.env.contains(&"SLO_P99_MS=50".to_string()),
+        "{:?}",
+        k6.env
+    );
+    assert!(!k6.name.contains("deliveries"), "{}", k6.name);
+    assert_eq!(results.len(), 2);
+    for (result, (deliveries, chats)) in results.iter().zip([(2450.0, 100), (9800.0, 400)]) {
+        assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
+        assert_eq!(
+            result.load_params,
+            [("deliveries".to_string(), deliveries)].into()
+        );
+        assert_eq!(
+            read(dir.path().join(result.relative_path())),
+            *result,
+            "written as returned"
+        );
+        let k6 = result.k6.as_ref().unwrap();
+        assert_eq!(k6.chats.unwrap().intended, chats, "its own window's chats");
+        assert_eq!(k6.chat_received, chats * 49);
+        let curve = result.curve.as_ref().expect("a curve step per level");
+        assert_eq!(curve.offered_deliveries_per_s, deliveries);
+        assert_eq!(curve.offered_deliveries, Some(chats * 49));
+        // Its slice of the series: the samples of its rate change and its hold.
+        assert!(!result.series.is_empty());
+        assert!(
+            result
+                .series
+                .iter()
+                .all(|s| s.t_ms + 1000 > 500 && s.t_ms <= 6000 + 500)
+        );
+        assert_eq!(result.duration_ms, 2500, "k6's window of its hold");
+    }
+    assert!(results[1].series[0].t_ms > results[0].series[0].t_ms);
+    assert!(
+        dir.path()
+            .join("raw/profile-b/go/load-curve/native.json")
+            .is_file(),
+        "one raw folder for the point, named without its levels"
+    );
+    assert_eq!(engine.live(), 0);
+}
+
 /// A judge that keeps one server undecided for ever and calls every other decided.
 struct KeepsUndecided(&'static str);
 

@@ -373,9 +373,10 @@ impl Curve<'_> {
     }
 
     /// Each round's steps as the capacity reads them, lowest first: the rounds in which
-    /// every step ran (those above a step the server died at excepted), none interrupted
-    /// or refused by verification. A round the judge gave only some steps says nothing of
-    /// where the others crossed, so it is left out rather than filled in.
+    /// every step ran (those above a step the server died at, or above a level that ended
+    /// its point, excepted), none interrupted or refused by verification. A round the judge
+    /// gave only some steps says nothing of where the others crossed, so it is left out
+    /// rather than filled in.
     pub fn round_steps(&self) -> Vec<Vec<(f64, RoundStep)>> {
         let mut rounds: Vec<u32> = self
             .steps
@@ -388,6 +389,8 @@ impl Curve<'_> {
             .into_iter()
             .filter_map(|round| {
                 let mut steps = Vec::new();
+                // The level before ended its point: the levels above did not run.
+                let mut ended = false;
                 for step in &self.steps {
                     let Some(r) = step
                         .results
@@ -395,11 +398,12 @@ impl Curve<'_> {
                         .rev()
                         .find(|r| r.repetition.index == round)
                     else {
-                        if steps.iter().any(|(_, s)| *s == RoundStep::Died) {
+                        if ended || steps.iter().any(|(_, s)| *s == RoundStep::Died) {
                             break;
                         }
                         return None;
                     };
+                    ended = r.curve.as_ref().is_some_and(|c| c.ended_point.is_some());
                     steps.push((step.offered, round_step(r)?));
                 }
                 Some(steps)

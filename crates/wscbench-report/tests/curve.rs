@@ -354,3 +354,42 @@ fn a_round_that_ran_only_some_steps_is_left_out_of_the_capacity() {
     let capacity = summary_row(&report, "Capacity at p99 ≤ 50.0 ms");
     assert!(capacity[4].contains("profile-b/go 141,421"), "{capacity:?}");
 }
+
+#[test]
+fn a_round_whose_curve_a_level_ended_is_read_up_to_that_level() {
+    // Go is far too late at 200k in rounds 1 and 2 (its levels inside one point end there,
+    // 400k not run) and carries 200k in round 3; Zig carries every step.
+    let mut results = curves(
+        &["profile-b/go", "profile-b/zig"],
+        |id, offered, round| match (id, offered, round) {
+            ("profile-b/go", 200_000.0, 3) => 40.0,
+            ("profile-b/go", 200_000.0, _) | ("profile-b/go", 400_000.0, _) => 300.0,
+            _ => 10.0,
+        },
+        |_, _| false,
+    );
+    let go_at = |r: &RunResult, offered: f64| {
+        r.server.id == "profile-b/go"
+            && r.load_params["deliveries"] == offered
+            && r.repetition.index < 3
+    };
+    results.retain(|r| !go_at(r, 400_000.0));
+    for r in &mut results {
+        if go_at(r, 200_000.0) {
+            r.curve.as_mut().unwrap().ended_point = Some(
+                "this level ended the point: response time p95 300.0 ms, over 4 × 50 ms; the level above was not run".into(),
+            );
+        }
+    }
+    // Rounds 1 and 2 cross at 100k × 2^(40/290), round 3 at 200k × 2^(10/260).
+    let capacity = summary_row(&Report::from_results(&results), "Capacity at p99 ≤ 50.0 ms");
+    assert!(capacity[4].contains("profile-b/go 141,8"), "{capacity:?}");
+    // Without the mark, a round missing its top step says nothing of the capacity.
+    for r in &mut results {
+        if let Some(curve) = &mut r.curve {
+            curve.ended_point = None;
+        }
+    }
+    let capacity = summary_row(&Report::from_results(&results), "Capacity at p99 ≤ 50.0 ms");
+    assert!(capacity[4].contains("profile-b/go 205,4"), "{capacity:?}");
+}

@@ -39,6 +39,11 @@ pub struct CurveStep {
     /// or without the server's counters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold_deliveries_per_server_cpu_s: Option<f64>,
+    /// Why this level ended its point, the curve's levels above it not run in this round
+    /// (docs/methodology.md, "The load curve"); absent when it did not, and in results made
+    /// before the levels ran inside one point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_point: Option<String>,
 }
 
 impl CurveStep {
@@ -63,6 +68,7 @@ mod tests {
             delivered_ratio,
             slo_p99_ms: 50.0,
             hold_deliveries_per_server_cpu_s: None,
+            ended_point: None,
         }
     }
 

@@ -52,6 +52,9 @@ pub enum StopReason {
     /// Every round of it so far (two or more) measured the load generator, not the server:
     /// another round could not decide anything, so the time goes to the points that can.
     LoadgenBound,
+    /// A load-curve level above one that ended its point (not carried by far, or k6 could
+    /// not drive it) in every round it was part of: never measured.
+    EndedBelow,
 }
 
 impl StopReason {
@@ -65,6 +68,7 @@ impl StopReason {
             StopReason::Failed => "failed",
             StopReason::DiedBelow => "died-below",
             StopReason::LoadgenBound => "loadgen-bound",
+            StopReason::EndedBelow => "ended-below",
         }
     }
 }

@@ -134,8 +134,10 @@ fn slow_consumers_of(
 }
 
 /// Fills `result.derived`, `loadgen_bound` and `loadgen_bound_reasons` from its counters and
-/// series. `loadgen_oom` is set when the k6 container was killed for its memory limit.
-pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
+/// series. `loadgen_oom` is set when the k6 container was killed for its memory limit. `hold`
+/// is a load curve's level's measured hold, `(from, to)` ms of the load (k6's window); without
+/// it a load-curve result's cost is read where its chats ran ([`chatting`]).
+pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool, hold: Option<(u64, u64)>) {
     let seconds = (result.duration_ms as f64 / 1000.0).max(0.001);
     let (server_ceiling, loadgen_ceiling, cores) = ceilings(plan);
     // Absent, never 0, when nothing measured the server (an external one without --pid or
@@ -218,7 +220,7 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
     result.loadgen_bound_reasons = verdict::verdict(&result.series, &counters, &ceilings);
     result.loadgen_bound = !result.loadgen_bound_reasons.is_empty();
     if result.scenario == Scenario::LoadCurve {
-        result.curve = Some(curve_step(result, plan));
+        result.curve = Some(curve_step(result, plan, hold));
         let delivered = result.delivered_of_offered();
         if let Some(curve) = &mut result.curve {
             curve.delivered_ratio = delivered;
@@ -226,11 +228,15 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool) {
     }
 }
 
-/// A load-curve result's step: the load its point offered (its shape at its `deliveries`)
-/// and what it cost over its hold; [`derive`] then adds the share the clients received.
-/// Every member of a room is a client, so each intended chat asks for `room_size − 1`
-/// deliveries.
-fn curve_step(result: &RunResult, plan: &Plan) -> wscbench_results::CurveStep {
+/// A load-curve result's step: the load its level offered (its shape at its `deliveries`)
+/// and what it cost over its hold (a level's `hold`: the samples inside it); [`derive`] then
+/// adds the share the clients received. Every member of a room is a client, so each
+/// intended chat asks for `room_size − 1` deliveries.
+fn curve_step(
+    result: &RunResult,
+    plan: &Plan,
+    hold: Option<(u64, u64)>,
+) -> wscbench_results::CurveStep {
     let curve = LoadCurveShape::with_params(plan.mode, &result.load_params);
     let offered_per_s = result
         .load_params
@@ -246,7 +252,10 @@ fn curve_step(result: &RunResult, plan: &Plan) -> wscbench_results::CurveStep {
     wscbench_results::CurveStep {
         hold_deliveries_per_server_cpu_s: held_efficiency(
             &result.series,
-            chatting(&result.series, step.hold_seconds),
+            match hold {
+                Some((from, to)) => samples_within(&result.series, from, to),
+                None => chatting(&result.series, step.hold_seconds),
+            },
         ),
         offered_deliveries_per_s: offered_per_s,
         room_size: step.room_size,
@@ -256,6 +265,8 @@ fn curve_step(result: &RunResult, plan: &Plan) -> wscbench_results::CurveStep {
         // Read once the step is in place: RunResult::delivered_of_offered needs its room.
         delivered_ratio: None,
         slo_p99_ms: plan.slo_p99_ms,
+        // Set when the level ends its point (runner/levels.rs).
+        ended_point: None,
     }
 }
 
@@ -276,6 +287,22 @@ pub(crate) fn chatting(series: &[Sample], hold_seconds: u64) -> Option<(u64, u64
         .take_while(|&i| series[i].t_ms <= limit && moved(i + 1))
         .last()?;
     Some((series[first].t_ms, series[last].t_ms))
+}
+
+/// The first and last samples inside `[from, to]` ms of the load, as `(from, to)` sample
+/// times: a level's hold as the server's counters can read it (both samples carry counters
+/// of the level alone, never of the rate change before it or the level after). `None`
+/// without two such samples.
+pub(crate) fn samples_within(series: &[Sample], from: u64, to: u64) -> Option<(u64, u64)> {
+    let inside: Vec<u64> = series
+        .iter()
+        .map(|s| s.t_ms)
+        .filter(|&t| t >= from && t <= to)
+        .collect();
+    match (inside.first(), inside.last()) {
+        (Some(&first), Some(&last)) if last > first => Some((first, last)),
+        _ => None,
+    }
 }
 
 /// Deliveries per server CPU-second over `[from, to]` ms of the load: the deliveries the

@@ -8,6 +8,7 @@ mod collect;
 mod derive;
 #[cfg(test)]
 mod fixtures;
+mod levels;
 mod phases;
 pub mod rounds;
 
@@ -487,6 +488,86 @@ impl Plan {
             point.params,
         ))
     }
+
+    /// The starts of one round, before shuffling: each point of [`Plan::round_points`] alone,
+    /// but a load curve's levels (its points that differ only in `deliveries`) together, in
+    /// rising order, as the levels of one start.
+    pub fn round_starts(&self) -> Vec<Start<'_>> {
+        let points = self.round_points();
+        starts_of(&points)
+            .into_iter()
+            .map(|group| Start {
+                points: group.into_iter().map(|i| points[i]).collect(),
+            })
+            .collect()
+    }
+
+    /// How long a start's load runs: its point's, or a load curve's levels inside one point.
+    pub fn start_seconds(&self, points: &[Point<'_>]) -> Duration {
+        let levels: Vec<&BTreeMap<String, f64>> = points.iter().map(|p| p.params).collect();
+        let scenario = points.first().map_or(Scenario::Steady, |p| p.scenario);
+        Duration::from_secs(started_seconds(
+            scenario,
+            self.mode,
+            self.soak_seconds,
+            &levels,
+        ))
+    }
+}
+
+/// What one start of a server measures: one point, or a load curve's levels inside one point
+/// (one container, one k6, one join ramp; a result per level).
+#[derive(Debug, Clone)]
+pub struct Start<'p> {
+    /// The point, or the curve's levels, rising.
+    pub points: Vec<Point<'p>>,
+}
+
+impl Start<'_> {
+    /// True for a load curve's levels, which run as one point and write one result each.
+    pub fn is_curve(&self) -> bool {
+        self.points
+            .first()
+            .is_some_and(|p| p.scenario == Scenario::LoadCurve)
+    }
+}
+
+/// `points` grouped into starts, as indices: a load curve's points of one server, transport
+/// and curve (the parameters besides `deliveries`) together, rising; every other point alone.
+fn starts_of(points: &[Point<'_>]) -> Vec<Vec<usize>> {
+    let curve = |p: &Point<'_>| {
+        (
+            p.server.label(),
+            p.transport,
+            crate::sweep::without_level(&p.load_params()),
+        )
+    };
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let joins = |g: &Vec<usize>| {
+            let first = &points[g[0]];
+            p.scenario == Scenario::LoadCurve
+                && first.scenario == Scenario::LoadCurve
+                && curve(first) == curve(p)
+        };
+        match groups.iter_mut().find(|g| joins(g)) {
+            Some(group) => group.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    for group in &mut groups {
+        group.sort_by(|&a, &b| level_of(&points[a]).total_cmp(&level_of(&points[b])));
+    }
+    groups
+}
+
+/// A load-curve point's level: its offered deliveries per second (0 without one).
+fn level_of(point: &Point<'_>) -> f64 {
+    point
+        .load_params()
+        .get(crate::sweep::DELIVERIES)
+        .copied()
+        .unwrap_or(0.0)
 }
 
 /// The points one server row runs in one round: each scenario once per load point that
@@ -498,9 +579,30 @@ pub fn points_per_row(scenarios: &[Scenario], load_points: &[BTreeMap<String, f6
         .sum()
 }
 
+/// How long one start of a server runs its load: its point's scenario with its load
+/// parameters, or a load curve's `levels` inside one point.
+fn started_seconds(
+    scenario: Scenario,
+    mode: Mode,
+    soak_seconds: Option<u64>,
+    levels: &[&BTreeMap<String, f64>],
+) -> u64 {
+    match (scenario, levels.first()) {
+        (Scenario::LoadCurve, Some(first)) => {
+            scenarios::LoadCurveShape::with_params(mode, first).seconds(levels.len())
+        }
+        (_, first) => scenarios::point_seconds(
+            scenario,
+            mode,
+            soak_seconds,
+            first.copied().unwrap_or(&NO_PARAMS),
+        ),
+    }
+}
+
 /// How long a plan of these dimensions should take (its scenarios' lengths, which a sweep
-/// does not change, a soak's `--duration` does, and [`POINT_OVERHEAD`] per point): known
-/// before any image is built.
+/// does not change, a soak's `--duration` does, and [`POINT_OVERHEAD`] per start of a server:
+/// a load curve's levels share one): known before any image is built.
 pub fn estimate(
     servers: usize,
     scenarios: &[Scenario],
@@ -512,17 +614,15 @@ pub fn estimate(
     let per_round: Duration = scenarios
         .iter()
         .map(|&s| {
-            let loads = crate::sweep::loads_of(s, load_points);
             let no_sweep = BTreeMap::new();
-            let lengths: Vec<&BTreeMap<String, f64>> = if loads.is_empty() {
-                vec![&no_sweep]
-            } else {
-                loads
-            };
-            lengths
+            let mut started = crate::sweep::started_points(s, load_points);
+            if started.is_empty() {
+                started.push(vec![&no_sweep]);
+            }
+            started
                 .into_iter()
-                .map(|params| {
-                    Duration::from_secs(scenarios::point_seconds(s, mode, soak_seconds, params))
+                .map(|levels| {
+                    Duration::from_secs(started_seconds(s, mode, soak_seconds, &levels))
                         + POINT_OVERHEAD
                 })
                 .sum::<Duration>()
@@ -592,15 +692,17 @@ pub enum Progress<'a> {
         /// The calibration at its start, if the plan calibrates.
         machine_speed: Option<MachineSpeed>,
     },
-    /// A point begins.
+    /// A start of a server begins: a point, or a load curve's levels.
     Starting {
-        /// 1-based position in the plan.
+        /// 1-based position in the round.
         index: usize,
-        /// Points in the plan.
+        /// Starts in the round.
         total: usize,
-        /// The point.
+        /// The point (a load curve's: its first level).
         point: Point<'a>,
-        /// Its scenario's length.
+        /// The load curve's levels it runs (1 for any other point).
+        levels: usize,
+        /// Its load's length.
         expected: Duration,
     },
     /// A phase within the point: "starting server", "verifying", "load", "stopping".
@@ -725,6 +827,8 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
     };
     let base = plan.round_points();
     let keys: Vec<PointKey> = base.iter().map(|p| p.key()).collect();
+    // What each start measures, as indices of `base`: a load curve's levels run as one.
+    let starts = starts_of(&base);
     let mut output = RoundsOutput::default();
     let mut stops: BTreeMap<PointKey, StopReason> = BTreeMap::new();
     let mut active: Vec<usize> = (0..base.len()).collect();
@@ -732,23 +836,36 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
     let mut interrupted = false;
     'rounds: while !active.is_empty() && !interrupted {
         round += 1;
-        let order = rounds::shuffled(active.clone(), plan.adaptive.seed, round);
+        // A start runs again while any of its points (a curve: any level) is undecided.
+        let running: Vec<usize> = (0..starts.len())
+            .filter(|&s| starts[s].iter().any(|i| active.contains(i)))
+            .collect();
+        let order = rounds::shuffled(running, plan.adaptive.seed, round);
         let machine_speed = start_round(plan, &cancel, round, order.len(), &mut output, on).await;
-        for (position, &i) in order.iter().enumerate() {
+        for (position, &s) in order.iter().enumerate() {
             if *cancel.borrow() {
                 interrupted = true;
                 break 'rounds;
             }
-            let Some(point) = round_point(&base[i], round, min_rounds, &output.results) else {
-                stops.insert(keys[i].clone(), StopReason::DiedBelow);
+            let points = start_points(
+                &starts[s],
+                (&base, &keys),
+                round,
+                min_rounds,
+                &output.results,
+                &mut stops,
+            );
+            let Some(&first) = points.first() else {
                 continue;
             };
-            let length = plan.point_seconds(point) + mean_overhead(&output.results);
+            let expected = plan.start_seconds(&points);
+            let length = expected + mean_overhead(&output.results);
             if round > min_rounds && !rounds::fits(started.elapsed(), length, plan.adaptive.budget)
             {
                 stops.extend(
                     order[position..]
                         .iter()
+                        .flat_map(|&t| &starts[t])
                         .map(|&j| (keys[j].clone(), StopReason::Budget)),
                 );
                 break 'rounds;
@@ -756,25 +873,20 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
             on(Progress::Starting {
                 index: position + 1,
                 total: order.len(),
-                point,
-                expected: plan.point_seconds(point),
+                point: first,
+                levels: points.len(),
+                expected,
             });
-            let mut result =
-                phases::run_point(server_engine, &loadgens, plan, point, cancel.clone(), on).await;
-            result.round = Some(Round {
+            let results =
+                phases::run_start(server_engine, &loadgens, plan, &points, cancel.clone(), on)
+                    .await;
+            let place = Round {
                 position: position as u32 + 1,
                 points: order.len() as u32,
                 seed: rounds::round_seed(plan.adaptive.seed, round),
                 machine_speed,
-            });
-            let path = point.result_path(&plan.results_dir);
-            write_result(&path, &result)?;
-            on(Progress::Finished {
-                result: &result,
-                path: &path,
-            });
-            interrupted = result.outcome == Outcome::Interrupted;
-            output.results.push(result);
+            };
+            interrupted = record(plan, results, &place, &mut output, on)?;
             if interrupted {
                 break 'rounds;
             }
@@ -788,30 +900,84 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
             (min_rounds, max_rounds),
         );
         stops.extend(stopped);
-        active = (0..base.len())
-            .filter(|&i| again.contains(&keys[i]) && !stops.contains_key(&keys[i]))
-            .collect();
+        active.retain(|&i| again.contains(&keys[i]) && !stops.contains_key(&keys[i]));
     }
     if !interrupted {
-        // Points still active when the budget ended the rounds: what the judge says of them
-        // now, or `budget` while they are still undecided.
-        let verdicts = judge.map(|j| j.judge(&output.results)).unwrap_or_default();
-        for &i in &active {
-            stops.entry(keys[i].clone()).or_insert_with(|| {
-                verdicts
-                    .get(&keys[i])
-                    .copied()
-                    .flatten()
-                    .unwrap_or(StopReason::Budget)
-            });
-        }
+        let active: Vec<PointKey> = active.iter().map(|&i| keys[i].clone()).collect();
+        final_stops(judge, &active, &mut stops, &output.results);
         output.stops = stop_list(&keys, &output.results, &stops);
     }
     Ok(output)
 }
 
-/// Point `base` in round `round`, or `None` for a load-curve step above one where its
-/// server died ([`died_below`]): that step is not run.
+/// Points still active when the budget ended the rounds: what the judge says of them now,
+/// or `budget` while they are still undecided.
+fn final_stops(
+    judge: Option<&dyn rounds::Judge>,
+    active: &[PointKey],
+    stops: &mut BTreeMap<PointKey, StopReason>,
+    results: &[RunResult],
+) {
+    let verdicts = judge.map(|j| j.judge(results)).unwrap_or_default();
+    for key in active {
+        stops.entry(key.clone()).or_insert_with(|| {
+            verdicts
+                .get(key)
+                .copied()
+                .flatten()
+                .unwrap_or(StopReason::Budget)
+        });
+    }
+}
+
+/// The points of one start (`start`, indices of `base`) in round `round`: a load curve's
+/// levels but those above one where its server died, which are recorded as `died-below`.
+fn start_points<'p>(
+    start: &[usize],
+    (base, keys): (&[Point<'p>], &[PointKey]),
+    round: u32,
+    min_rounds: u32,
+    results: &[RunResult],
+    stops: &mut BTreeMap<PointKey, StopReason>,
+) -> Vec<Point<'p>> {
+    let mut points = Vec::new();
+    for &i in start {
+        match round_point(&base[i], round, min_rounds, results) {
+            Some(point) => points.push(point),
+            None => {
+                stops.insert(keys[i].clone(), StopReason::DiedBelow);
+            }
+        }
+    }
+    points
+}
+
+/// Writes the results of one start, each with its place in the round, announces each, and
+/// keeps them; true when the start was interrupted.
+fn record(
+    plan: &Plan,
+    results: Vec<RunResult>,
+    place: &Round,
+    output: &mut RoundsOutput,
+    on: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> Result<bool, WriteError> {
+    let mut interrupted = false;
+    for mut result in results {
+        result.round = Some(place.clone());
+        let path = plan.results_dir.join(result.relative_path());
+        write_result(&path, &result)?;
+        on(Progress::Finished {
+            result: &result,
+            path: &path,
+        });
+        interrupted |= result.outcome == Outcome::Interrupted;
+        output.results.push(result);
+    }
+    Ok(interrupted)
+}
+
+/// Point `base` in round `round`, or `None` for a load-curve level above one where its
+/// server died ([`died_below`]): that level is not run.
 fn round_point<'p>(
     base: &Point<'p>,
     round: u32,
@@ -905,15 +1071,28 @@ fn decide(
     (min_rounds, max_rounds): (u32, u32),
 ) -> (Vec<PointKey>, BTreeMap<PointKey, StopReason>) {
     let verdicts = judge.map(|j| j.judge(results)).unwrap_or_default();
+    let ran = |key: &PointKey| results.iter().any(|r| &r.point() == key);
+    // A point with no result at all ran in no round: a load-curve level above one that
+    // ended its point each time (the points of a run of its own always leave a result).
+    let (ended_below, active): (Vec<PointKey>, Vec<PointKey>) = active
+        .iter()
+        .cloned()
+        .partition(|key| round >= min_rounds && key.scenario == Scenario::LoadCurve && !ran(key));
     let failed_only = |key: &PointKey| !results.iter().any(|r| r.is_ok() && &r.point() == key);
-    rounds::next_round(
-        active,
+    let (again, mut stopped) = rounds::next_round(
+        &active,
         &verdicts,
         &failed_only,
         round,
         min_rounds,
         max_rounds,
-    )
+    );
+    stopped.extend(
+        ended_below
+            .into_iter()
+            .map(|key| (key, StopReason::EndedBelow)),
+    );
+    (again, stopped)
 }
 
 /// Every point's rounds and why it stopped, in plan order.

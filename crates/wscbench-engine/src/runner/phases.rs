@@ -84,11 +84,45 @@ struct Session<'a, E: Engine> {
     load_started_epoch_ms: u64,
     /// The open files and source addresses an idle-capacity point was planned with.
     host_limits: Option<HostLimits>,
+    /// A load curve's levels inside this one point (deliveries per second, rising); empty
+    /// for any other point.
+    levels: Vec<f64>,
+    /// How long the load should run.
+    expected: Duration,
+    /// The server's counters as read with each sample (`t_ms`, counters), kept for a load
+    /// curve's levels, whose counters are taken between samples.
+    stats: Vec<(u64, wscbench_results::ServerStats)>,
 }
 
 impl<E: Engine> Session<'_, E> {
     fn split(&self) -> bool {
         self.loadgen_engines.len() > 1
+    }
+
+    /// The load parameters the point runs with: a load curve's without its level, which the
+    /// levels give.
+    fn params(&self) -> std::collections::BTreeMap<String, f64> {
+        let params = self.point.load_params();
+        if self.levels.is_empty() {
+            params
+        } else {
+            crate::sweep::without_level(&params)
+        }
+    }
+
+    /// The point's raw output folder: a load curve's levels share their point's.
+    fn raw_dir(&self) -> PathBuf {
+        let p = self.point;
+        self.plan
+            .results_dir
+            .join(wscbench_results::dimensions::raw_relative_dir(
+                &p.server.server.id,
+                p.server.variant.as_ref().map(|v| v.name.as_str()),
+                p.scenario,
+                &self.params(),
+                p.transport,
+                p.repetition,
+            ))
     }
 
     /// The container wscbench started for the point, if it started one.
@@ -144,19 +178,38 @@ impl<E: Engine> Session<'_, E> {
     }
 }
 
-/// Runs one point through every phase and returns its result (not yet written).
-pub(super) async fn run_point<E: Engine>(
+/// What one start of a server measured, before its figures are derived.
+struct Measured {
+    /// The point's result: its counters, series and k6 figures, outcome not yet set.
+    result: RunResult,
+    outcome: Outcome,
+    detail: Option<String>,
+    /// The merged native report, on the native load path.
+    native: Option<Result<native::Merged, native::NativeError>>,
+    teardown: Teardown,
+    stopped_near_limit: bool,
+    load_started_epoch_ms: u64,
+    /// The server's counters with each sample (a load curve's levels only).
+    stats: Vec<(u64, wscbench_results::ServerStats)>,
+    /// When the start began, for its overhead.
+    clock: Instant,
+}
+
+/// Start → ready → load → collect for `point` (with a load curve's `levels` inside it, when
+/// given), whatever happens, with the one teardown.
+async fn measure<E: Engine>(
     engine: &E,
     loadgen_engines: &[&E],
     plan: &Plan,
-    point: Point<'_>,
+    (point, levels, expected): (Point<'_>, Vec<f64>, Duration),
     mut cancel: watch::Receiver<bool>,
     on: &mut (dyn FnMut(Progress<'_>) + Send),
-) -> RunResult {
+) -> Measured {
     let clock = Instant::now();
     let mut result = empty_result(plan, point, SystemTime::now());
     let host_limits = host_limits_of(plan, point, loadgen_engines.len());
     result.conditions.host_limits = host_limits.clone();
+    let curve = !levels.is_empty();
     let mut session = Session {
         engine,
         loadgen_engines,
@@ -168,6 +221,9 @@ pub(super) async fn run_point<E: Engine>(
         failed_instance: None,
         load_started_epoch_ms: 0,
         host_limits,
+        levels,
+        expected,
+        stats: Vec::new(),
     };
     let ended = session.drive(&mut result, &mut cancel, on).await;
     let stopped_near_limit = matches!(ended, Ok(LoadEnd::MemoryNearLimit));
@@ -190,26 +246,147 @@ pub(super) async fn run_point<E: Engine>(
             let context = Context {
                 loadgens: plan.loadgens.iter().map(|l| l.endpoint.as_str()).collect(),
                 loadgen_memory_bytes: plan.limits.loadgen_memory_bytes,
-                stepped: matches!(
-                    point.scenario,
-                    Scenario::Capacity | Scenario::IdleCapacity | Scenario::Population
-                ),
+                // A load curve's monitor stops it at the level that ended the point.
+                stepped: curve
+                    || matches!(
+                        point.scenario,
+                        Scenario::Capacity | Scenario::IdleCapacity | Scenario::Population
+                    ),
             };
             let collected = collect(&mut result, outputs, end, &teardown, &context);
             (collected.outcome, collected.detail, collected.native)
         }
     };
+    Measured {
+        result,
+        outcome,
+        detail,
+        native,
+        teardown,
+        stopped_near_limit,
+        load_started_epoch_ms: session.load_started_epoch_ms,
+        stats: std::mem::take(&mut session.stats),
+        clock,
+    }
+}
+
+/// Runs a load curve's `points` (its levels, rising) as one point: one container, one k6, one
+/// join ramp, a window per level; returns one result per level run (not yet written), each
+/// with its own figures ([`super::levels`]).
+async fn run_levels<E: Engine>(
+    engine: &E,
+    loadgen_engines: &[&E],
+    plan: &Plan,
+    points: &[Point<'_>],
+    cancel: watch::Receiver<bool>,
+    on: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> Vec<RunResult> {
+    let Some(&first) = points.first() else {
+        return Vec::new();
+    };
+    let deliveries: Vec<f64> = points
+        .iter()
+        .map(|p| {
+            p.load_params()
+                .get(crate::sweep::DELIVERIES)
+                .copied()
+                .unwrap_or(0.0)
+        })
+        .collect();
+    let expected = plan.start_seconds(points);
+    let m = measure(
+        engine,
+        loadgen_engines,
+        plan,
+        (first, deliveries.clone(), expected),
+        cancel,
+        on,
+    )
+    .await;
+    let shape = scenarios::LoadCurveShape::with_params(plan.mode, first.params);
+    let whole = super::levels::Whole {
+        result: &m.result,
+        outcome: m.outcome,
+        detail: m.detail.clone(),
+        merged: match &m.native {
+            Some(Ok(merged)) => Some(merged),
+            _ => None,
+        },
+        stats: &m.stats,
+        load_started_epoch_ms: m.load_started_epoch_ms,
+        settle_ms: shape.settle_seconds * 1000,
+    };
+    let params: Vec<_> = points.iter().map(|p| p.load_params()).collect();
+    let overhead_ms = (m.clock.elapsed().as_millis() as u64).saturating_sub(m.result.duration_ms);
+    let mut results = Vec::new();
+    for level in super::levels::split(&whole, &params) {
+        let mut result = level.result;
+        derive(&mut result, plan, m.teardown.loadgen_oom, level.hold);
+        result.overhead_ms = overhead_ms;
+        results.push(result);
+    }
+    super::levels::end_at_first_ended(&mut results, deliveries.len(), plan.slo_p99_ms);
+    results
+}
+
+/// Runs one start of a server: a load curve's levels inside one point ([`run_levels`]), or
+/// its one point ([`run_point`]); the results are not yet written.
+pub(super) async fn run_start<E: Engine>(
+    engine: &E,
+    loadgen_engines: &[&E],
+    plan: &Plan,
+    points: &[Point<'_>],
+    cancel: watch::Receiver<bool>,
+    on: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> Vec<RunResult> {
+    match points {
+        [point] if point.scenario != Scenario::LoadCurve => {
+            vec![run_point(engine, loadgen_engines, plan, *point, cancel, on).await]
+        }
+        _ => run_levels(engine, loadgen_engines, plan, points, cancel, on).await,
+    }
+}
+
+/// Runs one point through every phase and returns its result (not yet written).
+async fn run_point<E: Engine>(
+    engine: &E,
+    loadgen_engines: &[&E],
+    plan: &Plan,
+    point: Point<'_>,
+    cancel: watch::Receiver<bool>,
+    on: &mut (dyn FnMut(Progress<'_>) + Send),
+) -> RunResult {
+    let expected = plan.point_seconds(point);
+    let Measured {
+        mut result,
+        outcome,
+        detail,
+        native,
+        teardown,
+        stopped_near_limit,
+        load_started_epoch_ms,
+        clock,
+        ..
+    } = measure(
+        engine,
+        loadgen_engines,
+        plan,
+        (point, Vec::new(), expected),
+        cancel,
+        on,
+    )
+    .await;
     // The long figures first: the verdict counts the slow consumers' chats as received.
     if let Some(Ok(merged)) = &native {
         let long = Long {
             merged,
-            load_started_epoch_ms: session.load_started_epoch_ms,
+            load_started_epoch_ms,
             shape: read_shape(&point.raw_dir(&plan.results_dir)),
             outcome,
         };
         derive_long(&mut result, plan, &long);
     }
-    derive(&mut result, plan, teardown.loadgen_oom);
+    derive(&mut result, plan, teardown.loadgen_oom, None);
     let judged = matches!(point.scenario, Scenario::IdleCapacity | Scenario::Population)
         && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted);
     if judged {
@@ -225,7 +402,7 @@ pub(super) async fn run_point<E: Engine>(
             Some(Ok(merged)) => Some(merged),
             _ => None,
         };
-        judge_levels(&mut result, plan, point, merged, session.load_started_epoch_ms, ending);
+        judge_levels(&mut result, plan, point, merged, load_started_epoch_ms, ending);
     }
     result.outcome = outcome;
     result.outcome_detail = detail;
@@ -339,7 +516,7 @@ impl<E: Engine> Session<'_, E> {
             .map(|v| format!("-{}", v.name))
             .unwrap_or_default();
         // A sweep's points differ only in their parameters: `-clients100-rate2.5`.
-        let params: String = wscbench_results::dimensions::params_text(&self.point.load_params())
+        let params: String = wscbench_results::dimensions::params_text(&self.params())
             .into_iter()
             .map(|(k, v)| format!("-{k}{v}"))
             .collect();
@@ -526,7 +703,7 @@ impl<E: Engine> Session<'_, E> {
     /// The raw output folder of each k6: the point's own, or one subfolder per instance of
     /// a split run.
     fn out_dirs(&self) -> Vec<PathBuf> {
-        let dir = self.point.raw_dir(&self.plan.results_dir);
+        let dir = self.raw_dir();
         if self.split() {
             (1..=self.loadgen_engines.len())
                 .map(|i| dir.join(format!("k6-{i}")))
@@ -552,7 +729,7 @@ impl<E: Engine> Session<'_, E> {
                 )
             })
         };
-        prepare(&self.point.raw_dir(&self.plan.results_dir))?;
+        prepare(&self.raw_dir())?;
         let scheme = if target.tls.is_some() { "wss" } else { "ws" };
         let ws_url = match &self.plan.server_address {
             Some(address) => format!("{scheme}://{address}:{}/ws", port_of(&target.addr)),
@@ -658,10 +835,20 @@ impl<E: Engine> Session<'_, E> {
         ];
         // A sweep's values, next to MODE: CLIENTS=500, RATE=2.5 (scenarios/lib/config.js).
         env.extend(
-            wscbench_results::dimensions::params_text(&self.point.load_params())
+            wscbench_results::dimensions::params_text(&self.params())
                 .into_iter()
                 .map(|(k, v)| format!("{}={v}", scenarios::env_name(&k))),
         );
+        // A load curve's levels, every one inside this point: DELIVERIES=50000,100000,...
+        if !self.levels.is_empty() {
+            let levels: Vec<String> = self.levels.iter().map(f64::to_string).collect();
+            env.push(format!(
+                "{}={}",
+                scenarios::env_name(crate::sweep::DELIVERIES),
+                levels.join(",")
+            ));
+            env.push(format!("SLO_P99_MS={}", self.plan.slo_p99_ms));
+        }
         env.extend(self.plan.soak_seconds.map(|s| format!("DURATION={s}")));
         // The transport (scenarios/lib/config.js): the run's certificate to trust, deflate.
         if self.tls_bind().is_some() {
@@ -824,7 +1011,7 @@ impl<E: Engine> Session<'_, E> {
         cancel: &mut watch::Receiver<bool>,
         on: &mut (dyn FnMut(Progress<'_>) + Send),
     ) -> LoadEnd {
-        let expected = self.plan.point_seconds(self.point);
+        let expected = self.expected;
         let (server_usage, _server_task) = self.server_usage().map(latest).unzip();
         let (loadgen_usage, _loadgen_tasks): (Vec<_>, Vec<_>) = self
             .k6
@@ -880,7 +1067,11 @@ impl<E: Engine> Session<'_, E> {
                 sample: &sample,
                 deliveries_per_s: rate,
             });
+            let t_ms = sample.t_ms;
             result.series.push(sample);
+            if let Some(st) = stats.filter(|_| !self.levels.is_empty()) {
+                self.stats.push((t_ms, st));
+            }
 
             if let Some(state) = self.server_state().await
                 && !state.running

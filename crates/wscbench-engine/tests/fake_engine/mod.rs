@@ -76,6 +76,9 @@ pub struct FakeEngine {
     pub k6_writes_summary: bool,
     /// The native report k6 writes beside its summary, if any.
     pub k6_native: Option<String>,
+    /// The native report k6 writes, made from the epoch ms at which its container starts
+    /// (for windows on k6's clock); takes the place of `k6_native`.
+    pub k6_native_at: Option<Box<dyn Fn(u64) -> String + Send + Sync>>,
     /// The exit code k6 reports when it ends (137: killed).
     pub k6_exit_code: i64,
     /// The stats stream ends after this many samples, as a dying engine stream would.
@@ -139,6 +142,7 @@ impl FakeEngine {
             k6_runs_for: Duration::from_secs(3),
             k6_writes_summary: true,
             k6_native: None,
+            k6_native_at: None,
             k6_exit_code: 0,
             usage_samples: None,
             fault,
@@ -264,6 +268,13 @@ impl Engine for FakeEngine {
                 }
                 if let Some(native) = &self.k6_native {
                     std::fs::write(Path::new(out).join("native.json"), native).unwrap();
+                }
+                if let Some(native_at) = &self.k6_native_at {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap()
+                        .as_millis() as u64;
+                    std::fs::write(Path::new(out).join("native.json"), native_at(now)).unwrap();
                 }
                 if spec.cmd.iter().any(|a| a == "--paused") {
                     let at = spec.cmd.iter().position(|a| a == "--address").unwrap();

@@ -499,6 +499,7 @@ pub fn curve_step(
         delivered_ratio: Some(delivered),
         slo_p99_ms: 50.0,
         hold_deliveries_per_server_cpu_s: Some(per_cpu_s),
+        ended_point: None,
     });
     r
 }

@@ -65,10 +65,10 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
         Err(err) => return Err(manifest.failed(err)),
     };
     eprintln!(
-        "run {run_id}: {} server row(s) × {} scenario(s) ({} point(s) a round, a load curve's steps and a sweep's values each one) × {} round(s), {} mode, {} load path, about {} min; results in {}",
+        "run {run_id}: {} server row(s) × {} scenario(s) ({} point(s) a round, a sweep's values each one, a load curve's levels inside one) × {} round(s), {} mode, {} load path, about {} min; results in {}",
         plan.servers.len(),
         plan.scenarios.len(),
-        plan.round_points().len(),
+        plan.round_starts().len(),
         plan.repetitions,
         plan.mode,
         plan.load_path,
@@ -591,9 +591,9 @@ impl Display {
         );
         bar.enable_steady_tick(Duration::from_millis(250));
         let round_length = plan
-            .round_points()
+            .round_starts()
             .iter()
-            .map(|p| plan.point_seconds(*p) + OVERHEAD_ESTIMATE)
+            .map(|start| plan.start_seconds(&start.points) + OVERHEAD_ESTIMATE)
             .sum();
         Self {
             bar,
@@ -620,6 +620,7 @@ impl Display {
                 index,
                 total,
                 point,
+                levels,
                 expected,
             } => {
                 let per_point = self.round_length / (total.max(1) as u32);
@@ -633,9 +634,13 @@ impl Display {
                 } else {
                     String::new()
                 };
+                // A load curve's levels run inside one point: its first level and how many.
                 let params: String = params_text(&point.load_params())
                     .into_iter()
-                    .map(|(k, v)| format!(" {k}={v}"))
+                    .map(|(k, v)| match levels {
+                        n if n > 1 && k == "deliveries" => format!(" {k}={v} (+{} levels)", n - 1),
+                        _ => format!(" {k}={v}"),
+                    })
                     .collect();
                 self.current = format!(
                     "[{index}/{total}] {} × {}{params}{repetition}",
