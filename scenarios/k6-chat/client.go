@@ -656,6 +656,7 @@ func (c *chatter) send(intended time.Time) bool {
 	t.add(cChatSent, 1)
 	t.add(cChatsIntended, 1)
 	t.add(sentBy[late.cause()], 1)
+	t.totals.countAt(now, cChatSent, cChatsIntended, sentBy[late.cause()])
 	return true
 }
 
@@ -672,6 +673,7 @@ func (c *chatter) miss(intended, at time.Time) {
 func (c *chatter) missFor(why cause, late lateness) {
 	c.s.tally.add(cChatsIntended, 1)
 	c.s.tally.add(missedBy[why], 1)
+	c.s.tally.totals.countAt(time.Now(), cChatsIntended, missedBy[why])
 	if why == lateJoin || why == lateWrite {
 		c.missedUs = append(c.missedUs, clampUs(late.server.Microseconds()))
 	}
@@ -846,6 +848,7 @@ func (s *session) read() readEnd {
 			return readEnd{err: err}
 		}
 		now = s.rc.lastRead
+		b.frameAt(now)
 		b.msgs++
 		if frames++; frames%progressEvery == 0 {
 			s.progress.Store(frames)

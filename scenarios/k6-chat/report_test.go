@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -26,7 +27,7 @@ func TestMergedReportsEqualOneHistogramOfAllSamples(t *testing.T) {
 		}
 		_ = all[0].RecordValue(v)
 		_ = all[1].RecordValue(r)
-		halves[i%2].record([]int64{v}, []int64{r}, 1)
+		halves[i%2].record(time.Now(), []int64{v}, []int64{r}, 1)
 		if i%100 == 0 {
 			// A missed chat: into the response time only (weight 1 here: no
 			// chat_sent counted, as if none was delivered).
@@ -76,7 +77,7 @@ func TestAMissedChatWeighsAsMuchAsTheDeliveriesItWouldHaveHad(t *testing.T) {
 	tl.add(cChatSent, 100)
 	tl.drain()
 	for range 1000 { // 100 chats x 10 probes
-		tot.record([]int64{500}, []int64{500}, 1)
+		tot.record(time.Now(), []int64{500}, []int64{500}, 1)
 	}
 	tot.recordMissed([]int64{3_000_000, 3_000_000})
 	r := tot.report()

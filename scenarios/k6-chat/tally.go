@@ -194,11 +194,13 @@ func (t *totals) recordCross(latenciesUs []int64) {
 }
 
 // record adds a reader's batch: the service and response times of the chats
-// it timed (pairwise) and how many chats it received.
-func (t *totals) record(serviceUs, responseUs []int64, chats int64) {
+// it timed (pairwise) and how many chats it received, the last of them at at
+// (a batch never spans a window's edge: see readBatch.edge), so a window
+// holds exactly the chats received inside it.
+func (t *totals) record(at time.Time, serviceUs, responseUs []int64, chats int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := t.now()
+	now := at
 	for i := range serviceUs {
 		_ = t.hists[hService].RecordValue(serviceUs[i]) // clamped, so always in range
 		_ = t.hists[hResponse].RecordValue(responseUs[i])
@@ -217,6 +219,39 @@ func (t *totals) recordMissed(heldUs []int64) {
 	}
 	t.periods.recordMissed(now, heldUs)
 	t.stepSet.recordMissed(now, heldUs)
+}
+
+// countAt puts one chat's counters into the window at at, the moment the
+// controller sent or missed it. The tally's drain adds them to the totals'
+// counts but, being every flushPeriod, would put them in the window of the
+// drain; chats are few (a delivery is many), so each takes the lock here.
+func (t *totals) countAt(at time.Time, cs ...counter) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, set := range []*windowSet{t.periods, t.stepSet} {
+		if acc := set.at(at); acc != nil {
+			for _, c := range cs {
+				acc.counts[c]++
+			}
+		}
+	}
+}
+
+// nextEdge is the first window edge (a period's or a step's) after from: a
+// reader's batch is flushed before it, so no batch straddles two windows.
+func (t *totals) nextEdge(from time.Time) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ms := t.period.Milliseconds()
+	edge := time.UnixMilli((from.UnixMilli()/ms + 1) * ms)
+	for _, st := range t.steps {
+		for _, e := range []time.Time{st.from, st.to} {
+			if e.After(from) && e.Before(edge) {
+				edge = e
+			}
+		}
+	}
+	return edge
 }
 
 // recordPong adds one pong's latency.
@@ -363,6 +398,10 @@ type readBatch struct {
 	responseUs []int64
 	crossUs    []int64
 	last       time.Time
+	// lastRecv is when the batch's latest frame was received; edge the first
+	// window edge after its first (zero while the batch is empty).
+	lastRecv time.Time
+	edge     time.Time
 }
 
 func newReadBatch(t *tally) *readBatch {
@@ -387,6 +426,18 @@ func (b *readBatch) latency(serviceUs, responseUs float64) {
 	}
 }
 
+// frameAt is called before a frame received at now is counted: a batch whose
+// window has ended is flushed first, and a new batch learns its window's edge.
+func (b *readBatch) frameAt(now time.Time) {
+	if !b.edge.IsZero() && !now.Before(b.edge) {
+		b.flush()
+	}
+	if b.edge.IsZero() {
+		b.edge = b.t.totals.nextEdge(now)
+	}
+	b.lastRecv = now
+}
+
 func (b *readBatch) maybeFlush(now time.Time) {
 	if now.Sub(b.last) >= batchAge {
 		b.flush()
@@ -403,8 +454,13 @@ func (b *readBatch) flush() {
 		b.msgs, b.chats, b.malformed = 0, 0, 0
 	}
 	if len(b.serviceUs) > 0 || chats > 0 {
-		b.t.totals.record(b.serviceUs, b.responseUs, chats)
+		at := b.lastRecv
+		if at.IsZero() {
+			at = time.Now()
+		}
+		b.t.totals.record(at, b.serviceUs, b.responseUs, chats)
 	}
+	b.edge = time.Time{}
 	if len(b.serviceUs) > 0 {
 		// k6's chat_latency Trend keeps its meaning: service time.
 		b.t.sample(b.serviceUs)

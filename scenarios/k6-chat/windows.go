@@ -32,6 +32,20 @@ type step struct {
 	from, to time.Time
 }
 
+// countedAt are the counters a window gets at the moment of each event, not
+// at the tally's drain: chats received (by the readers' batches) and each
+// chat sent or missed (totals.countAt), so a window of a few seconds counts
+// exactly what happened inside it.
+var countedAt = func() (m [numCounters]bool) {
+	for _, c := range []counter{
+		cChatReceived, cChatSent, cChatsIntended, cChatsOnTime, cChatsLateJoin, cChatsLateWrite,
+		cChatsLateTimer, cChatsMissedJoin, cChatsMissedWrite, cChatsMissedTimer,
+	} {
+		m[c] = true
+	}
+	return m
+}()
+
 // windowAcc is one window's counts and latencies.
 type windowAcc struct {
 	counts [numCounters]int64
@@ -138,7 +152,7 @@ func (w *windowSet) recordHist(now time.Time, h int, values []int64) {
 func (w *windowSet) addCounts(now time.Time, d *[numCounters]int64) {
 	if acc := w.at(now); acc != nil {
 		for i, n := range d {
-			if counter(i) != cChatReceived {
+			if !countedAt[counter(i)] {
 				acc.counts[i] += n
 			}
 		}
