@@ -126,7 +126,7 @@ pub(crate) enum Crossing {
 /// highest step carried, so a step below it that k6 limited (or that the server was late
 /// at) does not end the curve. The step above it decides: not carried, the crossing is
 /// interpolated between the two on the log of the load, at the first of the latency target
-/// and the 99.9 % delivered share to be passed (linear in each between the steps); the
+/// and the 99 % delivered share to be passed (linear in each between the steps); the
 /// server died there, the crossing is the last step carried; k6 was the limit, or no step
 /// above, the figure is a lower bound naming that side.
 pub(crate) fn round_crossing(steps: &[(f64, RoundStep)], slo_p99_ms: f64) -> Crossing {
@@ -620,14 +620,14 @@ mod tests {
 
     #[test]
     fn a_delivered_share_that_falls_first_decides_the_crossing() {
-        // On time at 200k, but only 99.7 % arrived: 99.9 % is passed a third of the way.
+        // On time at 200k, but only 97 % arrived: 99 % is passed a third of the way.
         let steps = [
             at(100e3, 10.0),
             (
                 200e3,
                 RoundStep::Measured {
                     p99_ms: Some(40.0),
-                    delivered: Some(0.997),
+                    delivered: Some(0.97),
                 },
             ),
         ];

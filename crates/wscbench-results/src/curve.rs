@@ -5,9 +5,13 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What a delivered share must reach for a step to count as carried: 99.9 % of the offered
-/// deliveries arrived.
-pub const CARRIED_RATIO: f64 = 0.999;
+/// What a delivered share must reach for a step to count as carried: 99 % of the offered
+/// deliveries arrived. A level's window counts receipts by their arrival, so the broadcasts
+/// in flight at its two edges move the share by a few tenths of a percent either way
+/// (0.9974 to 1.0042 over 16 levels of two servers that dropped nothing, in quick mode): at
+/// 99.9 % a level would read "not carried" by that noise alone. A server that loses
+/// deliveries loses far more than 1 %.
+pub const CARRIED_RATIO: f64 = 0.99;
 
 /// The latency target a step is judged by when `wscbench run --slo-p99-ms` sets none, in ms.
 pub const DEFAULT_SLO_P99_MS: f64 = 50.0;
@@ -75,7 +79,8 @@ mod tests {
     #[test]
     fn a_step_is_carried_when_nearly_all_arrived_within_the_latency_target() {
         assert!(step(Some(0.9995)).carried(12.0));
-        assert!(!step(Some(0.998)).carried(12.0), "too little arrived");
+        assert!(step(Some(0.997)).carried(12.0), "within the windows' edge noise");
+        assert!(!step(Some(0.98)).carried(12.0), "too little arrived");
         assert!(!step(Some(1.0)).carried(50.1), "too late");
         assert!(!step(None).carried(1.0), "nothing known of what arrived");
     }

@@ -115,7 +115,7 @@ pub struct RunArgs {
     #[arg(long = "slo-p95-ms", default_value_t = 50.0, value_name = "MS", value_parser = parse_slo)]
     pub slo_p95_ms: f64,
     /// The load curve's latency target: a step is carried while chat latency p99 (from each
-    /// chat's intended time) stays within it and 99.9 % of the offered deliveries arrive; a
+    /// chat's intended time) stays within it and 99 % of the offered deliveries arrive; a
     /// server's capacity is its highest step carried, in ms
     #[arg(long = "slo-p99-ms", default_value_t = wscbench_results::curve::DEFAULT_SLO_P99_MS, value_name = "MS", value_parser = parse_slo)]
     pub slo_p99_ms: f64,
