@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 /// What a delivered share must reach for a step to count as carried: 99 % of the offered
 /// deliveries arrived. A level's window counts receipts by their arrival, so the broadcasts
 /// in flight at its two edges move the share by a few tenths of a percent either way
-/// (0.9974 to 1.0042 over 16 levels of two servers that dropped nothing, in quick mode): at
+/// (0.9974 to 1.0042 over 16 levels of two servers that dropped nothing, in a quick run made
+/// while building this and not kept): at
 /// 99.9 % a level would read "not carried" by that noise alone. A server that loses
 /// deliveries loses far more than 1 %.
 pub const CARRIED_RATIO: f64 = 0.99;

@@ -328,9 +328,10 @@ fn no_two_files_of_any_crate_import_each_other() {
 }
 
 /// The report's modules that build tables from results; the assembler calls them all.
-const REPORT_BUILDERS: [&str; 11] = [
+const REPORT_BUILDERS: [&str; 12] = [
     "idle_cost",
     "capacity",
+    "certainty",
     "curve_table",
     "knobs",
     "rooms",
