@@ -70,7 +70,20 @@ pub(crate) fn room_size(result: &RunResult) -> u64 {
 /// A metric over a group's repetitions; a load-generator bound group's figures never
 /// compete, and its sensitive ones are marked.
 pub(crate) fn metric_cell(metric: &Metric, group: &Group) -> Cell {
-    let mut cell = match group.summary(metric) {
+    // A figure a busy k6 moves is read, as the summary reads it, over the rounds free of
+    // the load generator where there are any; every round is shown only when none is free.
+    let free: Vec<f64> = group
+        .ok()
+        .iter()
+        .filter(|r| !(metric.loadgen_sensitive && r.loadgen_bound))
+        .filter_map(|r| (metric.value)(r))
+        .collect();
+    let summary = if metric.loadgen_sensitive && !free.is_empty() {
+        Summary::of(&free)
+    } else {
+        group.summary(metric)
+    };
+    let mut cell = match summary {
         Some(s) => Cell::summary(&s, metric.format),
         None => Cell::absent(),
     };

@@ -217,11 +217,13 @@ fn candidates(
             continue;
         }
         let has_value = |r: &RunResult| (dimension.metric.value)(r).is_some();
-        // A bound round measured the load generator, not the server: it is left out, and the
-        // server's other rounds still count. Counted only where the figure exists, so "left
-        // out" means something.
-        let (bound_rounds, free): (Vec<&&RunResult>, Vec<&&RunResult>) =
-            ok.into_iter().partition(|r| r.loadgen_bound);
+        // A bound round measured the load generator, not the server, in the figures a busy
+        // k6 moves: it is left out of those, and the server's other rounds still count. A
+        // figure k6 cannot move (memory per user, a binary's size) keeps every round, as the
+        // tables below do. Counted only where the figure exists, so "left out" means something.
+        let (bound_rounds, free): (Vec<&&RunResult>, Vec<&&RunResult>) = ok
+            .into_iter()
+            .partition(|r| r.loadgen_bound && dimension.metric.loadgen_sensitive);
         if dimension.scenario.is_some() && !bound_rounds.is_empty() {
             if free.is_empty() {
                 let values: Vec<f64> = bound_rounds
