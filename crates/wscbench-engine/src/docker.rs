@@ -259,6 +259,10 @@ impl Engine for DockerEngine {
         Box::pin(usage_stream(docker, id, options))
     }
 
+    fn cpu_used_ms_now(&self, id: &str) -> Option<f64> {
+        stats::cgroup_cpu_used_ms(std::path::Path::new("/sys/fs/cgroup"), id)
+    }
+
     fn stop<'a>(&'a self, id: &'a str, grace: Duration) -> BoxFuture<'a, Result<(), EngineError>> {
         Box::pin(async move {
             let options = StopContainerOptionsBuilder::new()

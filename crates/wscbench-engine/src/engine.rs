@@ -235,6 +235,12 @@ pub trait Engine: Send + Sync {
     fn state<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<ContainerState, EngineError>>;
     /// Per-second usage samples until the container stops.
     fn usage(&self, id: &str) -> UsageStream;
+    /// The container's CPU time used so far, in milliseconds, read now, where the engine can
+    /// read it at once (its cgroup on this host); `None` leaves the CPU to [`Engine::usage`].
+    fn cpu_used_ms_now(&self, id: &str) -> Option<f64> {
+        let _ = id;
+        None
+    }
     /// SIGTERM, then SIGKILL after `grace`.
     fn stop<'a>(&'a self, id: &'a str, grace: Duration) -> BoxFuture<'a, Result<(), EngineError>>;
     /// Freezes a running container (the cgroup freezer): its processes stop being scheduled,

@@ -147,6 +147,15 @@ impl<E: Engine> Session<'_, E> {
     }
 
     /// The server's per-second usage, or `None` when nothing measures it.
+    /// The container whose usage is the server's: ours, or a watched one.
+    fn usage_container(&self) -> Option<&str> {
+        match self.server.as_ref()? {
+            RunningServer::Container(id) => Some(id),
+            RunningServer::External(UsageSource::Container { container }) => Some(container),
+            RunningServer::External(_) => None,
+        }
+    }
+
     fn server_usage(&self) -> Option<UsageStream> {
         match self.server.as_ref()? {
             RunningServer::Container(id) => Some(self.engine.usage(id)),
@@ -1033,7 +1042,18 @@ impl<E: Engine> Session<'_, E> {
                 return LoadEnd::Cancelled;
             }
             let stats = verify::read_stats_quiet(target).await;
-            let s: Option<Usage> = server_usage.as_ref().map(|u| *u.borrow());
+            let t_ms = load_started.elapsed().as_millis() as u64;
+            let mut s: Option<Usage> = server_usage.as_ref().map(|u| *u.borrow());
+            // The server's CPU read from its cgroup at the instant of its counters, where the
+            // engine can: Docker's reading lags its sample by about a second.
+            if let Some(u) = s.as_mut()
+                && let Some(used) = self
+                    .usage_container()
+                    .and_then(|id| self.engine.cpu_used_ms_now(id))
+            {
+                u.cpu_used_ms = Some(used);
+                u.read_epoch_ms = Some(self.load_started_epoch_ms + t_ms);
+            }
             let instances: Vec<InstanceSample> = loadgen_usage
                 .iter()
                 .map(|usage| {
@@ -1045,7 +1065,7 @@ impl<E: Engine> Session<'_, E> {
                 })
                 .collect();
             let sample = self.one_sample(
-                load_started.elapsed().as_millis() as u64,
+                t_ms,
                 stats.as_ref(),
                 s,
                 instances,
@@ -1067,7 +1087,6 @@ impl<E: Engine> Session<'_, E> {
                 sample: &sample,
                 deliveries_per_s: rate,
             });
-            let t_ms = sample.t_ms;
             result.series.push(sample);
             if let Some(st) = stats.filter(|_| !self.levels.is_empty()) {
                 self.stats.push((t_ms, st));
