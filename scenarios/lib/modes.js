@@ -130,7 +130,7 @@ const SHAPES = {
       steps: [50000, 100000, 200000, 400000],
       rampSeconds: 2,
       settleSeconds: 1,
-      holdSeconds: 5,
+      holdSeconds: 3,
     },
   },
 };

@@ -348,7 +348,7 @@ impl LoadCurveShape {
                 steps: vec![50_000.0, 100_000.0, 200_000.0, 400_000.0],
                 ramp_seconds: 2,
                 settle_seconds: 1,
-                hold_seconds: 5,
+                hold_seconds: 3,
             },
         }
     }

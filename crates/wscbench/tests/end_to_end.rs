@@ -136,7 +136,7 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
     let servers = server_ids();
     assert!(servers.len() >= 2, "{servers:?}");
     for server in &servers {
-        for scenario in ["burst", "churn", "saturation"] {
+        for scenario in ["burst", "churn"] {
             let result = ok_result(&run_dir, server, scenario, LoadPath::Native);
             // The native client reads everything the server writes, whatever the shape.
             let received = result.derived.received_ratio.expect("the server delivered");
@@ -200,9 +200,9 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
     let text = json.to_string();
     for title in [
         "Population",
+        "Load curve",
         "Burst",
         "Churn",
-        "Saturation",
         "Binary sizes",
     ] {
         assert!(text.contains(title), "report lacks a {title} table");

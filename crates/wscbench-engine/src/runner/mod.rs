@@ -451,17 +451,30 @@ impl Plan {
             * self.repetitions.max(1) as usize
     }
 
-    /// How long the plan should take: every point's scenario and [`POINT_OVERHEAD`].
+    /// The rounds a point of `scenario` gets at least: [`Plan::repetitions`]; a load curve's
+    /// levels, in a run that adds rounds, [`rounds::CURVE_MIN_ROUNDS`] (its cost's spread is
+    /// between rounds, and its levels share one start, so rounds are cheap there).
+    pub fn min_rounds(&self, scenario: Scenario) -> u32 {
+        rounds::min_rounds(scenario, self.repetitions, self.adaptive.max_rounds)
+    }
+
+    /// How long the plan's least rounds should take: every point's scenario and
+    /// [`POINT_OVERHEAD`], each scenario for its [`Plan::min_rounds`].
     pub fn estimate(&self) -> Duration {
         let server_transports = self.server_transports();
-        estimate(
-            server_transports,
-            &self.scenarios,
-            &self.load_points,
-            self.repetitions,
-            self.mode,
-            self.soak_seconds,
-        )
+        self.scenarios
+            .iter()
+            .map(|&scenario| {
+                estimate(
+                    server_transports,
+                    &[scenario],
+                    &self.load_points,
+                    self.min_rounds(scenario),
+                    self.mode,
+                    self.soak_seconds,
+                )
+            })
+            .sum()
     }
 
     /// True when there is nothing to run.
@@ -631,24 +644,31 @@ pub fn estimate(
     per_round * (servers * repetitions.max(1) as usize) as u32
 }
 
-/// Refuses a plan whose [`estimate`] exceeds `bound`.
+/// Refuses a plan whose [`estimate`] over each scenario's least rounds
+/// ([`rounds::min_rounds`] of `repetitions` and `max_rounds`) exceeds `bound`.
+#[allow(clippy::too_many_arguments)]
 pub fn check_duration(
     servers: usize,
     scenarios: &[Scenario],
     load_points: &[BTreeMap<String, f64>],
-    repetitions: u32,
+    (repetitions, max_rounds): (u32, u32),
     mode: Mode,
     soak_seconds: Option<u64>,
     bound: Duration,
 ) -> Result<Duration, TooLong> {
-    let estimate = estimate(
-        servers,
-        scenarios,
-        load_points,
-        repetitions,
-        mode,
-        soak_seconds,
-    );
+    let estimate = scenarios
+        .iter()
+        .map(|&scenario| {
+            estimate(
+                servers,
+                &[scenario],
+                load_points,
+                rounds::min_rounds(scenario, repetitions, max_rounds),
+                mode,
+                soak_seconds,
+            )
+        })
+        .sum();
     if estimate > bound {
         return Err(TooLong {
             estimate,
@@ -825,10 +845,21 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
     } else {
         min_rounds
     };
+    // Each scenario's least rounds: more for the curve only where a judge adds rounds.
+    let least = |scenario: Scenario| {
+        if judge.is_some() {
+            plan.min_rounds(scenario)
+        } else {
+            min_rounds
+        }
+    };
     let base = plan.round_points();
     let keys: Vec<PointKey> = base.iter().map(|p| p.key()).collect();
     // What each start measures, as indices of `base`: a load curve's levels run as one.
     let starts = starts_of(&base);
+    let start_least: Vec<u32> = starts.iter().map(|s| least(base[s[0]].scenario)).collect();
+    // Each scenario's measured time per start (container to container), once one ran.
+    let mut took: BTreeMap<Scenario, (Duration, u32)> = BTreeMap::new();
     let mut output = RoundsOutput::default();
     let mut stops: BTreeMap<PointKey, StopReason> = BTreeMap::new();
     let mut active: Vec<usize> = (0..base.len()).collect();
@@ -840,7 +871,13 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
         let running: Vec<usize> = (0..starts.len())
             .filter(|&s| starts[s].iter().any(|i| active.contains(i)))
             .collect();
-        let order = rounds::shuffled(running, plan.adaptive.seed, round);
+        // The starts a round owes first (shuffled), then those it adds for precision, the
+        // plan's first scenarios first (shuffled within each), so a budget that runs out
+        // cuts the least important.
+        let order = rounds::owed_first(
+            rounds::shuffled(running, plan.adaptive.seed, round),
+            |&s| (round > start_least[s]).then(|| scenario_rank(plan, base[starts[s][0]].scenario)),
+        );
         let machine_speed = start_round(plan, &cancel, round, order.len(), &mut output, on).await;
         for (position, &s) in order.iter().enumerate() {
             if *cancel.borrow() {
@@ -851,7 +888,7 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
                 &starts[s],
                 (&base, &keys),
                 round,
-                min_rounds,
+                start_least[s],
                 &output.results,
                 &mut stops,
             );
@@ -859,17 +896,29 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
                 continue;
             };
             let expected = plan.start_seconds(&points);
-            let length = expected + mean_overhead(&output.results);
-            if round > min_rounds && !rounds::fits(started.elapsed(), length, plan.adaptive.budget)
-            {
-                stops.extend(
-                    order[position..]
-                        .iter()
-                        .flat_map(|&t| &starts[t])
-                        .map(|&j| (keys[j].clone(), StopReason::Budget)),
-                );
-                break 'rounds;
+            let scenario = first.scenario;
+            // Its planned length, or what its scenario's starts took where that was longer.
+            let planned = expected + mean_overhead(&output.results);
+            let length = took
+                .get(&scenario)
+                .map_or(planned, |&(t, n)| planned.max(t / n));
+            if round > start_least[s] {
+                // An added round runs only where it leaves room for every round still owed.
+                let owed: Duration = (0..starts.len())
+                    .filter(|&t| starts[t].iter().any(|i| active.contains(i)))
+                    .map(|t| {
+                        let rounds_left = start_least[t].saturating_sub(round);
+                        let scenario = base[starts[t][0]].scenario;
+                        let each = took.get(&scenario).map_or(length, |&(d, n)| d / n);
+                        each * rounds_left
+                    })
+                    .sum();
+                if !rounds::fits(started.elapsed() + owed, length, plan.adaptive.budget) {
+                    stops.extend(starts[s].iter().map(|&j| (keys[j].clone(), StopReason::Budget)));
+                    continue;
+                }
             }
+            let start_began = std::time::Instant::now();
             on(Progress::Starting {
                 index: position + 1,
                 total: order.len(),
@@ -890,14 +939,21 @@ pub async fn execute_rounds<E: crate::engine::Engine>(
             if interrupted {
                 break 'rounds;
             }
+            let entry = took.entry(scenario).or_default();
+            entry.0 += start_began.elapsed();
+            entry.1 += 1;
         }
-        let active_keys: Vec<PointKey> = active.iter().map(|&i| keys[i].clone()).collect();
+        let active_keys: Vec<PointKey> = active
+            .iter()
+            .filter(|&&i| !stops.contains_key(&keys[i]))
+            .map(|&i| keys[i].clone())
+            .collect();
         let (again, stopped) = decide(
             judge,
             &output.results,
             &active_keys,
             round,
-            (min_rounds, max_rounds),
+            (&|key: &PointKey| least(key.scenario), max_rounds),
         );
         stops.extend(stopped);
         active.retain(|&i| again.contains(&keys[i]) && !stops.contains_key(&keys[i]));
@@ -1062,22 +1118,32 @@ async fn start_round(
     machine_speed
 }
 
+/// Where `scenario` stands in the plan's order of scenarios (the first is the most
+/// important: the default bench lists its headline first).
+fn scenario_rank(plan: &Plan, scenario: Scenario) -> usize {
+    plan.scenarios
+        .iter()
+        .position(|&s| s == scenario)
+        .unwrap_or(plan.scenarios.len())
+}
+
 /// After round `round`: the points of `active` that get another, and why the others stop.
+/// `min_rounds` says each point's least rounds.
 fn decide(
     judge: Option<&dyn rounds::Judge>,
     results: &[RunResult],
     active: &[PointKey],
     round: u32,
-    (min_rounds, max_rounds): (u32, u32),
+    (min_rounds, max_rounds): (&dyn Fn(&PointKey) -> u32, u32),
 ) -> (Vec<PointKey>, BTreeMap<PointKey, StopReason>) {
     let verdicts = judge.map(|j| j.judge(results)).unwrap_or_default();
     let ran = |key: &PointKey| results.iter().any(|r| &r.point() == key);
     // A point with no result at all ran in no round: a load-curve level above one that
     // ended its point each time (the points of a run of its own always leave a result).
-    let (ended_below, active): (Vec<PointKey>, Vec<PointKey>) = active
-        .iter()
-        .cloned()
-        .partition(|key| round >= min_rounds && key.scenario == Scenario::LoadCurve && !ran(key));
+    let (ended_below, active): (Vec<PointKey>, Vec<PointKey>) =
+        active.iter().cloned().partition(|key| {
+            round >= min_rounds(key) && key.scenario == Scenario::LoadCurve && !ran(key)
+        });
     let failed_only = |key: &PointKey| !results.iter().any(|r| r.is_ok() && &r.point() == key);
     let (again, mut stopped) = rounds::next_round(
         &active,

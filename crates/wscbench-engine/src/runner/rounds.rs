@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use wscbench_results::{PointKey, RunResult, StopReason};
+use wscbench_results::{PointKey, RunResult, Scenario, StopReason};
 
 /// How a run spends its rounds.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +75,33 @@ pub fn fresh_seed() -> u64 {
     splitmix64(&mut state)
 }
 
+/// The least rounds of a load curve's levels in a run that adds rounds: the cost's spread is
+/// between rounds (2–10 % on two shared cores), so its interval narrows with rounds, and a
+/// curve's levels share one start. Five rounds put a 5 % spread within about ±6 %.
+pub const CURVE_MIN_ROUNDS: u32 = 5;
+
+/// The least rounds of a point of `scenario` in a run of `repetitions` rounds at least and
+/// `max_rounds` at most: the curve's [`CURVE_MIN_ROUNDS`] where the run may add rounds (and
+/// never past its most), every other scenario's `repetitions`.
+pub fn min_rounds(scenario: Scenario, repetitions: u32, max_rounds: u32) -> u32 {
+    let base = repetitions.max(1);
+    if scenario == Scenario::LoadCurve && max_rounds > base {
+        base.max(CURVE_MIN_ROUNDS.min(max_rounds))
+    } else {
+        base
+    }
+}
+
+/// `order` with the items a round owes first, in their order, then the items it adds, by
+/// `added` (their rank; `None` for an owed item), each rank in its order: a round's shuffle
+/// stays within owed items and within each rank of added ones.
+pub fn owed_first<T>(order: Vec<T>, added: impl Fn(&T) -> Option<usize>) -> Vec<T> {
+    let mut keyed: Vec<(Option<usize>, T)> = order.into_iter().map(|t| (added(&t), t)).collect();
+    // Stable: equal keys keep the shuffled order. `None` (owed) sorts first.
+    keyed.sort_by_key(|(rank, _)| *rank);
+    keyed.into_iter().map(|(_, t)| t).collect()
+}
+
 /// Whether a point of `length` may still start at `elapsed` into a run with `budget`: the
 /// budget is never exceeded by more than one point's length misjudged.
 pub fn fits(elapsed: Duration, length: Duration, budget: Option<Duration>) -> bool {
@@ -83,29 +110,30 @@ pub fn fits(elapsed: Duration, length: Duration, budget: Option<Duration>) -> bo
 
 /// Which points get another round after round `round` (1-based, just finished), and the
 /// stop reason of those that do not. `verdicts` is the judge's word; `failed_only` names
-/// points with no usable result yet. Points past `min_rounds` keep going while undecided,
-/// up to `max_rounds`. A point the judge found load-generator bound in every round so far
-/// stops even before `min_rounds`: its further rounds would measure k6 again.
+/// points with no usable result yet; `min_rounds` each point's least rounds. Points past
+/// their least keep going while undecided, up to `max_rounds`. A point the judge found
+/// load-generator bound in every round so far stops even before its least: its further
+/// rounds would measure k6 again.
 pub fn next_round(
     points: &[PointKey],
     verdicts: &BTreeMap<PointKey, Option<StopReason>>,
     failed_only: &dyn Fn(&PointKey) -> bool,
     round: u32,
-    min_rounds: u32,
+    min_rounds: &dyn Fn(&PointKey) -> u32,
     max_rounds: u32,
 ) -> (Vec<PointKey>, BTreeMap<PointKey, StopReason>) {
-    if round < min_rounds {
-        let bound = |p: &PointKey| verdicts.get(p).copied().flatten() == Some(StopReason::LoadgenBound);
-        let stopped = points
-            .iter()
-            .filter(|p| bound(p))
-            .map(|p| (p.clone(), StopReason::LoadgenBound))
-            .collect();
-        return (points.iter().filter(|p| !bound(p)).cloned().collect(), stopped);
-    }
     let mut again = Vec::new();
     let mut stopped = BTreeMap::new();
     for point in points {
+        if round < min_rounds(point) {
+            match verdicts.get(point).copied().flatten() {
+                Some(StopReason::LoadgenBound) => {
+                    stopped.insert(point.clone(), StopReason::LoadgenBound);
+                }
+                _ => again.push(point.clone()),
+            }
+            continue;
+        }
         let reason = if failed_only(point) {
             Some(StopReason::Failed)
         } else {
@@ -155,7 +183,7 @@ mod tests {
     fn every_point_runs_until_the_minimum_rounds_whatever_the_judge_says() {
         let points = [key("a"), key("b")];
         let verdicts = BTreeMap::from([(key("a"), Some(StopReason::Precise))]);
-        let (again, stopped) = next_round(&points, &verdicts, &|_| false, 2, 3, 10);
+        let (again, stopped) = next_round(&points, &verdicts, &|_| false, 2, &|_| 3, 10);
         assert_eq!(again, points);
         assert!(stopped.is_empty());
     }
@@ -169,7 +197,7 @@ mod tests {
             (key("c"), Some(StopReason::Decided)),
         ]);
         let failed = |p: &PointKey| p.server == "d";
-        let (again, stopped) = next_round(&points, &verdicts, &failed, 3, 3, 10);
+        let (again, stopped) = next_round(&points, &verdicts, &failed, 3, &|_| 3, 10);
         assert_eq!(again, vec![key("b")]);
         assert_eq!(stopped[&key("a")], StopReason::Precise);
         assert_eq!(stopped[&key("c")], StopReason::Decided);
@@ -183,7 +211,7 @@ mod tests {
             (key("a"), Some(StopReason::LoadgenBound)),
             (key("b"), Some(StopReason::Precise)),
         ]);
-        let (again, stopped) = next_round(&points, &verdicts, &|_| false, 2, 3, 10);
+        let (again, stopped) = next_round(&points, &verdicts, &|_| false, 2, &|_| 3, 10);
         assert_eq!(again, vec![key("b")], "a precise point still runs its minimum");
         assert_eq!(stopped[&key("a")], StopReason::LoadgenBound);
     }
@@ -192,9 +220,44 @@ mod tests {
     fn an_undecided_point_stops_at_the_most_rounds() {
         let points = [key("a")];
         let verdicts = BTreeMap::from([(key("a"), None)]);
-        let (again, stopped) = next_round(&points, &verdicts, &|_| false, 10, 3, 10);
+        let (again, stopped) = next_round(&points, &verdicts, &|_| false, 10, &|_| 3, 10);
         assert!(again.is_empty());
         assert_eq!(stopped[&key("a")], StopReason::MaxRounds);
+    }
+
+    #[test]
+    fn a_curve_owes_more_rounds_than_the_other_points_only_where_rounds_are_added() {
+        assert_eq!(min_rounds(Scenario::LoadCurve, 3, 10), CURVE_MIN_ROUNDS);
+        assert_eq!(min_rounds(Scenario::Population, 3, 10), 3);
+        assert_eq!(min_rounds(Scenario::LoadCurve, 3, 3), 3, "exactly --runs rounds");
+        assert_eq!(min_rounds(Scenario::LoadCurve, 3, 4), 4, "never past the most");
+        assert_eq!(min_rounds(Scenario::LoadCurve, 7, 10), 7);
+    }
+
+    #[test]
+    fn a_point_owed_more_rounds_keeps_going_while_the_others_stop_at_theirs() {
+        let mut curve = key("a");
+        curve.scenario = Scenario::LoadCurve;
+        let points = [curve.clone(), key("b")];
+        let verdicts = BTreeMap::from([
+            (curve.clone(), Some(StopReason::Precise)),
+            (key("b"), Some(StopReason::Precise)),
+        ]);
+        let least = |p: &PointKey| min_rounds(p.scenario, 3, 10);
+        let (again, stopped) = next_round(&points, &verdicts, &|_| false, 3, &least, 10);
+        assert_eq!(again, vec![curve]);
+        assert_eq!(stopped[&key("b")], StopReason::Precise);
+    }
+
+    #[test]
+    fn a_round_runs_what_it_owes_first_then_what_it_adds_by_rank() {
+        // (item, rank if added)
+        let order = vec![(1, Some(2)), (2, None), (3, Some(0)), (4, None), (5, Some(2)), (6, Some(0))];
+        let sorted: Vec<u32> = owed_first(order, |&(_, rank)| rank)
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(sorted, vec![2, 4, 3, 6, 1, 5]);
     }
 
     #[test]

@@ -65,11 +65,12 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
         Err(err) => return Err(manifest.failed(err)),
     };
     eprintln!(
-        "run {run_id}: {} server row(s) × {} scenario(s) ({} point(s) a round, a sweep's values each one, a load curve's levels inside one) × {} round(s), {} mode, {} load path, about {} min; results in {}",
+        "run {run_id}: {} server row(s) × {} scenario(s) ({} point(s) a round, a sweep's values each one, a load curve's levels inside one) × {} round(s){}, {} mode, {} load path, about {} min; results in {}",
         plan.servers.len(),
         plan.scenarios.len(),
         plan.round_starts().len(),
         plan.repetitions,
+        curve_rounds(&plan),
         plan.mode,
         plan.load_path,
         plan.estimate().as_secs().div_ceil(60),
@@ -120,6 +121,17 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
         &run_id,
         signal,
     ))
+}
+
+/// The load curve's least rounds where they differ from the others': ` (the load curve 5)`.
+fn curve_rounds(plan: &Plan) -> String {
+    let curve = wscbench_results::Scenario::LoadCurve;
+    let rounds = plan.min_rounds(curve);
+    if plan.scenarios.contains(&curve) && rounds != plan.repetitions.max(1) {
+        format!(" (the load curve {rounds})")
+    } else {
+        String::new()
+    }
 }
 
 /// The precision goal as the runner's judge: the report's verdicts on every round so far.

@@ -373,7 +373,7 @@ impl RunRequest {
             row_transports,
             &scenarios,
             &load_points,
-            min_rounds,
+            (min_rounds, max_rounds),
             args.mode,
             args.duration,
             args.max_duration,
