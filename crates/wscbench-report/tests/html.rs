@@ -1,7 +1,8 @@
 //! The HTML report: its structure from the committed reference run, a partial run that
-//! shows notes instead of empty charts, and (ignored by default; scripts/test runs it) the
-//! page opened by a real browser, headless chromium, which must log no console message,
-//! load no file but the page and paint a page that is not blank.
+//! shows notes instead of empty charts, the load curve's interval whiskers, and (ignored by
+//! default; scripts/test runs it) the page opened by a real browser, headless chromium, which
+//! must log no console message, load no file but the page and paint a page that is not
+//! blank.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -564,4 +565,87 @@ fn a_real_browser_shows_the_page_that_leads_with_the_scorecards_without_console_
         "only {:.2}% ink",
         seen.ink_ratio * 100.0
     );
+}
+
+/// The `(x, y)` pixel positions of the filled dots of `color` in an SVG.
+fn dots(svg: &str, color: &str) -> Vec<(f64, f64)> {
+    let fill = format!("r=\"3\" opacity=\"1\" fill=\"{color}\"");
+    svg.lines()
+        .filter(|l| l.starts_with("<circle") && l.contains(&fill))
+        .map(|l| (attribute(l, "cx"), attribute(l, "cy")))
+        .collect()
+}
+
+/// The vertical thin lines of `color` in an SVG, as `(x, top y, bottom y)` in pixels: the
+/// whiskers (a curve's own line is 2 px wide; caps are horizontal).
+fn whiskers(svg: &str, color: &str) -> Vec<(f64, f64, f64)> {
+    let stroke = format!("stroke=\"{color}\" stroke-width=\"1\"");
+    svg.lines()
+        .filter(|l| l.starts_with("<polyline") && l.contains(&stroke))
+        .filter_map(|l| {
+            let points = l.split("points=\"").nth(1)?.split('"').next()?;
+            let xy: Vec<(f64, f64)> = points
+                .split_whitespace()
+                .filter_map(|p| {
+                    let (x, y) = p.split_once(',')?;
+                    Some((x.parse().ok()?, y.parse().ok()?))
+                })
+                .collect();
+            match xy[..] {
+                [(x0, y0), (x1, y1)] if x0 == x1 => Some((x0, y0.min(y1), y0.max(y1))),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn attribute(element: &str, name: &str) -> f64 {
+    let start = element.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+    element[start..].split('"').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_curve_point_with_several_rounds_gets_a_whisker_spanning_its_interval_and_one_round_none() {
+    // Zig at 50k in three rounds (p99 10, 12 and 14 ms), at 100k in one (20 ms).
+    let mut results: Vec<RunResult> = [10.0, 12.0, 14.0]
+        .into_iter()
+        .zip(1..)
+        .map(|(p99, round)| {
+            common::curve_step("profile-b/zig", 50_000.0, (1.0, p99, 7e5), (round, 3))
+        })
+        .collect();
+    results.push(common::curve_step(
+        "profile-b/zig",
+        100_000.0,
+        (1.0, 20.0, 7e5),
+        (1, 1),
+    ));
+    let page = page_of(&results);
+    let headline = &page[page.find("<section id=\"headline-charts\">").unwrap()..];
+    let title = "chat latency p99 against offered load";
+    let figure = &headline[headline.find(title).unwrap()..];
+    let chart = &figure[figure.find("<svg").unwrap()..figure.find("</svg>").unwrap()];
+
+    let zig = "#E09B1A";
+    let [(x50, y50), (x100, y100)] = dots(chart, zig)[..] else {
+        panic!("two dots: {chart}")
+    };
+    // One whisker, at the step of three rounds (the only line: no other's to stand beside).
+    let [(x, top, bottom)] = whiskers(chart, zig)[..] else {
+        panic!("one whisker: {chart}")
+    };
+    assert_eq!(x, x50);
+    assert_ne!(x, x100);
+    // Its ends read on the y axis the two dots set (12 ms at y50, 20 ms at y100) are the
+    // 95 % interval of 10, 12 and 14 ms.
+    let ms_at = |y: f64| 12.0 + (y - y50) * (20.0 - 12.0) / (y100 - y50);
+    let ms_per_px = (20.0 - 12.0) / (y50 - y100);
+    let (low, high) = wscbench_report::stats::Summary::of(&[10.0, 12.0, 14.0])
+        .unwrap()
+        .ci95
+        .unwrap();
+    let near = |y: f64, ms: f64| (ms_at(y) - ms).abs() <= 1.5 * ms_per_px;
+    assert!(near(bottom, low), "{low} ms at y {bottom}");
+    assert!(near(top, high), "{high} ms at y {top}");
+    assert!(headline.contains("whiskers: 95 % intervals"));
 }

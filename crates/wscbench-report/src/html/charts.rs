@@ -170,6 +170,17 @@ pub(crate) struct Line {
     /// Drawn dashed (thin in a per-second panel), to set it apart: another profile's line
     /// of the same colour, or the load generator's.
     pub dashed: bool,
+    /// The 95 % interval over the rounds at each point that has one, drawn by the charts
+    /// that put a dot on each point ([`lines_chart`], [`log_x_chart`]).
+    pub whiskers: Vec<Whisker>,
+}
+
+/// The 95 % interval of the mean a line's point stands for, drawn at it as a vertical whisker.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Whisker {
+    pub x: f64,
+    pub low: f64,
+    pub high: f64,
 }
 
 /// One panel of a per-second figure: its lines share the y axis.
@@ -258,7 +269,8 @@ pub(crate) fn knob_chart(
 }
 
 /// The population's memory against its users: one line per server through its levels (a
-/// dot on each), both axes from the data, wide as the page's headline charts.
+/// dot on each, and a whisker where it has an interval), both axes from the data, wide as the
+/// page's headline charts.
 pub(crate) fn users_chart(title: &str, y_desc: &str, lines: &[Line]) -> String {
     let xs: Vec<f64> = lines
         .iter()
@@ -268,7 +280,10 @@ pub(crate) fn users_chart(title: &str, y_desc: &str, lines: &[Line]) -> String {
     lines_chart(
         WIDE_SIZE,
         title,
-        ("connected users", y_desc),
+        (
+            "connected users (whiskers: 95 % intervals over the rounds, where wider than a dot)",
+            y_desc,
+        ),
         &[],
         &xs,
         true,
@@ -324,6 +339,8 @@ fn lines_chart(
         mesh.draw()?;
         // Every line solid (a dashed one would be many polylines): the key names each.
         for line in lines {
+            // The lines' x values are their own here: each whisker stands on its dot.
+            draw_whiskers(&mut chart, line, 0, top)?;
             draw_keyed_line(&mut chart, line)?;
             draw_marks(&mut chart, line)?;
         }
@@ -354,8 +371,9 @@ pub(crate) fn room_size_chart(title: &str, y_desc: &str, lines: &[Line]) -> Stri
 }
 
 /// One server's load curve: the steps free of the load generator as a solid keyed line with
-/// a dot on each, and the steps where k6 was the limit as hollow rings, not joined (their
-/// figures are the load generator's).
+/// a dot on each (and a whisker where it has an interval), and the steps where k6 was the
+/// limit as hollow rings, not joined and without whiskers (their figures are the load
+/// generator's).
 #[derive(Debug, Clone)]
 pub(crate) struct CurveLine {
     pub line: Line,
@@ -367,15 +385,17 @@ pub(crate) struct CurveLine {
 pub(crate) fn load_curve_chart(title: &str, y_desc: &str, curves: &[CurveLine]) -> String {
     log_x_chart(
         title,
-        "offered deliveries/s (log scale; rings: k6 was the limit)",
+        "offered deliveries/s (log scale; rings: k6 was the limit; whiskers: 95 % intervals \
+         where wider than a dot)",
         y_desc,
         curves,
         (1e4, 1e6),
     )
 }
 
-/// Lines against a logarithmic x axis with a dot on each point and `capped` points as
-/// rings, the values from zero; `empty` is the x range drawn when there is no point.
+/// Lines against a logarithmic x axis with a dot on each point, its whiskers set a few
+/// pixels apart from the other lines' ([`dodge`]), and `capped` points as rings, the values
+/// from zero; `empty` is the x range drawn when there is no point.
 fn log_x_chart(
     title: &str,
     x_desc: &str,
@@ -413,7 +433,9 @@ fn log_x_chart(
             .label_style(font(LABEL_PX))
             .axis_desc_style(font(LABEL_PX))
             .draw()?;
-        for curve in curves {
+        for (place, curve) in curves.iter().enumerate() {
+            let dx = dodge((place, curves.len()));
+            draw_whiskers(&mut chart, &curve.line, dx, top)?;
             draw_keyed_line(&mut chart, &curve.line)?;
             draw_marks(&mut chart, &curve.line)?;
             let color = curve.line.color;
@@ -648,6 +670,9 @@ where
     Ok(())
 }
 
+/// The radius of a line's dot on each point, in pixels.
+const DOT_PX: i32 = 3;
+
 /// A dot on each of a line's points.
 fn draw_marks<'a, CT>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
@@ -659,8 +684,55 @@ where
     chart.draw_series(
         line.points
             .iter()
-            .map(|&p| Circle::new(p, 3, line.color.filled())),
+            .map(|&p| Circle::new(p, DOT_PX, line.color.filled())),
     )?;
+    Ok(())
+}
+
+/// Half the width of a whisker's cap, in pixels.
+const CAP_PX: i32 = 2;
+/// How far apart, in pixels, the whiskers of neighbouring lines stand where lines share
+/// their x values (the load curve's steps): whiskers drawn over each other could not be told
+/// apart.
+const DODGE_PX: f64 = 4.0;
+
+/// How far sideways the whiskers of the line at `place` of `lines` stand, in pixels: the
+/// lines' whiskers side by side, centred on their x.
+fn dodge((place, lines): (usize, usize)) -> i32 {
+    ((place as f64 - (lines as f64 - 1.0) / 2.0) * DODGE_PX).round() as i32
+}
+
+/// Each of a line's whiskers, thin and in the line's colour, with a short cap at each end,
+/// `dx` pixels beside its point; one no longer than its dot is wide is left out (the dot
+/// says as much, and a stub beside it would read as a stray mark). The y axis runs from zero
+/// to `top`: an end past it is cut there and left without a cap, so that a reader sees the
+/// interval runs on.
+fn draw_whiskers<'a, CT>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    line: &Line,
+    dx: i32,
+    top: f64,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    let style = line.color.stroke_width(1);
+    for w in &line.whiskers {
+        let (low, high) = (w.low.max(0.0), w.high.min(top));
+        // Drawn in pixels from its low end, so that it can stand beside its point.
+        let coord = chart.as_coord_spec();
+        let length = coord.translate(&(w.x, low)).1 - coord.translate(&(w.x, high)).1;
+        if length <= 2 * DOT_PX {
+            continue;
+        }
+        let whisker = PathElement::new(vec![(dx, 0), (dx, -length)], style);
+        chart.draw_series([EmptyElement::at((w.x, low)) + whisker])?;
+        let caps = [(0, w.low >= 0.0), (-length, w.high <= top)];
+        chart.draw_series(caps.into_iter().filter(|c| c.1).map(|(y, _)| {
+            EmptyElement::at((w.x, low))
+                + PathElement::new(vec![(dx - CAP_PX, y), (dx + CAP_PX, y)], style)
+        }))?;
+    }
     Ok(())
 }
 
@@ -698,6 +770,7 @@ mod tests {
             color: language_color(language, 0),
             points,
             dashed,
+            whiskers: Vec::new(),
         };
         let out = knob_chart(
             "Deliveries/s across clients",

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use wscbench_results::{PointKey, RunResult, Scenario};
 
-use super::charts::{self, Bar, BarGroup, Line, Panel};
+use super::charts::{self, Bar, BarGroup, Line, Panel, Whisker};
 use crate::rows::{capitalized, profile_name};
 use crate::table::{Axis, Table};
 use crate::units;
@@ -227,9 +227,18 @@ pub(crate) fn bar_figures(points: &[Point]) -> Vec<Figure> {
 /// of that mean ([`crate::stats::Summary`]).
 fn mean_and_interval(values: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
     let summary = crate::stats::Summary::of(values)?;
-    // Identical repetitions: a whisker of no length would only draw its caps.
-    let interval = summary.ci95.filter(|(low, high)| high > low);
-    Some((summary.mean, interval))
+    Some((summary.mean, interval(&summary)))
+}
+
+/// The 95 % interval of a summary's mean as a chart draws it: none for a single value, and
+/// none for identical ones, where a whisker of no length would only draw its caps.
+fn interval(summary: &crate::stats::Summary) -> Option<(f64, f64)> {
+    summary.ci95.filter(|(low, high)| high > low)
+}
+
+/// A whisker at `x` for the interval of `summary`, if it has one.
+fn whisker(x: f64, summary: &crate::stats::Summary) -> Option<Whisker> {
+    interval(summary).map(|(low, high)| Whisker { x, low, high })
 }
 
 /// The per-second figures of a scenario: one small-multiples figure per point (its first
@@ -274,6 +283,7 @@ pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
                                 .filter_map(|s| Some((at(s), s.server_cpu_percent?)))
                                 .collect(),
                             dashed: false,
+                            whiskers: Vec::new(),
                         },
                         Line {
                             label: "k6 CPU".into(),
@@ -284,6 +294,7 @@ pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
                                 .map(|s| (at(s), s.loadgen_cpu_percent))
                                 .collect(),
                             dashed: true,
+                            whiskers: Vec::new(),
                         },
                     ],
                 },
@@ -299,6 +310,7 @@ pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
                             .filter_map(|s| Some((at(s), s.server_mem_bytes? as f64 / MIB)))
                             .collect(),
                         dashed: false,
+                        whiskers: Vec::new(),
                     }],
                 },
             ];
@@ -311,6 +323,7 @@ pub(crate) fn series_figures(points: &[Point]) -> Vec<(String, Figure)> {
                         color,
                         points: rates,
                         dashed: false,
+                        whiskers: Vec::new(),
                     }],
                 });
             }
@@ -386,6 +399,7 @@ pub(crate) fn latency_figure(points: &[Point], title: &str) -> Figure {
                 color: point.color(index),
                 points,
                 dashed: point.profile() != points_profile_first,
+                whiskers: Vec::new(),
             })
         })
         .filter(|line| !line.points.is_empty())
@@ -476,28 +490,33 @@ pub(crate) fn scenario_figures(points: &[Point], scenario: Scenario) -> Vec<Figu
 }
 
 /// Memory against connected users: one line per server through its population's levels
-/// (each level's mean connections and memory, averaged over the rounds), so the slope a
-/// reader sees is the memory per user the tables give.
+/// (each level's mean connections and memory, averaged over the rounds, with the memory's
+/// 95 % interval over them), so the slope a reader sees is the memory per user the tables
+/// give.
 pub(crate) fn population_figure(points: &[Point]) -> Figure {
     let mut lines: Vec<Line> = Vec::new();
     let mut used = Vec::new();
     for point in points {
-        let mut levels: BTreeMap<usize, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut levels: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
         for r in &point.results {
             for (i, l) in r.population.iter().flat_map(|p| p.levels.iter()).enumerate() {
-                levels.entry(i).or_default().push((l.connections, l.mem_bytes / MIB));
+                let (connections, mem) = levels.entry(i).or_default();
+                connections.push(l.connections);
+                mem.push(l.mem_bytes / MIB);
             }
         }
-        let line_points: Vec<(f64, f64)> = levels
-            .values()
-            .map(|v| {
-                let n = v.len() as f64;
-                (
-                    v.iter().map(|p| p.0).sum::<f64>() / n,
-                    v.iter().map(|p| p.1).sum::<f64>() / n,
-                )
-            })
-            .collect();
+        let (mut line_points, mut whiskers) = (Vec::new(), Vec::new());
+        for (connections, mem) in levels.values() {
+            let summaries = (
+                crate::stats::Summary::of(connections),
+                crate::stats::Summary::of(mem),
+            );
+            let (Some(connections), Some(mem)) = summaries else {
+                continue;
+            };
+            line_points.push((connections.mean, mem.mean));
+            whiskers.extend(whisker(connections.mean, &mem));
+        }
         if line_points.is_empty() {
             continue;
         }
@@ -506,6 +525,7 @@ pub(crate) fn population_figure(points: &[Point]) -> Figure {
             label: point.full_label(),
             points: line_points,
             dashed: false,
+            whiskers,
         });
     }
     if lines.is_empty() {
@@ -515,8 +535,8 @@ pub(crate) fn population_figure(points: &[Point]) -> Figure {
     Figure::Chart {
         svg: charts::users_chart(title, "memory (MiB)", &lines),
         caption: format!(
-            "{title}. Each dot is a level's mean over its hold (rounds averaged); the slope is \
-             the memory per user."
+            "{title}. Each dot is a level's mean over its hold (rounds averaged, whiskers their \
+             95 % interval); the slope is the memory per user."
         ),
     }
 }
@@ -559,6 +579,7 @@ fn fanout_figure(points: &[Point]) -> Figure {
                 label,
                 points: vec![(size, mean)],
                 dashed: false,
+                whiskers: Vec::new(),
             }),
         }
     }
@@ -576,8 +597,8 @@ fn fanout_figure(points: &[Point]) -> Figure {
 }
 
 /// The load curve: latency p99 and server CPU per 1,000 deliveries against offered load,
-/// one line per server (its steps' means over the rounds free of the load generator), the
-/// steps where k6 was the limit as rings.
+/// one line per server (its steps' means over the rounds free of the load generator, each
+/// with its 95 % interval as a whisker), the steps where k6 was the limit as rings.
 fn curve_figures(points: &[Point]) -> Vec<Figure> {
     let results: Vec<&RunResult> = points
         .iter()
@@ -603,6 +624,7 @@ fn curve_figures(points: &[Point]) -> Vec<Figure> {
                         color,
                         points: Vec::new(),
                         dashed: false,
+                        whiskers: Vec::new(),
                     },
                     capped: Vec::new(),
                 };
@@ -614,6 +636,7 @@ fn curve_figures(points: &[Point]) -> Vec<Figure> {
                         line.capped.push((step.offered, s.mean));
                     } else {
                         line.line.points.push((step.offered, s.mean));
+                        line.line.whiskers.extend(whisker(step.offered, &s));
                     }
                 }
                 line
@@ -621,7 +644,10 @@ fn curve_figures(points: &[Point]) -> Vec<Figure> {
             .collect();
         Figure::Chart {
             svg: charts::load_curve_chart(title, y_desc, &lines),
-            caption: title.to_string(),
+            caption: format!(
+                "{title}. Each dot is a step's mean over its rounds, its whisker that mean's \
+                 95 % interval."
+            ),
         }
     };
     vec![
@@ -681,6 +707,7 @@ fn slow_consumers_figure(points: &[Point]) -> Figure {
             label: point.full_label(),
             points: series,
             dashed: false,
+            whiskers: Vec::new(),
         });
     }
     if lines.is_empty() {
@@ -728,6 +755,7 @@ pub(crate) fn knob_figure(table: &Table, axis: &Axis) -> Figure {
             color,
             points,
             dashed: false,
+            whiskers: Vec::new(),
         });
     }
     if lines.is_empty() {
