@@ -33,13 +33,12 @@ func main() {
 	host := flag.String("host", "0.0.0.0", "address to bind")
 	port := flag.Int("port", 8080, "port to bind")
 	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
-	flag.BoolVar(&noWriteBatch, "no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
-	flag.BoolVar(&libraryFrames, "library-frames", false, "write broadcasts through the library's PreparedMessage instead of as ready frames (to measure what framing them once is worth)")
-	flag.BoolVar(&noUTF8Check, "no-utf8-check", false, "deliver text messages without checking they are UTF-8, against RFC 6455 (to measure what the check costs)")
+	libraryFrames := flag.Bool("library-frames", false, "write broadcasts through the library's PreparedMessage instead of as ready frames (to measure what framing them once is worth)")
 	tlsCert := flag.String("tls-cert", "", "PEM certificate file; with -tls-key the server serves wss (TLS) only")
 	tlsKey := flag.String("tls-key", "", "PEM private key file of -tls-cert")
 	flag.BoolVar(&wsConfig.EnableCompression, "deflate", false, "accept permessage-deflate when a client offers it")
-	pacing.RegisterFlags(flag.CommandLine)
+	clientConfig := chat.DefaultClientConfig()
+	clientConfig.RegisterFlags(flag.CommandLine)
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
 	// PID 1 in a scratch container gets no default signal handling; caught
@@ -50,12 +49,15 @@ func main() {
 	if wsConfig.EnableCompression {
 		// A ready frame (chat.Frame) is uncompressed: with permessage-deflate
 		// every broadcast goes through the library, which compresses it.
-		libraryFrames = true
+		*libraryFrames = true
 	}
 
 	stats := chat.NewStats(serverTag)
 	hub := chat.NewHub(stats)
-	hub.Prepare = prepare
+	hub.Prepare = chat.PrepareFrame
+	if *libraryFrames {
+		hub.Prepare = preparedMessage
+	}
 
 	app := fiber.New(fiber.Config{
 		DisableStartupMessage: true,
@@ -76,7 +78,7 @@ func main() {
 	// close; writePump always does.
 	app.Server().KeepHijackedConns = true
 	app.Get("/ws", keepBatchConn, websocket.New(func(conn *websocket.Conn) {
-		serveWs(hub, conn)
+		serveWs(hub, &clientConfig, conn)
 	}, wsConfig))
 	app.Get("/health", func(c *fiber.Ctx) error {
 		return c.SendString("ok")
@@ -114,7 +116,7 @@ func main() {
 
 	// Stop accepting first; hijacked WebSocket connections are not waited for.
 	app.ShutdownWithTimeout(httpShutdownWait)
-	hub.Shutdown(websocket.CloseGoingAway)
+	hub.Shutdown(chat.CloseGoingAway)
 	for deadline := time.Now().Add(connShutdownWait); stats.ConnectionsCurrent.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}

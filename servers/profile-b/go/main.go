@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"wscbench/chat"
-
-	"github.com/gorilla/websocket"
 )
 
 // serverTag is the image tag, reported as "server" in /stats.
@@ -34,14 +32,13 @@ func main() {
 	host := flag.String("host", "0.0.0.0", "address to bind")
 	port := flag.Int("port", 8080, "port to bind")
 	duration := flag.Float64("duration", 0, "stop after this many seconds as on SIGTERM; 0 runs until signalled")
-	flag.BoolVar(&noWriteBatch, "no-write-batch", false, "write each frame with its own syscall (to measure what batching is worth)")
-	flag.BoolVar(&libraryFrames, "library-frames", false, "write broadcasts through the library's PreparedMessage instead of as ready frames (to measure what framing them once is worth)")
+	libraryFrames := flag.Bool("library-frames", false, "write broadcasts through the library's PreparedMessage instead of as ready frames (to measure what framing them once is worth)")
 	engine := flag.String("engine", "net/http", "net/http (gorilla, the profile's stack) or nbio (the event-loop variant, nbio.go)")
-	flag.BoolVar(&noUTF8Check, "no-utf8-check", false, "deliver text messages without checking they are UTF-8, against RFC 6455 (to measure what the check costs)")
 	tlsCert := flag.String("tls-cert", "", "PEM certificate file; with -tls-key the server serves wss (TLS) only")
 	tlsKey := flag.String("tls-key", "", "PEM private key file of -tls-cert")
 	flag.BoolVar(&upgrader.EnableCompression, "deflate", false, "accept permessage-deflate when a client offers it")
-	pacing.RegisterFlags(flag.CommandLine)
+	clientConfig := chat.DefaultClientConfig()
+	clientConfig.RegisterFlags(flag.CommandLine)
 	flag.Parse()
 	log.SetPrefix(serverTag + " ")
 	// PID 1 in a scratch container gets no default signal handling; caught
@@ -52,7 +49,7 @@ func main() {
 
 	stats := chat.NewStats(serverTag)
 	hub := chat.NewHub(stats)
-	hub.Prepare = prepare
+	hub.Prepare = chat.PrepareFrame
 	hub.EchoChatToSender = echoChatToSender // false but in the fault_echo test build
 
 	mux := http.NewServeMux() // unmatched paths answer 404
@@ -71,11 +68,14 @@ func main() {
 	if upgrader.EnableCompression {
 		// A ready frame (chat.Frame) is uncompressed: with permessage-deflate
 		// every broadcast goes through the library, which compresses it.
-		libraryFrames = true
+		*libraryFrames = true
+	}
+	if *libraryFrames {
+		hub.Prepare = preparedMessage
 	}
 	if *engine == "nbio" {
 		stop, done := make(chan struct{}), make(chan struct{})
-		go func() { serveNbio(addr, hub, mux, stop); close(done) }()
+		go func() { serveNbio(addr, hub, &clientConfig, mux, stop); close(done) }()
 		waitForStop(signals, *duration, nil)
 		close(stop)
 		<-done
@@ -86,7 +86,7 @@ func main() {
 		log.Fatalf("-engine %q: want net/http or nbio", *engine)
 	}
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
-		serveWs(hub, w, r)
+		serveWs(hub, &clientConfig, w, r)
 	})
 
 	// Bind before announcing, so /health answers as soon as the log says so.
@@ -108,7 +108,7 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), httpShutdownWait)
 	srv.Shutdown(ctx)
 	cancel()
-	hub.Shutdown(websocket.CloseGoingAway)
+	hub.Shutdown(chat.CloseGoingAway)
 	for deadline := time.Now().Add(connShutdownWait); stats.ConnectionsCurrent.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -98,8 +98,8 @@ func (c *nbClient) flush() {
 	}
 	if c.pending.Load() > 0 {
 		c.blocked.Store(true)
-		// Dropped if still full after writeWait, as a blocked writer would be.
-		_ = c.raw.SetWriteDeadline(time.Now().Add(writeWait))
+		// Dropped if still full after chat.WriteWait, as a blocked writer would be.
+		_ = c.raw.SetWriteDeadline(time.Now().Add(chat.WriteWait))
 		c.written(0) // the socket may have drained meanwhile
 	}
 }
@@ -115,19 +115,19 @@ func (c *nbClient) written(n int) {
 }
 
 // close answers Member.Close: a close frame with the member's code, then
-// the socket after closeGrace if the peer has not closed it by then.
+// the socket after chat.CloseGrace if the peer has not closed it by then.
 func (c *nbClient) close() {
 	c.raw.Execute(func() {
 		_ = c.ws.WriteClose(c.member.CloseCode(), "")
-		time.AfterFunc(closeGrace, func() { _ = c.ws.Close() })
+		time.AfterFunc(chat.CloseGrace, func() { _ = c.ws.Close() })
 	})
 }
 
-// pinger sends a ping every pingPeriod, as writePump's ticker does.
+// pinger sends a ping every chat.PingPeriod, as writePump's ticker does.
 func (c *nbClient) pinger() {
 	c.raw.Execute(func() {
 		_ = c.ws.WriteMessage(nbws.PingMessage, nil)
-		c.ping.Reset(pingPeriod)
+		c.ping.Reset(chat.PingPeriod)
 	})
 }
 
@@ -137,7 +137,7 @@ func (c *nbClient) pinger() {
 func nbUpgrader(hub *chat.Hub) *nbws.Upgrader {
 	u := nbws.NewUpgrader()
 	u.MessageLengthLimit = chat.MaxMessageSize // larger closes with 1009
-	u.KeepaliveTime = pongWait
+	u.KeepaliveTime = chat.PongWait
 	u.CheckOrigin = func(*http.Request) bool { return true }
 	u.OnMessage(func(ws *nbws.Conn, t nbws.MessageType, data []byte) {
 		c, _ := ws.Session().(*nbClient)
@@ -167,7 +167,7 @@ func nbUpgrader(hub *chat.Hub) *nbws.Upgrader {
 
 // serveNbio serves the chat on nbio until stop, then shuts down as main
 // does for net/http: clients closed with 1001, waited for, then the engine.
-func serveNbio(addr string, hub *chat.Hub, mux *http.ServeMux, stop <-chan struct{}) {
+func serveNbio(addr string, hub *chat.Hub, config *chat.ClientConfig, mux *http.ServeMux, stop <-chan struct{}) {
 	u := nbUpgrader(hub)
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
 		ws, err := u.Upgrade(w, r, nil)
@@ -184,9 +184,9 @@ func serveNbio(addr string, hub *chat.Hub, mux *http.ServeMux, stop <-chan struc
 			ws.Close()
 			return
 		}
-		c := &nbClient{hub: hub, ws: ws, raw: raw, member: chat.NewMember(hub), pacer: pacing}
+		c := &nbClient{hub: hub, ws: ws, raw: raw, member: chat.NewMember(hub), pacer: config.Pacing}
 		c.member.SetHooks(func() { raw.Execute(c.flush) }, c.close)
-		c.ping = time.AfterFunc(pingPeriod, c.pinger)
+		c.ping = time.AfterFunc(chat.PingPeriod, c.pinger)
 		nbClients.Store(raw, c)
 		hub.Stats.ConnectionsTotal.Add(1)
 		hub.Stats.ConnectionsCurrent.Add(1)
@@ -202,7 +202,7 @@ func serveNbio(addr string, hub *chat.Hub, mux *http.ServeMux, stop <-chan struc
 	})
 	// nbio checks every text message and close reason itself (with close
 	// 1002, where RFC 6455 names 1007); -no-utf8-check turns that off too.
-	if noUTF8Check {
+	if config.NoUTF8Check {
 		engine.CheckUtf8 = func([]byte) bool { return true }
 	}
 	engine.OnWrittenSize(func(raw *nbio.Conn, _ []byte, n int) {

@@ -8,8 +8,6 @@ mod client;
 use std::future::IntoFuture;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::Ordering::Relaxed;
-use std::time::{Duration, SystemTime};
 
 use axum::Router;
 use axum::extract::{State, WebSocketUpgrade};
@@ -20,19 +18,11 @@ use axum::serve::ListenerExt;
 use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
 use tokio::net::TcpListener;
-use tokio::time::{self, Instant};
-
-use chat_core::cli::{Args, parse_args, stop_signal};
-use chat_core::stats::Stats;
 
 use crate::client::Hub;
 
 /// The image tag, reported as `server` in /stats.
 pub const SERVER: &str = "wsca-rust";
-
-/// How long shutdown waits for clients to answer their 1001 close frames;
-/// the protocol wants the process gone within 2 s of the signal.
-const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 
 const USAGE: &str = "usage: wsca-rust [--host ADDR] [--port PORT] [--duration SECONDS] \
                      [--tls-cert FILE --tls-key FILE]";
@@ -67,67 +57,24 @@ async fn stats(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1), NO_DEFLATE) {
-        Ok(args) => args,
-        Err(message) => {
-            eprintln!("{SERVER}: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(args).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("{SERVER}: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    chat_core::process::main(SERVER, USAGE, NO_DEFLATE, serve).await
 }
 
-async fn run(args: Args) -> std::io::Result<()> {
-    // A certificate the server cannot serve stops it before it binds.
-    let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(
-            chat_core::tls::server_config(cert, key, SystemTime::now())
-                .map_err(std::io::Error::other)?,
-        ),
-        _ => None,
-    };
-    let listener = TcpListener::bind((args.host.as_str(), args.port)).await?;
-    let scheme = if tls.is_some() { "TLS" } else { "TCP" };
-    eprintln!(
-        "{SERVER} listening on {} ({scheme})",
-        listener.local_addr()?
-    );
-    let hub = Arc::new(Hub::new(Arc::new(Stats::new(SERVER))));
-    let stop = stop_signal(SERVER, args.duration_s)?;
-
-    // Not `with_graceful_shutdown`: that waits for HTTP connections, but an
-    // upgraded WebSocket lives in a task of its own that axum does not track.
-    // Dropping the server future closes the listener; the hub closes the rest.
-    let app = app(Arc::clone(&hub));
-    tokio::select! {
-        served = serve(listener, tls, app) => served?,
-        () = stop => {}
-    }
-
-    hub.close_all();
-    let deadline = Instant::now() + SHUTDOWN_GRACE;
-    while hub.stats.connections_current.load(Relaxed) > 0 && Instant::now() < deadline {
-        time::sleep(Duration::from_millis(10)).await;
-    }
-    println!("{}", hub.stats.to_json());
-    Ok(())
-}
-
-/// Serves `app` on `listener`: with axum's own server over TCP, or over TLS
-/// with axum-server's rustls acceptor (axum's documented way to TLS), which
-/// runs each handshake in the connection's task. Chat messages are small and
-/// latency is what the benchmark measures: TCP_NODELAY on both.
+/// Serves the app on `listener`: with axum's own server over TCP, or over
+/// TLS with axum-server's rustls acceptor (axum's documented way to TLS),
+/// which runs each handshake in the connection's task. Chat messages are
+/// small and latency is what the benchmark measures: TCP_NODELAY on both.
+///
+/// Not `with_graceful_shutdown`: that waits for HTTP connections, but an
+/// upgraded WebSocket lives in a task of its own that axum does not track.
+/// chat-core drops this future at the stop signal, which closes the
+/// listener; the hub closes the rest.
 async fn serve(
     listener: TcpListener,
     tls: Option<Arc<rustls::ServerConfig>>,
-    app: Router,
+    hub: Arc<Hub>,
 ) -> std::io::Result<()> {
+    let app = app(hub);
     let Some(tls) = tls else {
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
@@ -143,6 +90,7 @@ async fn serve(
 
 #[cfg(test)]
 mod tests {
+    use chat_core::stats::Stats;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 

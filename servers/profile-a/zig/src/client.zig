@@ -272,7 +272,7 @@ pub const Client = struct {
             // answering client would look idle.
             var frame: [lws.LWS_PRE + ping_payload.len]u8 = undefined;
             @memcpy(frame[lws.LWS_PRE..], ping_payload);
-            if (transport.write(wsi, frame[lws.LWS_PRE..].ptr, ping_payload.len, lws.LWS_WRITE_PING) < 0) return -1;
+            if (transport.write(self.hub.stats, wsi, frame[lws.LWS_PRE..].ptr, ping_payload.len, lws.LWS_WRITE_PING) < 0) return -1;
         }
         var sent: usize = 0;
         if (self.frame_batch) {
@@ -281,7 +281,7 @@ pub const Client = struct {
             const m = self.outbox.pop() orelse break;
             defer m.release(self.hub.gpa);
             const payload = m.payload();
-            if (transport.write(wsi, payload.ptr, payload.len, lws.LWS_WRITE_TEXT) < payload.len) return -1;
+            if (transport.write(self.hub.stats, wsi, payload.ptr, payload.len, lws.LWS_WRITE_TEXT) < payload.len) return -1;
             if (m.kind == .chat) self.hub.stats.inc("deliveries");
             sent += 1;
             if (self.deflate and payload.len > deflate_one_pass_bytes) break;
@@ -307,7 +307,7 @@ pub const Client = struct {
         while (lws.lws_partial_buffered(self.wsi) == 0) {
             const b = frames.fill(&self.outbox, buf[lws.LWS_PRE..], hub.gpa);
             if (b.messages == 0) break; // empty (any one message fits: see the comptime check)
-            if (transport.writeRaw(self.wsi, buf[lws.LWS_PRE..].ptr, b.len) < b.len) return null;
+            if (transport.writeRaw(hub.stats, self.wsi, buf[lws.LWS_PRE..].ptr, b.len) < b.len) return null;
             hub.stats.add("deliveries", b.chats);
             sent += b.messages;
         }

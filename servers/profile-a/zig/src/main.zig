@@ -100,7 +100,6 @@ fn run(opts: Options) !u8 {
     lws.lws_set_log_level(lws.LLL_ERR | lws.LLL_WARN, null);
 
     var stats: Stats = .{};
-    transport.stats = &stats;
     var server: Server = .{ .gpa = gpa, .stats = &stats, .started_us = lws.lws_now_usecs(), .wake = wakeAll, .settings = .{
         .cork_batches = opts.write_batch,
         .frame_batch = opts.frame_batch,
@@ -154,7 +153,7 @@ fn run(opts: Options) !u8 {
             return err;
         };
     }
-    transport.configure(&info, opts.tls_cert, opts.tls_key, opts.deflate);
+    transport.configure(&info, opts.tls_cert, opts.tls_key, opts.deflate, &stats);
     // libwebsockets caps it at LWS_MAX_SMP itself; asked back below.
     info.count_threads = @intCast(@min(wanted, max_threads));
     // The hubs exist before the context: its creation already calls back.

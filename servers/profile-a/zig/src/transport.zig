@@ -11,22 +11,20 @@
 //! permessage-deflate is libwebsockets' extension
 //! (`lws_extension_callback_pm_deflate`, `--deflate`), with its defaults.
 //!
-//! Counting: `write` is every frame the writer sends, and adds its bytes as
-//! they go to the socket or to TLS: the frame header and the payload, or the
-//! payload as the extension compressed it. `deflateCounted` is the extension
-//! in a wrapper that sees the compressed length. `writeRaw` is a batch of
-//! frames the writer made itself (`--frame-batch`, frames.zig): its bytes
-//! are the frames'.
+//! Counting: `write` is every frame the writer sends, and adds its bytes to
+//! the `Stats` it is given as they go to the socket or to TLS: the frame
+//! header and the payload, or the payload as the extension compressed it.
+//! `deflateCounted` is the extension in a wrapper that sees the compressed
+//! length; what it compresses outside a `write` it adds to the context's
+//! `Stats` (the context's user data, which `configure` sets). `writeRaw` is
+//! a batch of frames the writer made itself (`--frame-batch`, frames.zig):
+//! its bytes are the frames'.
 //!
 //! The same wrapper tells, per connection, whether the handshake took the
 //! extension (`tookDeflate`): `--frame-batch` must not bypass it there.
 const std = @import("std");
 const lws = @import("lws");
 const Stats = @import("chat").Stats;
-
-/// The counters `write` and the extension add to; main sets it first.
-pub var stats: ?*Stats = null;
-
 const frameBytes = @import("chat").frameBytes;
 
 /// What the extension issued during the current `write` on this thread:
@@ -35,12 +33,12 @@ threadlocal var deflated_bytes: ?u64 = null;
 threadlocal var in_write = false;
 
 /// lws_write, counting the frame's bytes in `stats`.
-pub fn write(wsi: *lws.struct_lws, payload: [*]u8, len: usize, protocol: lws.enum_lws_write_protocol) c_int {
+pub fn write(stats: *Stats, wsi: *lws.struct_lws, payload: [*]u8, len: usize, protocol: lws.enum_lws_write_protocol) c_int {
     in_write = true;
     deflated_bytes = null;
     const n = lws.lws_write(wsi, payload, len, protocol);
     in_write = false;
-    if (n >= 0) if (stats) |s| s.add("bytes_written", deflated_bytes orelse frameBytes(len));
+    if (n >= 0) stats.add("bytes_written", deflated_bytes orelse frameBytes(len));
     return n;
 }
 
@@ -49,9 +47,9 @@ pub fn write(wsi: *lws.struct_lws, payload: [*]u8, len: usize, protocol: lws.enu
 /// socket, whatever the socket does not take kept and sent first next
 /// time), counting them in `stats`. Never on a connection that negotiated
 /// permessage-deflate: the extension would not see them.
-pub fn writeRaw(wsi: *lws.struct_lws, frames: [*]u8, len: usize) c_int {
+pub fn writeRaw(stats: *Stats, wsi: *lws.struct_lws, frames: [*]u8, len: usize) c_int {
     const n = lws.lws_write(wsi, frames, len, lws.LWS_WRITE_RAW);
-    if (n >= 0) if (stats) |s| s.add("bytes_written", len);
+    if (n >= 0) stats.add("bytes_written", len);
     return n;
 }
 
@@ -86,7 +84,8 @@ const PmdBuffers = extern struct {
 
 /// The extension, counting what it makes: called inside `write`, it
 /// reports its output there; for the rest of a long message, which the
-/// library drains on later writable events, it adds it itself.
+/// library drains on later writable events, it adds it to the context's
+/// `Stats` itself.
 fn deflateCounted(
     context: ?*lws.struct_lws_context,
     ext: [*c]const lws.struct_lws_extension,
@@ -105,7 +104,10 @@ fn deflateCounted(
     const bytes = if (out > 0) frameBytes(out) else 0;
     if (in_write) {
         deflated_bytes = (deflated_bytes orelse 0) + bytes;
-    } else if (stats) |s| s.add("bytes_written", bytes);
+    } else if (lws.lws_context_user(context)) |context_user| {
+        const stats: *Stats = @ptrCast(@alignCast(context_user));
+        stats.add("bytes_written", bytes);
+    }
     return n;
 }
 
@@ -116,8 +118,10 @@ const deflate_extensions = [_]lws.struct_lws_extension{
 };
 
 /// Sets `info` up for TLS with `cert` and `key` (both or neither) and for
-/// permessage-deflate if `deflate`.
-pub fn configure(info: *lws.struct_lws_context_creation_info, cert: ?[:0]const u8, key: ?[:0]const u8, deflate: bool) void {
+/// permessage-deflate if `deflate`, whose extension counts in `stats` (the
+/// context's user data).
+pub fn configure(info: *lws.struct_lws_context_creation_info, cert: ?[:0]const u8, key: ?[:0]const u8, deflate: bool, stats: *Stats) void {
+    info.user = stats;
     if (cert != null and key != null) {
         info.options |= lws.LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
         info.ssl_cert_filepath = cert.?.ptr;

@@ -51,36 +51,43 @@ pub const close_timeout: Io.Duration = .fromSeconds(2);
 /// take them all.
 pub const going_away_timeout: Io.Duration = .fromMilliseconds(500);
 
-/// On a busy connection (more than one message per batch, or sends less than
-/// this far apart) the writer pauses this long after each send before taking
-/// the next batch, so that it wakes once per batch instead of once per
-/// message. With a thread per connection every wake-up is a kernel context
-/// switch, and those were two thirds of the server's CPU time under load
-/// (see README.md). A quiet connection is never delayed: pausing there would
-/// add a timer wake-up to every message instead of saving one.
-/// Set from `--write-coalesce-ms` (default 5); 0 turns the pause off.
-pub var write_coalesce: Io.Duration = .fromMilliseconds(5);
+/// What main's flags decide for every connection, handed to `Client.run` as
+/// a value and kept in the client.
+pub const Settings = struct {
+    /// How an upgraded connection is served (`--one-thread`).
+    threads: Client.Threads,
+    /// On a busy connection (more than one message per batch, or sends less
+    /// than this far apart) the writer pauses this long after each send
+    /// before taking the next batch, so that it wakes once per batch instead
+    /// of once per message. With a thread per connection every wake-up is a
+    /// kernel context switch, and those were two thirds of the server's CPU
+    /// time under load (see README.md). A quiet connection is never delayed:
+    /// pausing there would add a timer wake-up to every message instead of
+    /// saving one. `--write-coalesce-ms` (default 5); 0 turns the pause off.
+    write_coalesce: Io.Duration = .fromMilliseconds(5),
+    /// The pause doubles while batches keep holding several messages, up to
+    /// this (`--write-coalesce-max-ms`, default 20); a batch of one sets it
+    /// back to `write_coalesce`. At a thousand flooded connections, 5 ms
+    /// meant 200k writer wake-ups a second, and the server spent its CPU
+    /// switching threads (README.md, "Saturation"). It grows only on
+    /// connections that get at least `flood_rate` messages a second, counted
+    /// over 100 ms windows.
+    write_coalesce_max: Io.Duration = .fromMilliseconds(20),
+    /// Messages a second to one connection from which its pause may grow
+    /// (`--flood-rate`, default 0: on every busy connection). The other
+    /// servers pace only from 1,000 a second, because their runtimes gather
+    /// frames anyway and pacing would only add latency there; here a
+    /// writer's wake-up is a context switch at any rate: with growth held to
+    /// floods, a burst's 1,000 writers woke 200 times a second each, and
+    /// burst p95 went from 70 ms to 1.5 s at twice the CPU (README.md,
+    /// "Saturation").
+    flood_rate: u64 = 0,
+    /// Whether a text message must be UTF-8 before it is read (RFC 6455
+    /// section 8.1). `--no-utf8-check` clears it, for the variant that
+    /// measures what the check costs; the close reason is checked either way.
+    check_utf8: bool = true,
+};
 
-/// The pause doubles while batches keep holding several messages, up to this
-/// (`--write-coalesce-max-ms`, default 20); a batch of one sets it back to
-/// `write_coalesce`. At a thousand flooded connections, 5 ms meant 200k
-/// writer wake-ups a second, and the server spent its CPU switching threads
-/// (README.md, "Saturation"). It grows only on connections that get at least
-/// `flood_rate` messages a second, counted over 100 ms windows.
-/// Whether a text message must be UTF-8 before it is read (RFC 6455 section
-/// 8.1). `--no-utf8-check` clears it, for the variant that measures what the
-/// check costs; the close reason is checked either way.
-pub var check_utf8 = true;
-
-pub var write_coalesce_max: Io.Duration = .fromMilliseconds(20);
-/// Messages a second to one connection from which its pause may grow
-/// (`--flood-rate`, default 0: on every busy connection). The other servers
-/// pace only from 1,000 a second, because their runtimes gather frames
-/// anyway and pacing would only add latency there; here a writer's wake-up
-/// is a context switch at any rate: with growth held to floods, a burst's
-/// 1,000 writers woke 200 times a second each, and burst p95 went from 70 ms
-/// to 1.5 s at twice the CPU (README.md, "Saturation").
-pub var flood_rate: u64 = 0;
 const rate_window: Io.Duration = .fromMilliseconds(100);
 
 /// Also the largest HTTP request head accepted before the upgrade: the
@@ -380,6 +387,7 @@ pub const Client = struct {
     // Set once the connection is a WebSocket.
     hub: *Hub,
     stats: *Stats,
+    settings: Settings,
     ws: WebSocket,
     outbox: Outbox,
     bucket: TokenBucket,
@@ -480,11 +488,13 @@ pub const Client = struct {
     };
 
     /// Serves an upgraded connection until it closes, on the calling thread
-    /// (the reader), with a writer thread of its own or alone (`threads`).
-    /// Returns once both are done; the caller then destroys the client.
-    pub fn run(c: *Client, ws: WebSocket, hub: *Hub, stats: *Stats, threads: Threads) void {
+    /// (the reader), with a writer thread of its own or alone
+    /// (`settings.threads`). Returns once both are done; the caller then
+    /// destroys the client.
+    pub fn run(c: *Client, ws: WebSocket, hub: *Hub, stats: *Stats, settings: Settings) void {
         c.hub = hub;
         c.stats = stats;
+        c.settings = settings;
         c.ws = ws;
         c.frag_len = 0;
         c.frag_opcode = null;
@@ -496,7 +506,7 @@ pub const Client = struct {
         c.room_count = 0;
         c.user_len = 0;
 
-        const writer_stack_bytes = switch (threads) {
+        const writer_stack_bytes = switch (settings.threads) {
             .reader_and_writer => |bytes| bytes,
             .one => return c.runAlone(),
         };
@@ -678,7 +688,7 @@ pub const Client = struct {
                     // RFC 6455 section 8.1: a text message that is not
                     // UTF-8 MUST fail the connection. std reads frames
                     // and leaves the payload unchecked.
-                    if (check_utf8 and !std.unicode.utf8ValidateSlice(msg.data)) {
+                    if (c.settings.check_utf8 and !std.unicode.utf8ValidateSlice(msg.data)) {
                         c.requestClose(1007);
                         return .{ .done = false };
                     }
@@ -788,7 +798,7 @@ pub const Client = struct {
     fn writeLoop(c: *Client) void {
         const io = c.io;
         var batch: [outbox_capacity]*Message = undefined;
-        var sender: Sender = .init(io);
+        var sender: Sender = .init(c);
         var failed = false;
         while (true) {
             const got = c.outbox.take(io, sender.wakeAt(c), &batch);
@@ -836,9 +846,9 @@ pub const Client = struct {
         window_count: u64 = 0,
         rate: u64 = 0,
 
-        fn init(io: Io) Sender {
-            const now = Io.Clock.awake.now(io);
-            return .{ .next_ping = now.addDuration(ping_period), .pause = write_coalesce, .window_start = now };
+        fn init(c: *const Client) Sender {
+            const now = Io.Clock.awake.now(c.io);
+            return .{ .next_ping = now.addDuration(ping_period), .pause = c.settings.write_coalesce, .window_start = now };
         }
 
         /// When the writer must wake even if nothing is queued: the next
@@ -893,8 +903,9 @@ pub const Client = struct {
             c.stats.add("bytes_written", bytes);
             var pause: Io.Duration = .zero;
             if (got.messages.len > 0) {
+                const pacing = &c.settings;
                 const busy = got.messages.len > 1 or
-                    now.nanoseconds - s.last_send.nanoseconds < write_coalesce.nanoseconds;
+                    now.nanoseconds - s.last_send.nanoseconds < pacing.write_coalesce.nanoseconds;
                 s.last_send = now;
                 s.window_count += got.messages.len;
                 const elapsed: u64 = @intCast(@max(1, now.nanoseconds - s.window_start.nanoseconds));
@@ -904,10 +915,10 @@ pub const Client = struct {
                     s.window_count = 0;
                 }
                 if (busy and got.close_code == null and s.pause.nanoseconds > 0) pause = s.pause;
-                s.pause = if (got.messages.len > 1 and s.rate >= flood_rate)
-                    .{ .nanoseconds = @min(s.pause.nanoseconds * 2, write_coalesce_max.nanoseconds) }
+                s.pause = if (got.messages.len > 1 and s.rate >= pacing.flood_rate)
+                    .{ .nanoseconds = @min(s.pause.nanoseconds * 2, pacing.write_coalesce_max.nanoseconds) }
                 else
-                    write_coalesce;
+                    pacing.write_coalesce;
             }
             return .{ .sent = pause };
         }
@@ -938,7 +949,7 @@ pub const Client = struct {
         c.hub.register(c);
 
         var batch: [outbox_capacity]*Message = undefined;
-        var sender: Sender = .init(io);
+        var sender: Sender = .init(c);
         var closing = false;
         var reading = true;
         var peer_gone = false;

@@ -131,7 +131,8 @@ const App = struct {
     stats: Stats = .{},
     hub: Hub,
     started: Io.Timestamp,
-    threads: Client.Threads,
+    /// Every connection's settings, from the flags.
+    settings: client.Settings,
 
     fn uptimeMs(app: *const App) u64 {
         const d = app.started.durationTo(Io.Clock.awake.now(app.io));
@@ -217,17 +218,19 @@ pub fn main(init: std.process.Init) !void {
         .gpa = init.gpa,
         .hub = undefined,
         .started = Io.Clock.awake.now(io),
-        .threads = if (opts.one_thread) .one else .{ .reader_and_writer = writer_stack_bytes },
+        .settings = .{
+            .threads = if (opts.one_thread) .one else .{ .reader_and_writer = writer_stack_bytes },
+            .write_coalesce = .fromMilliseconds(opts.write_coalesce_ms),
+            .write_coalesce_max = .fromMilliseconds(@max(opts.write_coalesce_ms, opts.write_coalesce_max_ms)),
+            .flood_rate = opts.flood_rate,
+            .check_utf8 = opts.check_utf8,
+        },
     };
     app.hub = .init(io, init.gpa, &app.stats);
 
     installSignalHandlers();
     if (opts.one_thread) installWakeSignal();
     if (opts.sched_batch) useBatchScheduling();
-    client.write_coalesce = .fromMilliseconds(opts.write_coalesce_ms);
-    client.check_utf8 = opts.check_utf8;
-    client.write_coalesce_max = .fromMilliseconds(@max(opts.write_coalesce_ms, opts.write_coalesce_max_ms));
-    client.flood_rate = opts.flood_rate;
     const address = try net.IpAddress.parse(opts.host, opts.port);
     var server = try address.listen(io, .{ .reuse_address = true, .kernel_backlog = 1024 });
     listen_fd.store(server.socket.handle, .release);
@@ -303,7 +306,7 @@ fn serveConnection(app: *App, stream: net.Stream) void {
             };
             var ws = req.respondWebSocket(.{ .key = key }) catch return;
             ws.flush() catch return;
-            c.run(ws, &app.hub, &app.stats, app.threads);
+            c.run(ws, &app.hub, &app.stats, app.settings);
             return;
         } else if (std.mem.eql(u8, path, "/health")) {
             req.respond("ok", .{}) catch return;

@@ -31,3 +31,8 @@ func TextFrame(payload []byte) Frame {
 	f[0] = finText
 	return append(f, payload...)
 }
+
+// PrepareFrame is the servers' Hub.Prepare by default: every broadcast
+// framed once, as a Frame that each recipient's writer sends whole to its
+// socket, past the library.
+func PrepareFrame(data []byte) any { return TextFrame(data) }

@@ -37,20 +37,13 @@ var ErrMessageTooBig = errors.New("message over the size limit")
 // UTF-8, after it has sent close 1007.
 var ErrInvalidUTF8 = errors.New("text message is not UTF-8")
 
-// MessageConn is what ReadMessage needs of a gorilla-style *websocket.Conn
-// (gorilla/websocket and fasthttp/websocket alike).
-type MessageConn interface {
-	NextReader() (messageType int, r io.Reader, err error)
-	WriteControl(messageType int, data []byte, deadline time.Time) error
-}
-
 // ReadMessage reads the next data message whole, as the libraries' own
 // ReadMessage does, but refuses one of more than limit bytes once inflated
 // (close 1009, ErrMessageTooBig) and, when checkUTF8 is set, a text message
 // that is not UTF-8 (close 1007, ErrInvalidUTF8). Each close is sent within
 // closeWait. checkUTF8 is off only in the no-utf8-check variant, which
 // measures what the check costs.
-func ReadMessage(conn MessageConn, limit int64, checkUTF8 bool, closeWait time.Duration) (int, []byte, error) {
+func ReadMessage(conn Socket, limit int64, checkUTF8 bool, closeWait time.Duration) (int, []byte, error) {
 	messageType, r, err := conn.NextReader()
 	if err != nil {
 		return messageType, nil, err
@@ -71,7 +64,7 @@ func ReadMessage(conn MessageConn, limit int64, checkUTF8 bool, closeWait time.D
 }
 
 // failWith sends the close frame that fails the connection with code.
-func failWith(conn MessageConn, code uint16, closeWait time.Duration) {
+func failWith(conn Socket, code uint16, closeWait time.Duration) {
 	payload := binary.BigEndian.AppendUint16(nil, code)
 	_ = conn.WriteControl(closeMessage, payload, time.Now().Add(closeWait))
 }

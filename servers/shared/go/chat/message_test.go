@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// fakeMessageConn hands out one message and records the control frames written.
+// fakeMessageConn hands out one message and records the control frames
+// written; the rest of Socket, which ReadMessage does not use, is nil.
 type fakeMessageConn struct {
+	Socket
 	binary   bool // a binary message, else text
 	message  []byte
 	controls [][]byte
