@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use fake_engine::{FakeEngine, Fault, go_server, root};
 use tokio::sync::watch;
 use wscbench_engine::catalog;
-use wscbench_engine::images::Image;
+use wscbench_engine::catalog::images::Image;
 use wscbench_engine::runner::{
     self, External, Limits, Plan, PlannedServer, Progress, ServerSource, VerifyLevel,
 };
@@ -112,7 +112,7 @@ fn a_two_key_sweep_runs_its_product_inside_each_repetition_every_server_at_each_
     plan.servers
         .push(planned(go.clone(), go.variant("gomaxprocs-1")));
     plan.repetitions = 2;
-    plan.load_points = wscbench_engine::sweep::Sweep::new(vec![
+    plan.load_points = wscbench_engine::load::sweep::Sweep::new(vec![
         "clients=10,20".parse().unwrap(),
         "rate=1,2".parse().unwrap(),
     ])
@@ -716,7 +716,7 @@ async fn a_load_curve_runs_its_levels_inside_one_point_and_writes_a_result_per_l
     }));
     let mut plan = plan(dir.path(), &[Scenario::LoadCurve]);
     plan.load_path = LoadPath::Native;
-    plan.load_points = wscbench_engine::sweep::run_points(
+    plan.load_points = wscbench_engine::load::sweep::run_points(
         &Default::default(),
         &[Scenario::LoadCurve],
         Mode::Smoke,
@@ -987,7 +987,7 @@ struct HandStarted {
 
 impl HandStarted {
     fn start() -> Self {
-        let port = wscbench_engine::local::free_port().unwrap();
+        let port = wscbench_engine::catalog::local::free_port().unwrap();
         let child = Command::new(go_server())
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .stdout(Stdio::null())

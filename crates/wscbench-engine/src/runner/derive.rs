@@ -6,12 +6,12 @@
 use wscbench_results::{Derived, Mode, Outcome, RunResult, Sample, Scenario, ServerStats, Usage};
 
 use super::Plan;
-use crate::capacity::{self, CapacityInputs};
-use crate::native::Merged;
-use crate::scenarios::{LoadCurveShape, SlowConsumersShape};
-use crate::slow_consumers::{self, SlowInputs};
-use crate::soak::{self, SoakInputs};
-use crate::verdict::{self, Ceilings, Counters};
+use crate::judge::capacity::{self, CapacityInputs};
+use crate::judge::loadgen_bound::{self, Ceilings, Counters};
+use crate::judge::slow_consumers::{self, SlowInputs};
+use crate::judge::soak::{self, SoakInputs};
+use crate::load::native::Merged;
+use crate::load::scenarios::{LoadCurveShape, SlowConsumersShape};
 
 /// The CPU ceilings of a plan, in percent of one core: the server's, the load generator's,
 /// and the machine's cores.
@@ -74,7 +74,7 @@ pub fn derive_long(result: &mut RunResult, plan: &Plan, long: &Long<'_>) {
             server_died: died,
         }));
     } else if plan.mode == Mode::Soak || result.duration_ms >= soak::SOAK_MIN_MS {
-        let periods: Vec<(u64, &crate::native::MergedWindow)> = long
+        let periods: Vec<(u64, &crate::load::native::MergedWindow)> = long
             .merged
             .periods
             .iter()
@@ -217,7 +217,7 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool, hold: Opti
         loadgen_percent: loadgen_ceiling,
         cores,
     };
-    result.loadgen_bound_reasons = verdict::verdict(&result.series, &counters, &ceilings);
+    result.loadgen_bound_reasons = loadgen_bound::reasons(&result.series, &counters, &ceilings);
     result.loadgen_bound = !result.loadgen_bound_reasons.is_empty();
     if result.scenario == Scenario::LoadCurve {
         result.curve = Some(curve_step(result, plan, hold));
@@ -240,7 +240,7 @@ fn curve_step(
     let curve = LoadCurveShape::with_params(plan.mode, &result.load_params);
     let offered_per_s = result
         .load_params
-        .get(crate::sweep::DELIVERIES)
+        .get(crate::load::sweep::DELIVERIES)
         .copied()
         .unwrap_or(curve.steps[0]);
     let step = curve.at(offered_per_s);

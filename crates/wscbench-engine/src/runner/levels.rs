@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use wscbench_results::{ErrorCounts, Outcome, RunResult, ServerStats};
 
 use super::derive::window;
-use crate::native::{Merged, NativeCounters};
+use crate::load::native::{Merged, NativeCounters};
 
 /// A level ends the point when less than this share of what it offered arrived (the same
 /// rule as `LEVEL_DELIVERED_SHARE` in `scenarios/load-curve.js`, whose monitor stops k6).
@@ -278,7 +278,7 @@ fn stats_at<'a>(whole: &Whole<'a>, t_ms: u64) -> Option<&'a ServerStats> {
 
 /// The point's client errors outside every hold (the join ramp, the rate changes, the leave):
 /// the first level counts them.
-fn outside_windows(all: ErrorCounts, windows: &[crate::native::MergedWindow]) -> ErrorCounts {
+fn outside_windows(all: ErrorCounts, windows: &[crate::load::native::MergedWindow]) -> ErrorCounts {
     let mut inside = NativeCounters::default();
     for w in windows {
         inside.connect_errors += w.counters.connect_errors;
@@ -305,7 +305,7 @@ fn add(a: ErrorCounts, b: &ErrorCounts) -> ErrorCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::native::MergedWindow;
+    use crate::load::native::MergedWindow;
     use hdrhistogram::Histogram;
     use wscbench_results::{CurveStep, K6Metrics, Sample};
 

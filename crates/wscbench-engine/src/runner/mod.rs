@@ -3,6 +3,8 @@
 //! the same phases — start → ready → load → collect → write (see [`phases`]) — with one
 //! cleanup path, writing each result the moment its point ends. It reports progress
 //! through a callback and never prints.
+//!
+//! The top folder: it may use every other.
 
 mod collect;
 mod derive;
@@ -22,9 +24,9 @@ use wscbench_results::{
     RoundRecord, RunResult, Sample, Scenario, StopReason, Transport, UsageSource,
 };
 
+use crate::catalog::images::Image;
 use crate::catalog::{Server, Variant};
-use crate::images::Image;
-use crate::scenarios;
+use crate::load::scenarios;
 
 pub use derive::cpuset_cores;
 
@@ -247,9 +249,9 @@ pub struct Plan {
     /// Scenarios, in order.
     pub scenarios: Vec<Scenario>,
     /// The load parameters of each point of a sweep and of the load curve's steps
-    /// ([`crate::sweep::run_points`]); one empty set (or none) runs each shape with its own
+    /// ([`crate::load::sweep::run_points`]); one empty set (or none) runs each shape with its own
     /// defaults. A scenario runs once per distinct set of the parameters it takes
-    /// ([`crate::sweep::loads_of`]).
+    /// ([`crate::load::sweep::loads_of`]).
     pub load_points: Vec<BTreeMap<String, f64>>,
     /// Timing mode.
     pub mode: Mode,
@@ -294,8 +296,8 @@ pub struct Plan {
     /// The transports, each a point of its own for every server that offers it (empty:
     /// `ws` only).
     pub transports: Vec<Transport>,
-    /// The run's certificate, for the wss transports (made once per run; see [`crate::tls`]).
-    pub tls: Option<std::sync::Arc<crate::tls::RunCert>>,
+    /// The run's certificate, for the wss transports (made once per run; see [`crate::net::tls`]).
+    pub tls: Option<std::sync::Arc<crate::net::tls::RunCert>>,
 }
 
 /// One measured point of a plan.
@@ -338,7 +340,7 @@ impl Point<'_> {
     /// Load parameters that override the shape's defaults (a sweep's values, a curve's
     /// step): those of the load point that the scenario takes.
     pub fn load_params(&self) -> BTreeMap<String, f64> {
-        crate::sweep::taken(self.scenario, self.params)
+        crate::load::sweep::taken(self.scenario, self.params)
     }
 
     /// Where this point's result goes under the run directory.
@@ -399,7 +401,7 @@ impl Plan {
         };
         let runs = |scenario: Scenario, params: &BTreeMap<String, f64>| {
             self.load_points.is_empty()
-                || crate::sweep::loads_of(scenario, &self.load_points)
+                || crate::load::sweep::loads_of(scenario, &self.load_points)
                     .iter()
                     .any(|own| std::ptr::eq(*own, params))
         };
@@ -539,7 +541,7 @@ fn starts_of(points: &[Point<'_>]) -> Vec<Vec<usize>> {
         (
             p.server.label(),
             p.transport,
-            crate::sweep::without_level(&p.load_params()),
+            crate::load::sweep::without_level(&p.load_params()),
         )
     };
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -565,17 +567,17 @@ fn starts_of(points: &[Point<'_>]) -> Vec<Vec<usize>> {
 fn level_of(point: &Point<'_>) -> f64 {
     point
         .load_params()
-        .get(crate::sweep::DELIVERIES)
+        .get(crate::load::sweep::DELIVERIES)
         .copied()
         .unwrap_or(0.0)
 }
 
 /// The points one server row runs in one round: each scenario once per load point that
-/// differs in a parameter it takes ([`crate::sweep::loads_of`]).
+/// differs in a parameter it takes ([`crate::load::sweep::loads_of`]).
 pub fn points_per_row(scenarios: &[Scenario], load_points: &[BTreeMap<String, f64>]) -> usize {
     scenarios
         .iter()
-        .map(|&s| crate::sweep::loads_of(s, load_points).len().max(1))
+        .map(|&s| crate::load::sweep::loads_of(s, load_points).len().max(1))
         .sum()
 }
 
@@ -615,7 +617,7 @@ pub fn estimate(
         .iter()
         .map(|&s| {
             let no_sweep = BTreeMap::new();
-            let mut started = crate::sweep::started_points(s, load_points);
+            let mut started = crate::load::sweep::started_points(s, load_points);
             if started.is_empty() {
                 started.push(vec![&no_sweep]);
             }
@@ -763,7 +765,7 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), WriteError> {
 /// Runs every point of the plan in order with the server and its one k6 on `engine`,
 /// writing each result as it ends. Stops early (after cleaning up) when `cancel` turns true;
 /// the interrupted point is recorded.
-pub async fn execute<E: crate::engine::Engine>(
+pub async fn execute<E: crate::docker::Engine>(
     engine: &E,
     plan: &Plan,
     cancel: watch::Receiver<bool>,
@@ -775,7 +777,7 @@ pub async fn execute<E: crate::engine::Engine>(
 /// [`execute`] with the server on `server_engine` and one k6 on each of `loadgen_engines`
 /// (the engines of [`Plan::loadgens`], in the same order; none: one k6 on the server's).
 /// Exactly [`Plan::repetitions`] rounds, in the plan's shuffled order.
-pub async fn execute_on<E: crate::engine::Engine>(
+pub async fn execute_on<E: crate::docker::Engine>(
     server_engine: &E,
     loadgen_engines: &[&E],
     plan: &Plan,
@@ -805,7 +807,7 @@ pub struct RoundsOutput {
 /// another round of those only, until each is decided, reaches the most rounds, or the
 /// budget leaves no room for it. Each round starts with the machine's calibration when the
 /// plan asks for it. Results are written as each point ends; an interrupted run keeps them.
-pub async fn execute_rounds<E: crate::engine::Engine>(
+pub async fn execute_rounds<E: crate::docker::Engine>(
     server_engine: &E,
     loadgen_engines: &[&E],
     plan: &Plan,
@@ -1004,13 +1006,13 @@ fn died_below(results: &[RunResult], point: &Point<'_>) -> bool {
     let step = |params: &[(String, String)]| -> Option<f64> {
         params
             .iter()
-            .find(|(k, _)| k == crate::sweep::DELIVERIES)
+            .find(|(k, _)| k == crate::load::sweep::DELIVERIES)
             .and_then(|(_, v)| v.parse().ok())
     };
     let others = |params: &[(String, String)]| -> Vec<(String, String)> {
         params
             .iter()
-            .filter(|(k, _)| k != crate::sweep::DELIVERIES)
+            .filter(|(k, _)| k != crate::load::sweep::DELIVERIES)
             .cloned()
             .collect()
     };
@@ -1041,7 +1043,7 @@ async fn start_round(
 ) -> Option<MachineSpeed> {
     let machine_speed = match plan.adaptive.calibrate_each {
         Some(each) if !*cancel.borrow() => {
-            tokio::task::spawn_blocking(move || crate::calibrate::measure(each))
+            tokio::task::spawn_blocking(move || crate::load::calibrate::measure(each))
                 .await
                 .ok()
                 .and_then(Result::ok)

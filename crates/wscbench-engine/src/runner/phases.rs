@@ -3,7 +3,7 @@
 //! the window, k6's summary and the native report, the outcome). A failed phase maps to one
 //! recorded outcome; whatever happened, [`Session::teardown`] stops and removes every
 //! container of the point, on every engine. With several load engines the load is split
-//! over one k6 each (see [`crate::split`]): they start paused and are resumed together, each
+//! over one k6 each (see [`crate::load::split`]): they start paused and are resumed together, each
 //! writes its own output folder, and their reports are merged.
 
 use std::collections::HashMap;
@@ -20,11 +20,12 @@ use wscbench_results::{
 use super::collect::{Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines};
 use super::derive::{Long, derive, derive_long, window};
 use super::{Plan, Point, Progress, ServerSource, VerifyLevel};
+use crate::catalog::{local, process};
+use crate::docker::{ContainerSpec, ContainerState, Engine, Hardening, Usage, UsageStream};
 use crate::docker::{RUN_LABEL, nano_cpus};
-use crate::engine::{ContainerSpec, ContainerState, Engine, Hardening, Usage, UsageStream};
-use crate::native::{self, NativeReport};
+use crate::load::native::{self, NativeReport};
+use crate::load::{k6, scenarios, split};
 use crate::verify::{self, Target};
-use crate::{k6, local, process, scenarios, split};
 
 /// How long a paused k6 of a split run may take to initialise before the point fails.
 const K6_PAUSED_WAIT: Duration = Duration::from_secs(60);
@@ -106,7 +107,7 @@ impl<E: Engine> Session<'_, E> {
         if self.levels.is_empty() {
             params
         } else {
-            crate::sweep::without_level(&params)
+            crate::load::sweep::without_level(&params)
         }
     }
 
@@ -161,10 +162,12 @@ impl<E: Engine> Session<'_, E> {
     /// Idle-capacity's and the population's end: the server's memory (when measured) near
     /// its limit.
     fn near_memory_limit(&self, usage: Option<Usage>) -> bool {
-        matches!(self.point.scenario, Scenario::IdleCapacity | Scenario::Population)
-            && usage.is_some_and(|u| {
-                crate::idle::near_limit(u.mem_bytes, self.plan.limits.memory_bytes)
-            })
+        matches!(
+            self.point.scenario,
+            Scenario::IdleCapacity | Scenario::Population
+        ) && usage.is_some_and(|u| {
+            crate::judge::idle::near_limit(u.mem_bytes, self.plan.limits.memory_bytes)
+        })
     }
 
     /// The last lines the server printed, when it runs in a container.
@@ -288,7 +291,7 @@ async fn run_levels<E: Engine>(
         .iter()
         .map(|p| {
             p.load_params()
-                .get(crate::sweep::DELIVERIES)
+                .get(crate::load::sweep::DELIVERIES)
                 .copied()
                 .unwrap_or(0.0)
         })
@@ -387,11 +390,13 @@ async fn run_point<E: Engine>(
         derive_long(&mut result, plan, &long);
     }
     derive(&mut result, plan, teardown.loadgen_oom, None);
-    let judged = matches!(point.scenario, Scenario::IdleCapacity | Scenario::Population)
-        && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted);
+    let judged = matches!(
+        point.scenario,
+        Scenario::IdleCapacity | Scenario::Population
+    ) && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted);
     if judged {
         let errors = result.errors.clone();
-        let ending = crate::idle::Ending {
+        let ending = crate::judge::idle::Ending {
             stopped_near_limit,
             errors: Some(&errors),
             died: matches!(outcome, Outcome::ServerCrashed | Outcome::OomKilled).then_some(outcome),
@@ -402,7 +407,14 @@ async fn run_point<E: Engine>(
             Some(Ok(merged)) => Some(merged),
             _ => None,
         };
-        judge_levels(&mut result, plan, point, merged, load_started_epoch_ms, ending);
+        judge_levels(
+            &mut result,
+            plan,
+            point,
+            merged,
+            load_started_epoch_ms,
+            ending,
+        );
     }
     result.outcome = outcome;
     result.outcome_detail = detail;
@@ -416,30 +428,30 @@ fn judge_levels(
     result: &mut RunResult,
     plan: &Plan,
     point: Point<'_>,
-    merged: Option<&crate::native::Merged>,
+    merged: Option<&crate::load::native::Merged>,
     load_started_epoch_ms: u64,
-    ending: crate::idle::Ending<'_>,
+    ending: crate::judge::idle::Ending<'_>,
 ) {
     if point.scenario == Scenario::IdleCapacity {
-        result.idle = Some(crate::idle::idle_capacity(
+        result.idle = Some(crate::judge::idle::idle_capacity(
             &result.series,
             plan.limits.memory_bytes,
             &ending,
         ));
         return;
     }
-    let shape = crate::scenarios::PopulationShape::with_params(plan.mode, point.params);
+    let shape = crate::load::scenarios::PopulationShape::with_params(plan.mode, point.params);
     let levels = shape.levels();
     let (holds, periods) = merged.map_or((&[][..], &[][..]), |m| {
         (m.steps.as_slice(), m.periods.as_slice())
     });
-    let during = crate::population::errors_while_held(periods, holds, &result.errors);
-    let ending = crate::idle::Ending {
+    let during = crate::judge::population::errors_while_held(periods, holds, &result.errors);
+    let ending = crate::judge::idle::Ending {
         errors: Some(&during),
         ..ending
     };
-    result.population = Some(crate::population::population(
-        &crate::population::Inputs {
+    result.population = Some(crate::judge::population::population(
+        &crate::judge::population::Inputs {
             series: &result.series,
             holds,
             load_started_epoch_ms,
@@ -638,7 +650,7 @@ impl<E: Engine> Session<'_, E> {
                 ),
             ))
         };
-        crate::http::wait_healthy_over(
+        crate::net::http::wait_healthy_over(
             &target.addr,
             target.tls.as_ref(),
             Duration::from_secs(10),
@@ -646,8 +658,8 @@ impl<E: Engine> Session<'_, E> {
         )
         .await
         .map_err(|not| match not {
-            crate::http::NotHealthy::Gone(failure) => failure,
-            crate::http::NotHealthy::TimedOut => Failure::new(
+            crate::net::http::NotHealthy::Gone(failure) => failure,
+            crate::net::http::NotHealthy::TimedOut => Failure::new(
                 Outcome::VerifyFailed,
                 "health: /health did not answer 200 within 10 s",
             ),
@@ -844,7 +856,7 @@ impl<E: Engine> Session<'_, E> {
             let levels: Vec<String> = self.levels.iter().map(f64::to_string).collect();
             env.push(format!(
                 "{}={}",
-                scenarios::env_name(crate::sweep::DELIVERIES),
+                scenarios::env_name(crate::load::sweep::DELIVERIES),
                 levels.join(",")
             ));
             env.push(format!("SLO_P99_MS={}", self.plan.slo_p99_ms));
@@ -854,8 +866,8 @@ impl<E: Engine> Session<'_, E> {
         if self.tls_bind().is_some() {
             env.push(format!(
                 "TLS_CA_FILE={}/{}",
-                crate::tls::CONTAINER_DIR,
-                crate::tls::CERT_FILE
+                crate::net::tls::CONTAINER_DIR,
+                crate::net::tls::CERT_FILE
             ));
         }
         if self.point.transport.is_deflate() {
@@ -1219,7 +1231,7 @@ fn prepare_out_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Follows a usage stream, keeping only its latest sample.
-fn latest(mut stream: crate::engine::UsageStream) -> (watch::Receiver<Usage>, AbortOnDrop) {
+fn latest(mut stream: crate::docker::UsageStream) -> (watch::Receiver<Usage>, AbortOnDrop) {
     let (tx, rx) = watch::channel(Usage::default());
     let task = tokio::spawn(async move {
         while let Some(usage) = stream.next().await {
@@ -1257,11 +1269,12 @@ fn host_limits_of(plan: &Plan, point: Point<'_>, loadgens: usize) -> Option<Host
     }
     match point.scenario {
         Scenario::IdleCapacity => {
-            crate::host_limits::for_idle_capacity(plan.mode, loadgens as u32).ok()?
+            crate::load::host_limits::for_idle_capacity(plan.mode, loadgens as u32).ok()?
         }
         Scenario::Population => {
-            let users = crate::scenarios::PopulationShape::with_params(plan.mode, point.params).users;
-            crate::host_limits::for_population(users, loadgens as u32).ok()?
+            let users =
+                crate::load::scenarios::PopulationShape::with_params(plan.mode, point.params).users;
+            crate::load::host_limits::for_population(users, loadgens as u32).ok()?
         }
         _ => None,
     }

@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use clap::Args;
-use wscbench_engine::engine::Engine;
-use wscbench_engine::images;
-use wscbench_engine::loadgen_capacity::{self, CapacitySpec, PathCapacity, Saved, SavedPath};
-use wscbench_engine::scenarios::{self, LoadCurveShape};
-use wscbench_engine::sweep::{DELIVERIES, run_points_at, taken};
+use wscbench_engine::catalog::images;
+use wscbench_engine::docker::Engine;
+use wscbench_engine::load::loadgen_capacity::{self, CapacitySpec, PathCapacity, Saved, SavedPath};
+use wscbench_engine::load::scenarios::{self, LoadCurveShape};
+use wscbench_engine::load::sweep::{DELIVERIES, run_points_at, taken};
 use wscbench_results::{CurveSteps, LoadPath, Mode, Scenario, Transport};
 
 use crate::args::{one_of, parse_bytes};
@@ -79,7 +79,7 @@ pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<ExitCode, Exp
         transport: args.transport,
         tls: match args.transport.is_tls() {
             true => Some(std::sync::Arc::new(
-                wscbench_engine::tls::RunCert::make()
+                wscbench_engine::net::tls::RunCert::make()
                     .doing(|| "making the TLS certificate for wss")?,
             )),
             false => None,

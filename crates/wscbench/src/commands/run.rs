@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
-use wscbench_engine::docker::DockerEngine;
-use wscbench_engine::engine::Engine;
+use wscbench_engine::docker::Engine;
+use wscbench_engine::docker::daemon::DockerEngine;
 use wscbench_engine::runner::{
     self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, ServerSource,
 };
@@ -367,7 +367,7 @@ async fn prepare(
         std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
     };
     let limits = server_limits(&request.limits, request.external.is_some(), machine_cores);
-    let (cpu_model, cpu_mhz) = wscbench_engine::calibrate::cpu_model();
+    let (cpu_model, cpu_mhz) = wscbench_engine::load::calibrate::cpu_model();
     let conditions = Conditions {
         // An external server ran under no limit of wscbench's: 0 says none was set.
         server_cpus: if request.external.is_some() {
@@ -386,7 +386,7 @@ async fn prepare(
         docker_api_version: info.api_version.clone(),
         k6_version: k6_image.version.clone().unwrap_or_default(),
         loadgen_memory_bytes: limits.loadgen_memory_bytes,
-        container_hardening: wscbench_engine::engine::Hardening::default().describe(),
+        container_hardening: wscbench_engine::docker::Hardening::default().describe(),
         variant_args: Vec::new(),
         variant_env: Vec::new(),
         loadgen_engines: loadgen_conditions,
@@ -435,7 +435,7 @@ fn planned_servers(
     rows: Vec<wscbench_engine::catalog::Row>,
     external: Option<runner::External>,
     built: &[wscbench_engine::catalog::Server],
-    images: &[wscbench_engine::images::Image],
+    images: &[wscbench_engine::catalog::images::Image],
 ) -> Vec<PlannedServer> {
     if let Some(external) = external {
         return vec![PlannedServer::external_server(external)];
@@ -476,11 +476,11 @@ fn server_limits(asked: &Limits, external: bool, machine_cores: u32) -> Limits {
 /// ends (docs/transports.md).
 fn run_cert(
     transports: &[wscbench_results::Transport],
-) -> Result<Option<std::sync::Arc<wscbench_engine::tls::RunCert>>, ExpectedError> {
+) -> Result<Option<std::sync::Arc<wscbench_engine::net::tls::RunCert>>, ExpectedError> {
     if !transports.iter().any(|t| t.is_tls()) {
         return Ok(None);
     }
-    let cert = wscbench_engine::tls::RunCert::make()
+    let cert = wscbench_engine::net::tls::RunCert::make()
         .doing(|| "making the run's TLS certificate for wss")?;
     Ok(Some(std::sync::Arc::new(cert)))
 }

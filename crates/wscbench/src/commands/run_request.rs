@@ -12,11 +12,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 use wscbench_engine::catalog::{self, Row, Server};
+use wscbench_engine::load::scenarios;
+use wscbench_engine::load::sweep::Sweep;
+use wscbench_engine::runner;
 use wscbench_engine::runner::rounds::{self, Adaptive};
 use wscbench_engine::runner::{External, Limits, PauseServer, VerifyLevel};
-use wscbench_engine::sweep::Sweep;
 use wscbench_engine::verify::Target;
-use wscbench_engine::{runner, scenarios};
 use wscbench_results::UsageSource;
 use wscbench_results::dimensions::server_label;
 use wscbench_results::{LoadPath, Mode, NotOffered, Scenario, Transport};
@@ -97,7 +98,7 @@ pub struct RunArgs {
     /// (seconds between one user's pings and chats) and churn (percent of users leaving and
     /// joining again a minute, 0 to 100)
     #[arg(long = "sweep", value_name = "KEY=V1,V2,...", value_parser = parse_sweep)]
-    pub sweep: Vec<wscbench_engine::sweep::SweepKey>,
+    pub sweep: Vec<wscbench_engine::load::sweep::SweepKey>,
     /// Refuse, before building anything, a run whose estimated length (its scenarios plus
     /// about 5 s per point) exceeds this, e.g. 30m, 4h
     #[arg(long, default_value = "2h", value_name = "DURATION", value_parser = parse_duration)]
@@ -215,9 +216,9 @@ fn parse_engine_url(text: &str) -> Result<String, String> {
     }
 }
 
-fn parse_sweep(s: &str) -> Result<wscbench_engine::sweep::SweepKey, String> {
+fn parse_sweep(s: &str) -> Result<wscbench_engine::load::sweep::SweepKey, String> {
     s.parse()
-        .map_err(|e: wscbench_engine::sweep::SweepError| e.to_string())
+        .map_err(|e: wscbench_engine::load::sweep::SweepError| e.to_string())
 }
 
 fn parse_precision(s: &str) -> Result<f64, String> {
@@ -363,7 +364,7 @@ impl RunRequest {
         };
         let sweep = Sweep::new(args.sweep.clone()).map_err(usage)?;
         sweep.check(&scenarios, args.mode).map_err(usage)?;
-        let load_points = wscbench_engine::sweep::run_points(&sweep, &scenarios, args.mode);
+        let load_points = wscbench_engine::load::sweep::run_points(&sweep, &scenarios, args.mode);
         let quick = args.mode == Mode::Quick;
         let (min_rounds, max_rounds) = rounds_of(args)?;
         check_host_limits(args, &scenarios, &load_points)?;
@@ -517,11 +518,16 @@ fn check_host_limits(
     let loadgens = args.loadgen_engines.len().max(1) as u32;
     if scenarios.contains(&Scenario::Population) && args.server_address.is_none() {
         let default = [BTreeMap::new()];
-        let points = if load_points.is_empty() { &default[..] } else { load_points };
+        let points = if load_points.is_empty() {
+            &default[..]
+        } else {
+            load_points
+        };
         for params in points {
             let users =
-                wscbench_engine::scenarios::PopulationShape::with_params(args.mode, params).users;
-            wscbench_engine::host_limits::for_population(users, loadgens).map_err(|e| {
+                wscbench_engine::load::scenarios::PopulationShape::with_params(args.mode, params)
+                    .users;
+            wscbench_engine::load::host_limits::for_population(users, loadgens).map_err(|e| {
                 UsageError::new(format!(
                     "a population of {users} users cannot run on this machine: {e}"
                 ))
@@ -529,12 +535,14 @@ fn check_host_limits(
         }
     }
     if scenarios.contains(&Scenario::IdleCapacity) && args.server_address.is_none() {
-        wscbench_engine::host_limits::for_idle_capacity(args.mode, loadgens).map_err(|e| {
-            UsageError::new(format!(
-                "idle-capacity in {} mode cannot run on this machine: {e}",
-                args.mode
-            ))
-        })?;
+        wscbench_engine::load::host_limits::for_idle_capacity(args.mode, loadgens).map_err(
+            |e| {
+                UsageError::new(format!(
+                    "idle-capacity in {} mode cannot run on this machine: {e}",
+                    args.mode
+                ))
+            },
+        )?;
     }
     Ok(())
 }
@@ -588,7 +596,7 @@ fn external(args: &RunArgs) -> Result<Option<External>, UsageError> {
     }
     let usage_source = match (args.pid, &args.container) {
         (Some(pid), _) => {
-            let reading = wscbench_engine::process::read(pid)
+            let reading = wscbench_engine::catalog::process::read(pid)
                 .map_err(|e| UsageError::new(format!("--pid {pid}: {e}")))?;
             if !reading.alive() {
                 return Err(UsageError::new(format!(

@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use wscbench_results::ServerStats;
 
 use crate::catalog::Server;
-use crate::http;
+use crate::net::http;
 
 /// Why a local server could not be built or run.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +70,7 @@ pub enum LocalError {
     NoPort(#[source] std::io::Error),
     /// A runtime server's runtime does not answer.
     #[error(transparent)]
-    Runtime(#[from] crate::runtime::RuntimeError),
+    Runtime(#[from] crate::catalog::runtime::RuntimeError),
 }
 
 impl LocalError {
@@ -185,7 +185,7 @@ pub async fn check_toolchains(servers: &[Server]) -> Result<(), LocalError> {
     let mut checked = Vec::new();
     for server in servers {
         if let Some(spec) = &server.runtime {
-            crate::runtime::probe(&server.id, &server.dir, spec).await?;
+            crate::catalog::runtime::probe(&server.id, &server.dir, spec).await?;
         }
         if let Some(toolchain) = Toolchain::of(&server.language)
             && !checked.contains(&toolchain.name)

@@ -34,6 +34,15 @@ pub fn has_soak_length(scenario: Scenario) -> bool {
     matches!(scenario, Scenario::Steady | Scenario::Churn)
 }
 
+/// The clients of each idle-capacity step in `mode` (`idle-capacity` in
+/// `scenarios/lib/modes.js`; a test below checks them): what the host limits are planned for.
+pub fn idle_capacity_steps(mode: Mode) -> &'static [u64] {
+    match mode {
+        Mode::Smoke => &[1_000, 2_000, 3_000],
+        _ => &[10_000, 25_000, 50_000, 100_000, 150_000, 200_000],
+    }
+}
+
 /// How long a scenario's k6 executor runs, in seconds, before k6's graceful stop: used for
 /// progress and for the time-out after which k6 is stopped. Soak lengthens only the shapes
 /// whose length changes what is measured. Capacity's is its longest: every step held.
@@ -829,7 +838,7 @@ mod tests {
                 .iter()
                 .map(|v| v.as_u64().unwrap())
                 .collect();
-            assert_eq!(crate::idle::steps(mode), steps, "{mode}");
+            assert_eq!(idle_capacity_steps(mode), steps, "{mode}");
         }
     }
 

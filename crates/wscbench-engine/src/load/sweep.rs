@@ -2,14 +2,14 @@
 //! whole sweep against the scenarios it will run, the points it expands to (the product of
 //! its keys, with the load curve's own steps when no sweep gives them), and which of those
 //! points each scenario runs. Which scenario takes which key is
-//! [`crate::scenarios::load_params`].
+//! [`crate::load::scenarios::load_params`].
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use wscbench_results::{Mode, Scenario};
 
-use crate::scenarios;
+use crate::load::scenarios;
 
 /// Why a sweep cannot run; each is one line naming what to change.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
