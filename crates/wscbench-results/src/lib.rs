@@ -191,7 +191,7 @@ pub struct ServerIdentity {
 }
 
 /// The conditions of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Conditions {
     /// CPU limit of the server container, in CPUs (`--cpus`); 0 for an external server
     /// (`run --url`), which wscbench does not limit.

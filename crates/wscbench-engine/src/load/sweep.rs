@@ -92,6 +92,13 @@ pub struct Sweep {
     keys: Vec<SweepKey>,
 }
 
+/// A sweep is recorded (`run.json`'s `sweep`) as its keys, each with its values.
+impl serde::Serialize for Sweep {
+    fn serialize<S: serde::Serializer>(&self, to: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&self.as_map(), to)
+    }
+}
+
 impl Sweep {
     /// The sweep of these flags, refusing a key given twice.
     pub fn new(keys: Vec<SweepKey>) -> Result<Sweep, SweepError> {

@@ -16,7 +16,7 @@ use crate::load::scenarios::{LoadCurveShape, SlowConsumersShape};
 /// The CPU ceilings of a plan, in percent of one core: the server's, the load generator's,
 /// and the machine's cores.
 fn ceilings(plan: &Plan) -> (f64, f64, u32) {
-    let cores = plan.conditions.machine_cores.max(1);
+    let cores = plan.setup.conditions.machine_cores.max(1);
     let server = cpuset_cores(plan.limits.cpuset_server.as_deref())
         .unwrap_or(cores as f64)
         .min(plan.limits.cpus)
@@ -163,6 +163,7 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool, hold: Opti
     if let Some(distributed) = &mut result.distributed {
         for (i, instance) in distributed.instances.iter_mut().enumerate() {
             let host_cores = plan
+                .setup
                 .conditions
                 .loadgen_engines
                 .iter()
@@ -390,7 +391,7 @@ fn finished_sessions(scenario: Scenario, (sessions, closed): (u64, u64)) -> u64 
 /// The cores of the load generators' hosts, each host counted once by the name its engines
 /// report; `None` when the load runs on the server's engine alone.
 fn loadgen_hosts_cores(plan: &Plan) -> Option<f64> {
-    let engines = &plan.conditions.loadgen_engines;
+    let engines = &plan.setup.conditions.loadgen_engines;
     if engines.is_empty() {
         return None;
     }

@@ -18,15 +18,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::Serialize;
 use tokio::sync::watch;
 use wscbench_results::{
-    Conditions, LoadPath, MachineSpeed, Mode, Outcome, PointKey, PointStop, Repetition, Round,
-    RoundRecord, RunResult, Sample, Scenario, StopReason, Transport, UsageSource,
+    Conditions, CurveSteps, LoadPath, MachineSpeed, Mode, NotOffered, Outcome, PointKey, PointStop,
+    Repetition, Round, RoundRecord, RunResult, Sample, Scenario, StopReason, Transport,
+    UsageSource,
 };
 
 use crate::catalog::images::Image;
 use crate::catalog::{Server, Variant};
 use crate::load::scenarios;
+use crate::load::sweep::Sweep;
 
 pub use derive::cpuset_cores;
 
@@ -109,8 +112,9 @@ pub struct PlannedServer {
 /// starts from one it only reaches.
 #[derive(Debug, Clone)]
 pub enum ServerSource {
-    /// A container wscbench starts, under the limits, from this image (built or reused).
-    Managed(Image),
+    /// A container wscbench starts, under the limits, from its image (built or reused when
+    /// the run is prepared: [`Setup::images`]).
+    Managed,
     /// A server wscbench did not start (`run --url`).
     External(External),
 }
@@ -159,11 +163,12 @@ impl PlannedServer {
         }
     }
 
-    /// The image a managed server runs, `None` for an external one.
-    pub fn image(&self) -> Option<&Image> {
-        match &self.source {
-            ServerSource::Managed(image) => Some(image),
-            ServerSource::External(_) => None,
+    /// A row of the catalog, as itself or as one of its variants, started by wscbench.
+    pub fn managed(server: Server, variant: Option<Variant>) -> PlannedServer {
+        PlannedServer {
+            server,
+            source: ServerSource::Managed,
+            variant,
         }
     }
 
@@ -171,7 +176,7 @@ impl PlannedServer {
     pub fn as_external(&self) -> Option<&External> {
         match &self.source {
             ServerSource::External(external) => Some(external),
-            ServerSource::Managed(_) => None,
+            ServerSource::Managed => None,
         }
     }
 }
@@ -239,65 +244,112 @@ impl PauseServer {
     }
 }
 
-/// Everything one `wscbench run` does.
-#[derive(Debug, Clone)]
+/// Everything one `wscbench run` does: built once, from its checked command line (the
+/// binary's `check`, where every refusal is), executed by the runner and recorded in
+/// `run.json`, which serialises the fields marked for it (names as
+/// `wscbench_results::RunManifest` reads them). What preparing the run makes — images, the
+/// machine's conditions, the certificate — is its [`Setup`].
+#[derive(Debug, Clone, Serialize)]
 pub struct Plan {
-    /// The run id (also the results subdirectory).
-    pub run_id: String,
-    /// Servers (and variants), in order.
-    pub servers: Vec<PlannedServer>,
-    /// Scenarios, in order.
-    pub scenarios: Vec<Scenario>,
-    /// The load parameters of each point of a sweep and of the load curve's steps
-    /// ([`crate::load::sweep::run_points`]); one empty set (or none) runs each shape with its own
-    /// defaults. A scenario runs once per distinct set of the parameters it takes
-    /// ([`crate::load::sweep::loads_of`]).
-    pub load_points: Vec<BTreeMap<String, f64>>,
     /// Timing mode.
     pub mode: Mode,
-    /// Soak's length for the shapes that have one (`--duration`), in seconds.
-    pub soak_seconds: Option<u64>,
-    /// The capacity scenario's latency target (`--slo-p95-ms`), in ms.
-    pub slo_p95_ms: f64,
-    /// The load curve's latency target (`--slo-p99-ms`), in ms: a step whose p99 passes it
-    /// is not carried.
-    pub slo_p99_ms: f64,
     /// Which client loop k6 runs.
     pub load_path: LoadPath,
     /// The rounds every point gets at least (`--runs`).
     pub repetitions: u32,
+    /// The precision goal (`--precision`), in percent, when rounds are added for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision_pct: Option<f64>,
     /// How the run adds rounds beyond those, within its budget.
+    #[serde(flatten)]
     pub adaptive: rounds::Adaptive,
+    /// Servers (and variants), in order; recorded by their labels.
+    #[serde(serialize_with = "labels")]
+    pub servers: Vec<PlannedServer>,
+    /// Scenarios, in order.
+    pub scenarios: Vec<Scenario>,
+    /// The transports, each a point of its own for every server that offers it (empty:
+    /// `ws` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transports: Vec<Transport>,
+    /// The (server, transport) points left out because the server does not offer the
+    /// transport, with its manifest's reason: the report's "not offered" cells.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_offered: Vec<NotOffered>,
+    /// The sweep as given (`--sweep`), recorded key to values.
+    #[serde(skip_serializing_if = "Sweep::is_empty")]
+    pub sweep: Sweep,
+    /// The load curve's steps as the run chose them; `None` without the curve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub curve_steps: Option<CurveSteps>,
+    /// The load parameters of each point of a sweep and of the load curve's steps
+    /// ([`crate::load::sweep::run_points`]); one empty set (or none) runs each shape with its own
+    /// defaults. A scenario runs once per distinct set of the parameters it takes
+    /// ([`crate::load::sweep::loads_of`]).
+    #[serde(skip)]
+    pub load_points: Vec<BTreeMap<String, f64>>,
+    /// Soak's length for the shapes that have one (`--duration`), in seconds.
+    #[serde(skip)]
+    pub soak_seconds: Option<u64>,
+    /// The capacity scenario's latency target (`--slo-p95-ms`), in ms.
+    #[serde(skip)]
+    pub slo_p95_ms: f64,
+    /// The load curve's latency target (`--slo-p99-ms`), in ms: a step whose p99 passes it
+    /// is not carried.
+    #[serde(skip)]
+    pub slo_p99_ms: f64,
     /// Fault injection: pause the server container for this long every so often during the
     /// load (`--pause-server 1s/5s`), recorded in each result's conditions.
+    #[serde(skip)]
     pub pause_server: Option<PauseServer>,
     /// Limits.
+    #[serde(skip)]
     pub limits: Limits,
     /// Verification per run.
+    #[serde(skip)]
     pub verify: VerifyLevel,
     /// Record each row's RFC 6455 conformance over each transport: the conformance cases
     /// run once, before the load of the row's first point, into
     /// `conformance/<row>/<transport>.json` (about 2 s per row and transport).
+    #[serde(skip)]
     pub conformance: bool,
-    /// Host directory of the k6 scripts (mounted read-only).
-    pub scenarios_dir: PathBuf,
-    /// `results/<run-id>`.
-    pub results_dir: PathBuf,
-    /// The k6 image tag.
-    pub k6_image: String,
-    /// Conditions common to every run (machine, kernel, engine, k6).
-    pub conditions: Conditions,
     /// The engines of the load generators, one k6 each, in order; empty: one k6 on the
     /// server's engine. Two or more split the load with execution segments.
+    #[serde(skip)]
     pub loadgens: Vec<LoadgenEngine>,
     /// How the load generators reach the server (`--server-address`); `None`: loopback.
     /// With an address the server listens on every interface.
+    #[serde(skip)]
     pub server_address: Option<String>,
-    /// The transports, each a point of its own for every server that offers it (empty:
-    /// `ws` only).
-    pub transports: Vec<Transport>,
-    /// The run's certificate, for the wss transports (made once per run; see [`crate::net::tls`]).
+    /// What preparing the run made; empty until then.
+    #[serde(skip)]
+    pub setup: Setup,
+}
+
+/// What preparing a run makes for its [`Plan`] before the first container: where it writes,
+/// the images, the machine's conditions and the certificate.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// The run id (also the results subdirectory).
+    pub run_id: String,
+    /// `results/<run-id>`.
+    pub results_dir: PathBuf,
+    /// Host directory of the k6 scripts (mounted read-only).
+    pub scenarios_dir: PathBuf,
+    /// The k6 image tag.
+    pub k6_image: String,
+    /// The managed rows' images, one per tag (a variant with a binary of its own has its own).
+    pub images: Vec<Image>,
+    /// Conditions common to every run (machine, kernel, engine, k6).
+    pub conditions: Conditions,
+    /// The run's certificate, for the wss transports (made once per run; see
+    /// [`crate::net::tls`]).
     pub tls: Option<std::sync::Arc<crate::net::tls::RunCert>>,
+}
+
+/// The plan's servers as `run.json` records them: their labels.
+fn labels<S: serde::Serializer>(servers: &[PlannedServer], to: S) -> Result<S::Ok, S::Error> {
+    to.collect_seq(servers.iter().map(PlannedServer::label))
 }
 
 /// One measured point of a plan.
@@ -369,6 +421,49 @@ impl Point<'_> {
 }
 
 impl Plan {
+    /// Each row's label, `ID` or `ID@VARIANT`; `external/NAME` for a server by URL.
+    pub fn labels(&self) -> Vec<String> {
+        self.servers.iter().map(PlannedServer::label).collect()
+    }
+
+    /// The server by URL, when it is the plan's row.
+    pub fn external(&self) -> Option<&External> {
+        self.servers.iter().find_map(PlannedServer::as_external)
+    }
+
+    /// The managed rows' servers to build, in row order: one per image tag (a variant is
+    /// not a rebuild, except a variant with a binary of its own, which has its own tag).
+    pub fn servers_to_build(&self) -> Vec<Server> {
+        let mut built: Vec<Server> = Vec::new();
+        for row in self.servers.iter().filter(|s| s.as_external().is_none()) {
+            if !built.iter().any(|b| b.tag == row.server.tag) {
+                built.push(row.server.clone());
+            }
+        }
+        built
+    }
+
+    /// The image a managed row runs, once the run is prepared; `None` for an external one.
+    pub fn image_of(&self, row: &PlannedServer) -> Option<&Image> {
+        match row.source {
+            ServerSource::Managed => self.setup.images.iter().find(|i| i.tag == row.server.tag),
+            ServerSource::External(_) => None,
+        }
+    }
+
+    /// The plan's estimated length, refused when it exceeds `bound` (`--max-duration`).
+    pub fn check_duration(&self, bound: Duration) -> Result<Duration, TooLong> {
+        let estimate = self.estimate();
+        if estimate > bound {
+            return Err(TooLong {
+                estimate,
+                bound,
+                points: self.len(),
+            });
+        }
+        Ok(estimate)
+    }
+
     /// The points of one round, before shuffling: a sweep's load parameters, then servers,
     /// then scenarios; the repetition is set when a round runs them.
     pub fn round_points(&self) -> Vec<Point<'_>> {
@@ -432,8 +527,8 @@ impl Plan {
         points
     }
 
-    /// Each server row times the transports it offers: the points of one round per
-    /// scenario and load point.
+    /// Each server row times the transports it offers (a server by URL speaks `ws` alone):
+    /// the points of one round per scenario and load point.
     fn server_transports(&self) -> usize {
         self.servers
             .iter()
@@ -631,34 +726,6 @@ pub fn estimate(
         })
         .sum();
     per_round * (servers * repetitions.max(1) as usize) as u32
-}
-
-/// Refuses a plan whose [`estimate`] exceeds `bound`.
-pub fn check_duration(
-    servers: usize,
-    scenarios: &[Scenario],
-    load_points: &[BTreeMap<String, f64>],
-    repetitions: u32,
-    mode: Mode,
-    soak_seconds: Option<u64>,
-    bound: Duration,
-) -> Result<Duration, TooLong> {
-    let estimate = estimate(
-        servers,
-        scenarios,
-        load_points,
-        repetitions,
-        mode,
-        soak_seconds,
-    );
-    if estimate > bound {
-        return Err(TooLong {
-            estimate,
-            bound,
-            points: servers * points_per_row(scenarios, load_points) * repetitions.max(1) as usize,
-        });
-    }
-    Ok(estimate)
 }
 
 /// A plan that would run longer than `--max-duration`.
@@ -966,7 +1033,7 @@ fn record(
     let mut interrupted = false;
     for mut result in results {
         result.round = Some(place.clone());
-        let path = plan.results_dir.join(result.relative_path());
+        let path = plan.setup.results_dir.join(result.relative_path());
         write_result(&path, &result)?;
         on(Progress::Finished {
             result: &result,

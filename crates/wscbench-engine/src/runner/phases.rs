@@ -115,6 +115,7 @@ impl<E: Engine> Session<'_, E> {
     fn raw_dir(&self) -> PathBuf {
         let p = self.point;
         self.plan
+            .setup
             .results_dir
             .join(wscbench_results::dimensions::raw_relative_dir(
                 &p.server.server.id,
@@ -384,7 +385,7 @@ async fn run_point<E: Engine>(
         let long = Long {
             merged,
             load_started_epoch_ms,
-            shape: read_shape(&point.raw_dir(&plan.results_dir)),
+            shape: read_shape(&point.raw_dir(&plan.setup.results_dir)),
             outcome,
         };
         derive_long(&mut result, plan, &long);
@@ -510,7 +511,7 @@ impl<E: Engine> Session<'_, E> {
 
     fn labels(&self, role: &str) -> HashMap<String, String> {
         HashMap::from([
-            (RUN_LABEL.to_string(), self.plan.run_id.clone()),
+            (RUN_LABEL.to_string(), self.plan.setup.run_id.clone()),
             ("wscbench.role".to_string(), role.to_string()),
             ("wscbench.server".to_string(), self.point.server.label()),
             (
@@ -539,14 +540,17 @@ impl<E: Engine> Session<'_, E> {
         };
         format!(
             "wscbench-{}-{}{variant}-{}{params}{transport}-r{}{suffix}",
-            self.plan.run_id, server.server.tag, self.point.scenario, self.point.repetition.index
+            self.plan.setup.run_id,
+            server.server.tag,
+            self.point.scenario,
+            self.point.repetition.index
         )
     }
 
     /// Phase 1: the server container, under the limits; or the external server, reached.
     async fn start_server(&mut self) -> Result<Target, Failure> {
         let image = match &self.point.server.source {
-            ServerSource::Managed(image) => image.tag.clone(),
+            ServerSource::Managed => self.point.server.server.tag.clone(),
             ServerSource::External(external) => {
                 let target = Target::from_url(&external.url)
                     .map_err(|e| Failure::new(Outcome::VerifyFailed, e.to_string()))?;
@@ -597,10 +601,12 @@ impl<E: Engine> Session<'_, E> {
             })?;
         self.server = Some(RunningServer::Container(id));
         let target = Target::loopback(port);
-        Ok(match (&self.plan.tls, self.point.transport.is_tls()) {
-            (Some(cert), true) => target.with_tls(cert.client_config()),
-            _ => target,
-        })
+        Ok(
+            match (&self.plan.setup.tls, self.point.transport.is_tls()) {
+                (Some(cert), true) => target.with_tls(cert.client_config()),
+                _ => target,
+            },
+        )
     }
 
     /// The server's arguments and bind mounts for the point's transport: the run's
@@ -610,7 +616,7 @@ impl<E: Engine> Session<'_, E> {
         let mut args = Vec::new();
         let mut binds = Vec::new();
         if transport.is_tls() {
-            let cert = self.plan.tls.as_ref().ok_or_else(|| {
+            let cert = self.plan.setup.tls.as_ref().ok_or_else(|| {
                 Failure::new(
                     Outcome::ServerCrashed,
                     "a wss point without the run's certificate (the plan has none)",
@@ -701,6 +707,7 @@ impl<E: Engine> Session<'_, E> {
         let transport = self.point.transport;
         let path = self
             .plan
+            .setup
             .results_dir
             .join(ServerConformance::relative_path_of(&server, transport));
         if path.exists() {
@@ -791,11 +798,11 @@ impl<E: Engine> Session<'_, E> {
             };
             let spec = ContainerSpec {
                 name: self.container_name(&suffix),
-                image: self.plan.k6_image.clone(),
+                image: self.plan.setup.k6_image.clone(),
                 cmd,
                 env,
                 binds: [
-                    format!("{}:/scenarios:ro", self.plan.scenarios_dir.display()),
+                    format!("{}:/scenarios:ro", self.plan.setup.scenarios_dir.display()),
                     format!("{}:/out", absolute(out_dir).display()),
                 ]
                 .into_iter()
@@ -893,7 +900,7 @@ impl<E: Engine> Session<'_, E> {
 
     /// The run's certificate folder for k6, on a wss point.
     fn tls_bind(&self) -> Option<String> {
-        let cert = self.plan.tls.as_ref()?;
+        let cert = self.plan.setup.tls.as_ref()?;
         self.point.transport.is_tls().then(|| cert.bind())
     }
 
@@ -939,6 +946,7 @@ impl<E: Engine> Session<'_, E> {
         let (sequence, segments) = split::segments(self.loadgen_engines.len());
         let readings: Vec<(f64, f64)> = self
             .plan
+            .setup
             .conditions
             .loadgen_engines
             .iter()
@@ -1263,7 +1271,7 @@ fn describe(usage: &UsageSource) -> String {
 /// The host limits of an idle-capacity point whose server wscbench starts on loopback (the
 /// request was refused earlier when the machine cannot serve them); `None` for the rest.
 fn host_limits_of(plan: &Plan, point: Point<'_>, loadgens: usize) -> Option<HostLimits> {
-    let local = plan.server_address.is_none() && point.server.image().is_some();
+    let local = plan.server_address.is_none() && point.server.as_external().is_none();
     if !local {
         return None;
     }
@@ -1283,9 +1291,9 @@ fn host_limits_of(plan: &Plan, point: Point<'_>, loadgens: usize) -> Option<Host
 fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunResult {
     let planned = point.server;
     let server = &planned.server;
-    let image = planned.image();
+    let image = plan.image_of(planned);
     let external = planned.as_external();
-    let mut conditions = plan.conditions.clone();
+    let mut conditions = plan.setup.conditions.clone();
     // Fault injection is a condition of the result, never silent.
     conditions.pause_server = plan.pause_server.map(|p| p.text());
     if let Some(variant) = &planned.variant {
@@ -1294,7 +1302,7 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
     }
     RunResult {
         schema_version: SCHEMA_VERSION,
-        run_id: plan.run_id.clone(),
+        run_id: plan.setup.run_id.clone(),
         server: ServerIdentity {
             id: server.id.clone(),
             image: server.tag.clone(),
