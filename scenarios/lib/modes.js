@@ -135,7 +135,7 @@ const SHAPES = {
   },
 };
 
-/** Every load parameter a sweep can set (crates/wscbench-engine/src/load/scenarios.rs). */
+/** Every load parameter a sweep can set (LoadParam in crates/wscbench-results/src/dimensions.rs; a test in crates/wscbench-engine/src/load/scenarios.rs checks the two agree). */
 export const LOAD_PARAMS = ['clients', 'rate', 'room-size', 'slow-share', 'deliveries', 'users', 'ping-s', 'chat-s', 'churn'];
 
 /**

@@ -16,7 +16,7 @@ use wscbench_engine::runner::{
     self, External, Limits, Plan, PlannedServer, Progress, Setup, VerifyLevel,
 };
 use wscbench_results::{
-    Conditions, LoadPath, Mode, Outcome, RunResult, Scenario, Transport, UsageSource,
+    Conditions, LoadParam, LoadPath, Mode, Outcome, RunResult, Scenario, Transport, UsageSource,
 };
 
 fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
@@ -158,7 +158,7 @@ async fn a_variant_runs_the_same_image_with_its_environment_and_a_sweep_value_re
         .variant("gomaxprocs-1")
         .expect("profile-b/go declares gomaxprocs-1");
     plan.servers = vec![PlannedServer::managed(go, Some(variant))];
-    plan.load_points = vec![[("clients".to_string(), 20.0)].into()];
+    plan.load_points = vec![[(LoadParam::Clients, 20.0)].into()];
     let (_tx, rx) = watch::channel(false);
     let results = runner::execute(&engine, &plan, rx, &mut |_| {})
         .await
@@ -169,7 +169,7 @@ async fn a_variant_runs_the_same_image_with_its_environment_and_a_sweep_value_re
     assert_eq!(result.variant.as_deref(), Some("gomaxprocs-1"));
     assert_eq!(result.conditions.variant_env, ["GOMAXPROCS=1"]);
     assert!(result.conditions.variant_args.is_empty());
-    assert_eq!(result.load_params, [("clients".to_string(), 20.0)].into());
+    assert_eq!(result.load_params, [(LoadParam::Clients, 20.0)].into());
     assert!(
         dir.path()
             .join("profile-b/go@gomaxprocs-1/steady+clients=20.json")
@@ -759,7 +759,7 @@ async fn a_load_curve_runs_its_levels_inside_one_point_and_writes_a_result_per_l
         assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
         assert_eq!(
             result.load_params,
-            [("deliveries".to_string(), deliveries)].into()
+            [(LoadParam::Deliveries, deliveries)].into()
         );
         assert_eq!(
             read(dir.path().join(result.relative_path())),

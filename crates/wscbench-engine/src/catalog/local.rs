@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
-use wscbench_results::ServerStats;
+use wscbench_results::{Language, ServerStats};
 
 use crate::catalog::Server;
 use crate::net::http;
@@ -97,7 +97,7 @@ pub struct Toolchain {
     /// Its name, e.g. `cargo`.
     pub name: &'static str,
     /// The `language` of the manifests it builds.
-    pub language: &'static str,
+    pub language: Language,
     /// The program and arguments that print its version.
     pub version_command: &'static [&'static str],
     /// How to install it.
@@ -108,19 +108,19 @@ pub struct Toolchain {
 pub const TOOLCHAINS: [Toolchain; 3] = [
     Toolchain {
         name: "go",
-        language: "go",
+        language: Language::Go,
         version_command: &["go", "version"],
         remedy: "install Go 1.26",
     },
     Toolchain {
         name: "cargo",
-        language: "rust",
+        language: Language::Rust,
         version_command: &["cargo", "--version"],
         remedy: "install Rust with rustup",
     },
     Toolchain {
         name: "zig",
-        language: "zig",
+        language: Language::Zig,
         version_command: &["python3", "-m", "ziglang", "version"],
         remedy: "run scripts/setup (pip install ziglang==0.17.1)",
     },
@@ -129,7 +129,7 @@ pub const TOOLCHAINS: [Toolchain; 3] = [
 impl Toolchain {
     /// The toolchain that builds servers in `language`, if one is known.
     pub fn of(language: &str) -> Option<&'static Toolchain> {
-        TOOLCHAINS.iter().find(|t| t.language == language)
+        TOOLCHAINS.iter().find(|t| t.language.as_str() == language)
     }
 
     /// The first line its version command prints, or why it did not answer.
@@ -471,7 +471,7 @@ mod tests {
         ] {
             let zig = Toolchain {
                 name: "zig",
-                language: "sh",
+                language: Language::Zig,
                 version_command: command,
                 remedy: "run scripts/setup",
             };

@@ -3,7 +3,9 @@
 //! and for stepped and long runs the capacity steps and the soak KPIs, and the slow-consumers
 //! figures.
 
-use wscbench_results::{Derived, Mode, Outcome, RunResult, Sample, Scenario, ServerStats, Usage};
+use wscbench_results::{
+    Derived, LoadParam, Mode, Outcome, RunResult, Sample, Scenario, ServerStats, Usage,
+};
 
 use super::Plan;
 use crate::judge::capacity::{self, CapacityInputs};
@@ -241,7 +243,7 @@ fn curve_step(
     let curve = LoadCurveShape::with_params(plan.mode, &result.load_params);
     let offered_per_s = result
         .load_params
-        .get(crate::load::sweep::DELIVERIES)
+        .get(&LoadParam::Deliveries)
         .copied()
         .unwrap_or(curve.steps[0]);
     let step = curve.at(offered_per_s);

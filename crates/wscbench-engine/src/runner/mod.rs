@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::watch;
 use wscbench_results::{
-    Conditions, CurveSteps, LoadPath, MachineSpeed, Mode, NotOffered, Outcome, PointKey, PointStop,
+    Conditions, CurveSteps, LoadParam, LoadParams, LoadPath, MachineSpeed, Mode, NotOffered, Outcome, PointKey, PointStop,
     Repetition, Round, RoundRecord, RunResult, Sample, Scenario, StopReason, Transport,
     UsageSource,
 };
@@ -287,7 +287,7 @@ pub struct Plan {
     /// defaults. A scenario runs once per distinct set of the parameters it takes
     /// ([`crate::load::sweep::loads_of`]).
     #[serde(skip)]
-    pub load_points: Vec<BTreeMap<String, f64>>,
+    pub load_points: Vec<LoadParams>,
     /// Soak's length for the shapes that have one (`--duration`), in seconds.
     #[serde(skip)]
     pub soak_seconds: Option<u64>,
@@ -361,7 +361,7 @@ pub struct Point<'p> {
     pub scenario: Scenario,
     /// The run's load point this point belongs to; the scenario takes those of its
     /// parameters [`Point::load_params`] gives.
-    pub params: &'p BTreeMap<String, f64>,
+    pub params: &'p LoadParams,
     /// Which repetition.
     pub repetition: Repetition,
     /// How the clients reach the server.
@@ -369,7 +369,7 @@ pub struct Point<'p> {
 }
 
 /// What a point without a sweep takes: the shape's own defaults.
-static NO_PARAMS: BTreeMap<String, f64> = BTreeMap::new();
+static NO_PARAMS: LoadParams = BTreeMap::new();
 
 /// Time a point spends outside its scenario (start, health, verification, stop, write): for
 /// estimates. Run 20261128-000835 measured 3.6 s a point (144 points in 3 rounds of 10 min
@@ -391,7 +391,7 @@ impl Point<'_> {
 
     /// Load parameters that override the shape's defaults (a sweep's values, a curve's
     /// step): those of the load point that the scenario takes.
-    pub fn load_params(&self) -> BTreeMap<String, f64> {
+    pub fn load_params(&self) -> LoadParams {
         crate::load::sweep::taken(self.scenario, self.params)
     }
 
@@ -489,12 +489,12 @@ impl Plan {
     /// the transports it offers.
     pub fn points(&self) -> Vec<Point<'_>> {
         let of = self.repetitions.max(1);
-        let loads: Vec<&BTreeMap<String, f64>> = if self.load_points.is_empty() {
+        let loads: Vec<&LoadParams> = if self.load_points.is_empty() {
             vec![&NO_PARAMS]
         } else {
             self.load_points.iter().collect()
         };
-        let runs = |scenario: Scenario, params: &BTreeMap<String, f64>| {
+        let runs = |scenario: Scenario, params: &LoadParams| {
             self.load_points.is_empty()
                 || crate::load::sweep::loads_of(scenario, &self.load_points)
                     .iter()
@@ -601,7 +601,7 @@ impl Plan {
 
     /// How long a start's load runs: its point's, or a load curve's levels inside one point.
     pub fn start_seconds(&self, points: &[Point<'_>]) -> Duration {
-        let levels: Vec<&BTreeMap<String, f64>> = points.iter().map(|p| p.params).collect();
+        let levels: Vec<&LoadParams> = points.iter().map(|p| p.params).collect();
         let scenario = points.first().map_or(Scenario::Steady, |p| p.scenario);
         Duration::from_secs(started_seconds(
             scenario,
@@ -662,14 +662,14 @@ fn starts_of(points: &[Point<'_>]) -> Vec<Vec<usize>> {
 fn level_of(point: &Point<'_>) -> f64 {
     point
         .load_params()
-        .get(crate::load::sweep::DELIVERIES)
+        .get(&LoadParam::Deliveries)
         .copied()
         .unwrap_or(0.0)
 }
 
 /// The points one server row runs in one round: each scenario once per load point that
 /// differs in a parameter it takes ([`crate::load::sweep::loads_of`]).
-pub fn points_per_row(scenarios: &[Scenario], load_points: &[BTreeMap<String, f64>]) -> usize {
+pub fn points_per_row(scenarios: &[Scenario], load_points: &[LoadParams]) -> usize {
     scenarios
         .iter()
         .map(|&s| crate::load::sweep::loads_of(s, load_points).len().max(1))
@@ -682,7 +682,7 @@ fn started_seconds(
     scenario: Scenario,
     mode: Mode,
     soak_seconds: Option<u64>,
-    levels: &[&BTreeMap<String, f64>],
+    levels: &[&LoadParams],
 ) -> u64 {
     match (scenario, levels.first()) {
         (Scenario::LoadCurve, Some(first)) => {
@@ -703,7 +703,7 @@ fn started_seconds(
 pub fn estimate(
     servers: usize,
     scenarios: &[Scenario],
-    load_points: &[BTreeMap<String, f64>],
+    load_points: &[LoadParams],
     repetitions: u32,
     mode: Mode,
     soak_seconds: Option<u64>,
@@ -1070,16 +1070,16 @@ fn died_below(results: &[RunResult], point: &Point<'_>) -> bool {
         return false;
     }
     let key = point.key();
-    let step = |params: &[(String, String)]| -> Option<f64> {
+    let step = |params: &[(LoadParam, String)]| -> Option<f64> {
         params
             .iter()
-            .find(|(k, _)| k == crate::load::sweep::DELIVERIES)
+            .find(|(k, _)| *k == LoadParam::Deliveries)
             .and_then(|(_, v)| v.parse().ok())
     };
-    let others = |params: &[(String, String)]| -> Vec<(String, String)> {
+    let others = |params: &[(LoadParam, String)]| -> Vec<(LoadParam, String)> {
         params
             .iter()
-            .filter(|(k, _)| k != crate::load::sweep::DELIVERIES)
+            .filter(|(k, _)| *k != LoadParam::Deliveries)
             .cloned()
             .collect()
     };

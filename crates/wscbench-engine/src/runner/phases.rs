@@ -13,7 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
-    Distributed, ErrorCounts, HostLimits, InstanceSample, LoadPath, LoadgenInstance, Outcome,
+    Distributed, ErrorCounts, HostLimits, InstanceSample, LoadParam, LoadParams, LoadPath,
+    LoadgenInstance, Outcome,
     RunResult, SCHEMA_VERSION, Sample, Scenario, ServerConformance, ServerIdentity, UsageSource,
 };
 
@@ -102,7 +103,7 @@ impl<E: Engine> Session<'_, E> {
 
     /// The load parameters the point runs with: a load curve's without its level, which the
     /// levels give.
-    fn params(&self) -> std::collections::BTreeMap<String, f64> {
+    fn params(&self) -> LoadParams {
         let params = self.point.load_params();
         if self.levels.is_empty() {
             params
@@ -292,7 +293,7 @@ async fn run_levels<E: Engine>(
         .iter()
         .map(|p| {
             p.load_params()
-                .get(crate::load::sweep::DELIVERIES)
+                .get(&LoadParam::Deliveries)
                 .copied()
                 .unwrap_or(0.0)
         })
@@ -856,14 +857,14 @@ impl<E: Engine> Session<'_, E> {
         env.extend(
             wscbench_results::dimensions::params_text(&self.params())
                 .into_iter()
-                .map(|(k, v)| format!("{}={v}", scenarios::env_name(&k))),
+                .map(|(k, v)| format!("{}={v}", k.env_name())),
         );
         // A load curve's levels, every one inside this point: DELIVERIES=50000,100000,...
         if !self.levels.is_empty() {
             let levels: Vec<String> = self.levels.iter().map(f64::to_string).collect();
             env.push(format!(
                 "{}={}",
-                scenarios::env_name(crate::load::sweep::DELIVERIES),
+                LoadParam::Deliveries.env_name(),
                 levels.join(",")
             ));
             env.push(format!("SLO_P99_MS={}", self.plan.slo_p99_ms));

@@ -8,9 +8,9 @@ use wscbench_engine::catalog::images;
 use wscbench_engine::docker::Engine;
 use wscbench_engine::load::loadgen_capacity::{self, CapacitySpec, PathCapacity, Saved, SavedPath};
 use wscbench_engine::load::scenarios::{self, LoadCurveShape};
-use wscbench_engine::load::sweep::{DELIVERIES, run_points_at, taken};
+use wscbench_engine::load::sweep::{run_points_at, taken};
 use wscbench_engine::runner::Plan;
-use wscbench_results::{CurveSteps, LoadPath, Mode, Scenario, Transport};
+use wscbench_results::{CurveSteps, LoadParam, LoadPath, Mode, Scenario, Transport};
 
 use crate::args::{one_of, parse_bytes};
 use crate::errors::{Doing, ExpectedError, UsageError};
@@ -186,7 +186,7 @@ pub fn place_curve_steps(plan: &mut Plan, saved: Option<&Saved>, cores: f64) -> 
     if !plan.scenarios.contains(&Scenario::LoadCurve) {
         return None;
     }
-    let given = plan.sweep.as_map().contains_key(DELIVERIES);
+    let given = plan.sweep.as_map().contains_key(&LoadParam::Deliveries);
     let placed = ceiling_of(plan, saved, cores)
         .filter(|_| !given && plan.mode != Mode::Smoke)
         .and_then(|(ceiling, measured)| {
@@ -217,7 +217,7 @@ pub fn place_curve_steps(plan: &mut Plan, saved: Option<&Saved>, cores: f64) -> 
 fn curve_levels(plan: &Plan) -> Vec<f64> {
     let mut steps: Vec<f64> = Vec::new();
     for point in &plan.load_points {
-        if let Some(&d) = point.get(DELIVERIES)
+        if let Some(&d) = point.get(&LoadParam::Deliveries)
             && !steps.contains(&d)
         {
             steps.push(d);

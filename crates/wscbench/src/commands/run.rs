@@ -13,8 +13,8 @@ use wscbench_engine::runner::{self, Limits, LoadgenEngine, Plan, Progress, Setup
 use wscbench_report::{Report, html};
 use wscbench_results::dimensions::params_text;
 use wscbench_results::{
-    Conditions, EngineConditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest,
-    RunResult, RunStatus, SCHEMA_VERSION,
+    Conditions, EngineConditions, HTML_REPORT_FILE, LoadParam, Outcome, RUN_MANIFEST_FILE,
+    RunManifest, RunResult, RunStatus, SCHEMA_VERSION,
 };
 
 use crate::commands::run_request::{self, Known, RunArgs, RunRequest};
@@ -585,7 +585,9 @@ impl Display {
                 let params: String = params_text(&point.load_params())
                     .into_iter()
                     .map(|(k, v)| match levels {
-                        n if n > 1 && k == "deliveries" => format!(" {k}={v} (+{} levels)", n - 1),
+                        n if n > 1 && k == LoadParam::Deliveries => {
+                            format!(" {k}={v} (+{} levels)", n - 1)
+                        }
                         _ => format!(" {k}={v}"),
                     })
                     .collect();
@@ -817,7 +819,7 @@ mod tests {
         assert_eq!(manifest.transports, [Transport::Ws]);
         assert_eq!(
             manifest.sweep,
-            std::collections::BTreeMap::from([("clients".to_string(), vec![10.0, 20.0])])
+            std::collections::BTreeMap::from([(LoadParam::Clients, vec![10.0, 20.0])])
         );
         // Two clients values × three rounds of one server's steady.
         assert_eq!(manifest.planned_points, 6);

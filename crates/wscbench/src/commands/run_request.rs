@@ -662,6 +662,7 @@ fn usage(err: impl Display) -> UsageError {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use wscbench_results::LoadParam;
 
     use super::*;
     use crate::cli::{Cli, Command};
@@ -767,7 +768,7 @@ mod tests {
             .plan
             .load_points
             .iter()
-            .map(|p| p["room-size"])
+            .map(|p| p[&LoadParam::RoomSize])
             .collect();
         assert_eq!(sizes, [2.0, 10.0, 100.0, 1000.0]);
         // Smoke mode's 100 clients make no room of 1,000.
