@@ -135,7 +135,7 @@ const SHAPES = {
   },
 };
 
-/** Every load parameter a sweep can set (crates/wscbench-engine/src/scenarios.rs). */
+/** Every load parameter a sweep can set (LoadParam in crates/wscbench-results/src/dimensions.rs; a test in crates/wscbench-engine/src/load/scenarios.rs checks the two agree). */
 export const LOAD_PARAMS = ['clients', 'rate', 'room-size', 'slow-share', 'deliveries', 'users', 'ping-s', 'chat-s', 'churn'];
 
 /**
@@ -216,7 +216,7 @@ export const POPULATION_LEVELS = [1 / 3, 2 / 3, 1];
  * The population shape with its levels: `steps`, each level's users in whole rooms (at least
  * one room more than the level before), and `rampSeconds`, twice the seconds the largest
  * level's new users take to connect at `connectsPerSecond` (the first half connects, the
- * second lets the server settle), at least 2. crates/wscbench-engine/src/scenarios.rs
+ * second lets the server settle), at least 2. crates/wscbench-engine/src/load/scenarios.rs
  * computes the same (a test checks).
  */
 export function populationShape(shape) {
@@ -240,7 +240,7 @@ export function populationShape(shape) {
  * The load curve's levels inside its one point, in seconds from the scenario's start: the
  * join ramp, then per level a rate change at `start` that settles until `holdFrom`, and the
  * measured hold to `to`; chats stop at `chatsEnd`, a settle after the last hold, and a
- * quiet second later everyone leaves at `end`. crates/wscbench-engine/src/scenarios.rs computes the same (a test checks).
+ * quiet second later everyone leaves at `end`. crates/wscbench-engine/src/load/scenarios.rs computes the same (a test checks).
  */
 export function loadCurveLevels(shape) {
   const levelSeconds = shape.settleSeconds + shape.holdSeconds;

@@ -19,9 +19,9 @@ pub enum ErrorClass {
 mod tests {
     use super::ErrorClass;
     use crate::catalog::CatalogError;
-    use crate::engine::EngineError;
-    use crate::images::{CleanError, Cleaned, ImageError};
-    use crate::local::LocalError;
+    use crate::catalog::images::{CleanError, Cleaned, ImageError};
+    use crate::catalog::local::LocalError;
+    use crate::docker::EngineError;
 
     fn tool_missing() -> LocalError {
         LocalError::ToolMissing {

@@ -1,34 +1,25 @@
 //! The wscbench engine: everything that touches servers, processes, Docker and k6.
 //! It measures and records; it never formats tables (that is `wscbench-report`).
+//!
+//! Its folders, from the bottom up; each uses only those below it (the `no_circles` test in
+//! crates/wscbench/tests holds them to it):
+//! - [`net`]: `/health`, `/stats` and k6's API over HTTP, and the run's TLS certificate;
+//! - [`docker`]: the `Engine` trait over Docker, the real daemon, Docker's stats arithmetic;
+//! - [`catalog`]: the servers — their manifests, runtimes, local builds and processes, images;
+//! - [`verify`]: the protocol checks against a running server;
+//! - [`load`]: the scenarios and sweeps, k6 and its reports, the host plan, the machine's
+//!   and the load generator's own speed;
+//! - [`judge`]: pure judgements of a result (load-generator bound, capacity, idle capacity,
+//!   population, soak, slow consumers);
+//! - [`runner`]: a plan's points through their phases, and the rounds.
 
-pub mod calibrate;
-pub mod capacity;
 pub mod catalog;
 pub mod docker;
-pub mod engine;
 pub mod error_class;
-pub mod host_limits;
-pub mod http;
-pub mod idle;
-pub mod images;
-pub mod k6;
-pub mod loadgen_capacity;
-pub mod local;
-pub mod memory;
-pub mod native;
-pub mod population;
-pub mod process;
+pub mod judge;
+pub mod load;
+pub mod net;
 pub mod runner;
-pub mod runtime;
-pub mod scenarios;
-pub mod series;
-pub mod slow_consumers;
-pub mod soak;
-pub mod split;
-pub mod stats;
-pub mod sweep;
-pub mod tls;
-pub mod verdict;
 pub mod verify;
 
 pub use error_class::ErrorClass;

@@ -16,9 +16,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use wscbench_engine::catalog::local::{self, LocalServer};
 use wscbench_engine::catalog::{self, Server};
-use wscbench_engine::local::{self, LocalServer};
-use wscbench_engine::tls::RunCert;
+use wscbench_engine::net::tls::RunCert;
 use wscbench_results::Transport;
 
 /// The prefix of the one console line the page writes when it is done.

@@ -4,7 +4,7 @@
 mod fake_engine;
 
 use fake_engine::FakeEngine;
-use wscbench_engine::images::{self, ImageError};
+use wscbench_engine::catalog::images::{self, ImageError};
 
 fn fake_k6() -> tempfile::NamedTempFile {
     let file = tempfile::NamedTempFile::new().unwrap();

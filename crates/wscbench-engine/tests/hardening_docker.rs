@@ -7,9 +7,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use wscbench_engine::catalog;
-use wscbench_engine::docker::{DockerEngine, RUN_LABEL};
-use wscbench_engine::engine::{ContainerSpec, Engine, Hardening};
-use wscbench_engine::{http, images, local};
+use wscbench_engine::catalog::{images, local};
+use wscbench_engine::docker::RUN_LABEL;
+use wscbench_engine::docker::daemon::DockerEngine;
+use wscbench_engine::docker::{ContainerSpec, Engine, Hardening};
+use wscbench_engine::net::http;
 
 #[tokio::test]
 #[ignore = "needs the Docker engine and every server's toolchain"]

@@ -1,7 +1,7 @@
 //! Reading real `handleSummary` outputs, recorded from smoke runs of each scenario against
 //! the profile-b Go server on this machine (tests/fixtures/k6/).
 
-use wscbench_engine::k6::{Summary, parse_summary};
+use wscbench_engine::load::k6::{Summary, parse_summary};
 
 fn fixture(scenario: &str) -> Summary {
     let path = format!(

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use fake_engine::{FakeEngine, Fault, go_server, root};
 use tokio::sync::watch;
 use wscbench_engine::catalog;
-use wscbench_engine::images::Image;
+use wscbench_engine::catalog::images::Image;
 use wscbench_engine::runner::{
-    self, External, Limits, Plan, PlannedServer, Progress, ServerSource, VerifyLevel,
+    self, External, Limits, Plan, PlannedServer, Progress, Setup, VerifyLevel,
 };
 use wscbench_results::{
-    Conditions, LoadPath, Mode, Outcome, RunResult, Scenario, Transport, UsageSource,
+    Conditions, LoadParam, LoadPath, Mode, Outcome, RunResult, Scenario, Transport, UsageSource,
 };
 
 fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
@@ -26,19 +26,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         .find(|s| s.id == "profile-b/go")
         .unwrap();
     Plan {
-        run_id: "fake-run".into(),
-        servers: vec![PlannedServer {
-            server,
-            source: ServerSource::Managed(Image {
-                tag: "wsc-go".into(),
-                source_hash: "test".into(),
-                binary_size_bytes: 1,
-                image_size_bytes: 1,
-                rebuilt: false,
-                version: None,
-            }),
-            variant: None,
-        }],
+        servers: vec![PlannedServer::managed(server, None)],
         scenarios: scenarios.to_vec(),
         load_points: Vec::new(),
         mode: Mode::Smoke,
@@ -47,6 +35,7 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         slo_p99_ms: 50.0,
         load_path: LoadPath::Js,
         repetitions: 1,
+        precision_pct: None,
         adaptive: Default::default(),
         limits: Limits {
             cpus: 2.0,
@@ -57,50 +46,54 @@ fn plan(results_dir: &Path, scenarios: &[Scenario]) -> Plan {
         },
         verify: VerifyLevel::Quick,
         conformance: false,
-        scenarios_dir: root().join("scenarios"),
-        results_dir: results_dir.to_owned(),
-        k6_image: "fake-k6".into(),
         loadgens: Vec::new(),
         server_address: None,
         pause_server: None,
         transports: Vec::new(),
-        tls: None,
-        conditions: Conditions {
-            server_cpus: 2.0,
-            server_memory_bytes: 512 << 20,
-            cpuset_server: None,
-            cpuset_loadgen: None,
-            machine_cores: 2,
-            cpu_model: None,
-            cpu_mhz: None,
-            kernel: "test".into(),
-            docker_version: "fake".into(),
-            docker_api_version: "1.41".into(),
-            k6_version: "v1.8.1".into(),
-            loadgen_memory_bytes: None,
-            container_hardening: Vec::new(),
-            variant_args: Vec::new(),
-            variant_env: Vec::new(),
-            loadgen_engines: Vec::new(),
-            server_address: None,
-            pause_server: None,
-            host_limits: None,
+        not_offered: Vec::new(),
+        sweep: Default::default(),
+        curve_steps: None,
+        setup: Setup {
+            run_id: "fake-run".into(),
+            scenarios_dir: root().join("scenarios"),
+            results_dir: results_dir.to_owned(),
+            k6_image: "fake-k6".into(),
+            images: vec![image("wsc-go")],
+            tls: None,
+            conditions: Conditions {
+                server_cpus: 2.0,
+                server_memory_bytes: 512 << 20,
+                cpuset_server: None,
+                cpuset_loadgen: None,
+                machine_cores: 2,
+                cpu_model: None,
+                cpu_mhz: None,
+                kernel: "test".into(),
+                docker_version: "fake".into(),
+                docker_api_version: "1.41".into(),
+                k6_version: "v1.8.1".into(),
+                loadgen_memory_bytes: None,
+                container_hardening: Vec::new(),
+                variant_args: Vec::new(),
+                variant_env: Vec::new(),
+                loadgen_engines: Vec::new(),
+                server_address: None,
+                pause_server: None,
+                host_limits: None,
+            },
         },
     }
 }
 
-fn planned(server: catalog::Server, variant: Option<catalog::Variant>) -> PlannedServer {
-    PlannedServer {
-        source: ServerSource::Managed(Image {
-            tag: server.tag.clone(),
-            source_hash: "test".into(),
-            binary_size_bytes: 1,
-            image_size_bytes: 1,
-            rebuilt: false,
-            version: None,
-        }),
-        server,
-        variant,
+/// An image as a fake engine's build leaves it.
+fn image(tag: &str) -> Image {
+    Image {
+        tag: tag.into(),
+        source_hash: "test".into(),
+        binary_size_bytes: 1,
+        image_size_bytes: 1,
+        rebuilt: false,
+        version: None,
     }
 }
 
@@ -109,10 +102,12 @@ fn a_two_key_sweep_runs_its_product_inside_each_repetition_every_server_at_each_
     let dir = tempfile::tempdir().unwrap();
     let mut plan = plan(dir.path(), &[Scenario::Steady]);
     let go = plan.servers[0].server.clone();
-    plan.servers
-        .push(planned(go.clone(), go.variant("gomaxprocs-1")));
+    plan.servers.push(PlannedServer::managed(
+        go.clone(),
+        go.variant("gomaxprocs-1"),
+    ));
     plan.repetitions = 2;
-    plan.load_points = wscbench_engine::sweep::Sweep::new(vec![
+    plan.load_points = wscbench_engine::load::sweep::Sweep::new(vec![
         "clients=10,20".parse().unwrap(),
         "rate=1,2".parse().unwrap(),
     ])
@@ -162,8 +157,8 @@ async fn a_variant_runs_the_same_image_with_its_environment_and_a_sweep_value_re
     let variant = go
         .variant("gomaxprocs-1")
         .expect("profile-b/go declares gomaxprocs-1");
-    plan.servers = vec![planned(go, Some(variant))];
-    plan.load_points = vec![[("clients".to_string(), 20.0)].into()];
+    plan.servers = vec![PlannedServer::managed(go, Some(variant))];
+    plan.load_points = vec![[(LoadParam::Clients, 20.0)].into()];
     let (_tx, rx) = watch::channel(false);
     let results = runner::execute(&engine, &plan, rx, &mut |_| {})
         .await
@@ -174,7 +169,7 @@ async fn a_variant_runs_the_same_image_with_its_environment_and_a_sweep_value_re
     assert_eq!(result.variant.as_deref(), Some("gomaxprocs-1"));
     assert_eq!(result.conditions.variant_env, ["GOMAXPROCS=1"]);
     assert!(result.conditions.variant_args.is_empty());
-    assert_eq!(result.load_params, [("clients".to_string(), 20.0)].into());
+    assert_eq!(result.load_params, [(LoadParam::Clients, 20.0)].into());
     assert!(
         dir.path()
             .join("profile-b/go@gomaxprocs-1/steady+clients=20.json")
@@ -716,7 +711,7 @@ async fn a_load_curve_runs_its_levels_inside_one_point_and_writes_a_result_per_l
     }));
     let mut plan = plan(dir.path(), &[Scenario::LoadCurve]);
     plan.load_path = LoadPath::Native;
-    plan.load_points = wscbench_engine::sweep::run_points(
+    plan.load_points = wscbench_engine::load::sweep::run_points(
         &Default::default(),
         &[Scenario::LoadCurve],
         Mode::Smoke,
@@ -764,7 +759,7 @@ async fn a_load_curve_runs_its_levels_inside_one_point_and_writes_a_result_per_l
         assert_eq!(result.outcome, Outcome::Ok, "{:?}", result.outcome_detail);
         assert_eq!(
             result.load_params,
-            [("deliveries".to_string(), deliveries)].into()
+            [(LoadParam::Deliveries, deliveries)].into()
         );
         assert_eq!(
             read(dir.path().join(result.relative_path())),
@@ -823,8 +818,10 @@ async fn a_multi_round_run_adds_rounds_only_to_the_undecided_point_and_records_w
     let engine = FakeEngine::new(Fault::None);
     let mut plan = plan(dir.path(), &[Scenario::Steady]);
     let go = plan.servers[0].server.clone();
-    plan.servers
-        .push(planned(go.clone(), go.variant("gomaxprocs-1")));
+    plan.servers.push(PlannedServer::managed(
+        go.clone(),
+        go.variant("gomaxprocs-1"),
+    ));
     plan.repetitions = 2;
     plan.adaptive = runner::rounds::Adaptive {
         max_rounds: 4,
@@ -987,7 +984,7 @@ struct HandStarted {
 
 impl HandStarted {
     fn start() -> Self {
-        let port = wscbench_engine::local::free_port().unwrap();
+        let port = wscbench_engine::catalog::local::free_port().unwrap();
         let child = Command::new(go_server())
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .stdout(Stdio::null())

@@ -1,7 +1,7 @@
 //! CPU and memory from recorded docker stats responses, computed as the docker CLI does.
 
 use bollard::models::ContainerStatsResponse;
-use wscbench_engine::stats::{cpu_percent, memory_bytes};
+use wscbench_engine::docker::stats::{cpu_percent, memory_bytes};
 
 fn fixture(name: &str) -> ContainerStatsResponse {
     let path = format!(

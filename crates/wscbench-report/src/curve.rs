@@ -6,7 +6,7 @@
 //! table builder: the curve's table (`curve_table.rs`), the summary's curve rows and the
 //! HTML charts all read [`curves`].
 
-use wscbench_results::{RunResult, Scenario};
+use wscbench_results::{LoadParam, RunResult, Scenario};
 
 use crate::metrics::{self, Metric};
 use crate::rows::{Group, by_language};
@@ -516,10 +516,10 @@ pub(crate) fn curves<'a>(results: &[&'a RunResult]) -> Vec<Curve<'a>> {
 }
 
 /// A result's load parameters other than the step: the curve's shape (clients, room size).
-pub(crate) fn other_params(r: &RunResult) -> Vec<(String, String)> {
+pub(crate) fn other_params(r: &RunResult) -> Vec<(LoadParam, String)> {
     wscbench_results::dimensions::params_text(&r.load_params)
         .into_iter()
-        .filter(|(k, _)| k != "deliveries")
+        .filter(|(k, _)| *k != LoadParam::Deliveries)
         .collect()
 }
 

@@ -7,11 +7,12 @@
 
 use std::collections::BTreeMap;
 
-use wscbench_results::{PointKey, Scenario};
+use wscbench_results::dimensions::format_number;
+use wscbench_results::{LoadParam, PointKey, Scenario};
 
 use crate::metrics::{self, Metric};
 use crate::rows::{Group, metric_cell, scenario_title, server_order};
-use crate::table::{Axis, Cell, Column, LOADGEN_BOUND_MARK, Row, Table};
+use crate::table::{Axis, Cell, Column, Knob, LOADGEN_BOUND_MARK, Row, Table};
 
 /// The metrics drawn across a knob.
 pub const KNOB_METRICS: [&Metric; 6] = [
@@ -34,8 +35,6 @@ pub fn knob_metrics(scenario: Scenario) -> Vec<&'static Metric> {
     metrics
 }
 
-/// The knob of a variants table, as its title and first column name it.
-pub const VARIANT_KNOB: &str = "variant";
 /// The column of a variants table for the server without a variant.
 pub const DEFAULT_COLUMN: &str = "default";
 /// The first column of a knob table: the row's server, with its fixed load parameters.
@@ -59,26 +58,26 @@ pub(crate) fn knob_tables(groups: &[Group]) -> Vec<Table> {
             .iter()
             .filter(|g| g.first().scenario == scenario)
             .collect();
-        let keys: std::collections::BTreeSet<&str> = in_scenario
+        let keys: std::collections::BTreeSet<LoadParam> = in_scenario
             .iter()
-            .flat_map(|g| g.first().load_params.keys().map(String::as_str))
+            .flat_map(|g| g.first().load_params.keys().copied())
             // A load curve's steps are read across by the curve's own tables (curve.rs).
-            .filter(|key| !(scenario == Scenario::LoadCurve && *key == "deliveries"))
+            .filter(|key| !(scenario == Scenario::LoadCurve && *key == LoadParam::Deliveries))
             .collect();
         for key in keys {
             let placed = in_scenario
                 .iter()
                 .filter_map(|g| {
-                    let value = *g.first().load_params.get(key)?;
+                    let value = *g.first().load_params.get(&key)?;
                     let point = g.first().point();
                     Some(Placed {
                         row: row_label(&point, Some(key), true),
-                        column: (value, format!("{key}={}", number(value))),
+                        column: (value, format!("{key}={}", format_number(value))),
                         group: g,
                     })
                 })
                 .collect();
-            tables.extend(tables_of(scenario, key, placed));
+            tables.extend(tables_of(scenario, Knob::Param(key), placed));
         }
         if in_scenario.iter().any(|g| g.first().variant.is_some()) {
             let mut names: Vec<&str> = in_scenario
@@ -105,14 +104,14 @@ pub(crate) fn knob_tables(groups: &[Group]) -> Vec<Table> {
                     }
                 })
                 .collect();
-            tables.extend(tables_of(scenario, VARIANT_KNOB, placed));
+            tables.extend(tables_of(scenario, Knob::Variant, placed));
         }
     }
     tables
 }
 
 /// One table per metric, when the knob takes at least two values.
-fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> {
+fn tables_of(scenario: Scenario, knob: Knob, placed: Vec<Placed>) -> Vec<Table> {
     let mut columns: Vec<(f64, String)> = placed.iter().map(|p| p.column.clone()).collect();
     columns.sort_by(|a, b| a.0.total_cmp(&b.0));
     columns.dedup();
@@ -132,26 +131,20 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
             cells.insert(p.column.1.clone(), p.group);
         }
     }
-    let numeric = knob != VARIANT_KNOB;
-    let axis = Axis {
-        knob: knob.to_string(),
-        metric: String::new(),
-        xs: columns
-            .iter()
-            .enumerate()
-            .map(|(i, (value, _))| if numeric { *value } else { i as f64 })
-            .collect(),
-        numeric,
-        languages: rows
-            .values()
-            .map(|cells| {
-                cells
-                    .values()
-                    .next()
-                    .map_or_else(String::new, |g| g.first().server.language.clone())
-            })
-            .collect(),
-    };
+    let xs: Vec<f64> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, (value, _))| if knob.is_numeric() { *value } else { i as f64 })
+        .collect();
+    let languages: Vec<String> = rows
+        .values()
+        .map(|cells| {
+            cells
+                .values()
+                .next()
+                .map_or_else(String::new, |g| g.first().server.language.clone())
+        })
+        .collect();
     knob_metrics(scenario)
         .into_iter()
         .map(|metric| {
@@ -186,8 +179,10 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
                     .collect(),
                 scenario: Some(scenario),
                 axis: Some(Axis {
-                    metric: metric.name.to_string(),
-                    ..axis.clone()
+                    knob,
+                    metric,
+                    xs: xs.clone(),
+                    languages: languages.clone(),
                 }),
                 footnotes: Vec::new(),
             };
@@ -211,23 +206,16 @@ fn tables_of(scenario: Scenario, knob: &str, placed: Vec<Placed>) -> Vec<Table> 
 
 /// A row's name: the server (with its variant unless the variant is the knob) and the load
 /// parameters other than the knob, e.g. `profile-b/go@gomaxprocs-1 rate=2`.
-fn row_label(point: &PointKey, knob: Option<&str>, with_variant: bool) -> String {
+fn row_label(point: &PointKey, knob: Option<LoadParam>, with_variant: bool) -> String {
     let mut label = if with_variant {
         point.server_label()
     } else {
         point.server.clone()
     };
     for (k, v) in &point.load_params {
-        if Some(k.as_str()) != knob {
+        if Some(*k) != knob {
             label.push_str(&format!(" {k}={v}"));
         }
     }
     label
-}
-
-/// A parameter's value as the result's file name writes it.
-fn number(v: f64) -> String {
-    wscbench_results::dimensions::params_text(&BTreeMap::from([(String::new(), v)]))
-        .remove(0)
-        .1
 }

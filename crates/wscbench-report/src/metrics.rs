@@ -36,6 +36,13 @@ pub struct Metric {
     pub format: fn(f64) -> String,
 }
 
+/// A metric is one by its key.
+impl PartialEq for Metric {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
 impl Metric {
     /// True when `b` is better than `a` in this metric's direction.
     pub fn improves(&self, a: f64, b: f64) -> bool {

@@ -3,7 +3,7 @@
 //! room's healthy clients (latency, recovery) and the server (memory, drops, closed
 //! connections), from the figures the engine stored in each result.
 
-use wscbench_results::{RunResult, Scenario, SlowConsumers};
+use wscbench_results::{LoadParam, RunResult, Scenario, SlowConsumers};
 
 use crate::metrics::Better;
 use crate::metrics::{self, Metric};
@@ -15,10 +15,10 @@ use crate::table::{Cell, Column, LOADGEN_BOUND_MARK, Row, Table};
 use crate::units;
 
 /// The load parameters of a group other than `except`, as a title's suffix.
-fn other_params(result: &RunResult, except: &str) -> String {
+fn other_params(result: &RunResult, except: Option<LoadParam>) -> String {
     let params: Vec<String> = wscbench_results::dimensions::params_text(&result.load_params)
         .into_iter()
-        .filter(|(k, _)| k != except)
+        .filter(|(k, _)| Some(*k) != except)
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     if params.is_empty() {
@@ -33,7 +33,7 @@ fn other_params(result: &RunResult, except: &str) -> String {
 fn by_profile_and_load<'g, 'a>(
     groups: &'g [Group<'a>],
     scenario: Scenario,
-    except: &str,
+    except: Option<LoadParam>,
 ) -> Vec<(String, Vec<&'g Group<'a>>)> {
     let of: Vec<&Group> = groups
         .iter()
@@ -70,7 +70,9 @@ const FANOUT_METRICS: [&Metric; 4] = [
 /// One fan-out table per profile (and other load): a row per server and room size.
 pub(crate) fn fanout_tables(groups: &[Group]) -> Vec<Table> {
     let mut tables = Vec::new();
-    for (title, mut list) in by_profile_and_load(groups, Scenario::Fanout, "room-size") {
+    for (title, mut list) in
+        by_profile_and_load(groups, Scenario::Fanout, Some(LoadParam::RoomSize))
+    {
         list.sort_by_key(|g| {
             (
                 server_order(g.first()),
@@ -123,7 +125,7 @@ pub(crate) fn fanout_tables(groups: &[Group]) -> Vec<Table> {
 /// One slow-consumers table per profile (and load): a row per server.
 pub(crate) fn slow_consumers_tables(groups: &[Group]) -> Vec<Table> {
     let mut tables = Vec::new();
-    for (title, mut list) in by_profile_and_load(groups, Scenario::SlowConsumers, "") {
+    for (title, mut list) in by_profile_and_load(groups, Scenario::SlowConsumers, None) {
         list.sort_by_key(|g| (server_order(g.first()), g.first().server_label()));
         let ranked = |name: &str| Column {
             name: name.to_string(),

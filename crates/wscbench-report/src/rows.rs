@@ -4,16 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use wscbench_results::{FANOUT_DEFAULT_ROOM_SIZE, RunResult, Scenario};
+use wscbench_results::{FANOUT_DEFAULT_ROOM_SIZE, Language, LoadParam, RunResult, Scenario};
 
 use crate::metrics::Metric;
 use crate::stats::Summary;
 use crate::table::Cell;
 
-/// Languages in the order rows appear; others follow alphabetically. Results name a
-/// server's language as text and this crate reads results only (the engine's catalog is out
-/// of its reach), so the order is written here, once.
-pub(crate) const LANGUAGES: [&str; 3] = ["go", "rust", "zig"];
 /// Profiles in the order tables appear; others follow alphabetically.
 pub(crate) const PROFILES: [&str; 2] = ["a", "b"];
 
@@ -63,7 +59,7 @@ pub(crate) fn groups<'a>(results: &[&'a RunResult]) -> Vec<Group<'a>> {
 pub(crate) fn room_size(result: &RunResult) -> u64 {
     result
         .load_params
-        .get("room-size")
+        .get(&LoadParam::RoomSize)
         .map_or(FANOUT_DEFAULT_ROOM_SIZE, |&s| s as u64)
 }
 
@@ -107,7 +103,7 @@ where
         let key = |g: &Group<'a>| {
             let r = g.first();
             (
-                rank(&r.server.language, &LANGUAGES),
+                Language::rank(&r.server.language),
                 r.server.id.clone(),
                 r.server_label(),
             )
@@ -117,10 +113,18 @@ where
     groups.into_iter()
 }
 
-/// A language's place in the order rows appear.
+/// A language's place in the order rows appear ([`Language`]'s; others after, by name).
 pub(crate) fn language_rank(language: &str) -> (usize, String) {
-    let (i, l) = rank(language, &LANGUAGES);
+    let (i, l) = Language::rank(language);
     (i, l.to_string())
+}
+
+/// The distinct languages, in [`Language`]'s order first, then by name.
+pub(crate) fn ordered_languages<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut distinct: Vec<&str> = values.collect();
+    distinct.sort_by_key(|value| Language::rank(value));
+    distinct.dedup();
+    distinct
 }
 
 /// A value's place in a known order; unknown values come after, alphabetically.
@@ -195,8 +199,8 @@ pub(crate) fn server_name(result: &RunResult) -> String {
 /// Where a server's rows go: profiles in order, then languages in order.
 pub(crate) fn server_order(result: &RunResult) -> usize {
     let profile = rank(&result.server.profile, &PROFILES).0;
-    let language = rank(&result.server.language, &LANGUAGES).0;
-    profile * (LANGUAGES.len() + 1) + language
+    let language = Language::rank(&result.server.language).0;
+    profile * (Language::ALL.len() + 1) + language
 }
 
 /// A scenario's name in table titles and page headings (`Steady`, `Fan-out`).

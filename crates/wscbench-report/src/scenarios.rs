@@ -1,7 +1,7 @@
 //! The tables of one profile: each scenario's comparison table (one per load of a sweep),
 //! then its load generator's table, with their footnotes (one per mark and reason).
 
-use wscbench_results::{RunResult, Scenario};
+use wscbench_results::{LoadParam, RunResult, Scenario};
 
 use crate::metrics::{self, Metric};
 use crate::rows::{
@@ -32,16 +32,16 @@ pub(crate) fn profile_tables(all: &[Group], profile: &str) -> Vec<Table> {
     for scenario in &SCENARIO_TABLES {
         // Like with like: the points of a sweep's values rank in tables of their own
         // (the knob tables set them side by side).
-        let mut loads: Vec<Vec<(String, String)>> = in_profile
+        let mut loads: Vec<Vec<(LoadParam, String)>> = in_profile
             .iter()
             .filter(|g| g.first().scenario == scenario.scenario)
             .map(|g| g.first().point().load_params)
             .collect();
         // In the values' order, not their text's: 200 before 1000.
         loads.sort_by(|a, b| {
-            let number = |l: &Vec<(String, String)>| -> Vec<(String, f64)> {
+            let number = |l: &Vec<(LoadParam, String)>| -> Vec<(LoadParam, f64)> {
                 l.iter()
-                    .map(|(k, v)| (k.clone(), v.parse().unwrap_or(f64::NAN)))
+                    .map(|(k, v)| (*k, v.parse().unwrap_or(f64::NAN)))
                     .collect()
             };
             number(a)

@@ -5,11 +5,11 @@
 //! per row, hyperfine's way: what the best did and by how much, or why nothing was decided.
 //! Built from [`Decision`]s alone, so it can hold no figure the summary did not decide on.
 
-use wscbench_results::ServerConformance;
+use wscbench_results::{Language, ServerConformance};
 
 use crate::conformance::{ignored_over_ws, in_brief};
 use crate::decision::{Decision, FAILED_CELL, Figure, LOADGEN_CELL, Verdict, comparative};
-use crate::rows::{PROFILES, ordered, profile_title, rank};
+use crate::rows::{PROFILES, ordered, profile_title};
 use crate::table::{ABSENT, Cell, Column, Row, Scorecard, Table};
 
 /// Marks the best of a decided row, in text (never by colour alone).
@@ -46,7 +46,7 @@ fn scorecard(
             servers.push(server);
         }
     }
-    servers.sort_by_key(|s| rank(s.rsplit('/').next().unwrap_or(s), &crate::rows::LANGUAGES));
+    servers.sort_by_key(|s| Language::rank(s.rsplit('/').next().unwrap_or(s)));
     let mut columns = vec![Column {
         name: "Dimension".into(),
         better: None,

@@ -3,7 +3,7 @@
 use wscbench_results::RunResult;
 
 use crate::metrics::Better;
-use crate::rows::{LANGUAGES, PROFILES, capitalized, ordered, profile_name};
+use crate::rows::{PROFILES, capitalized, ordered, ordered_languages, profile_name};
 use crate::table::{ABSENT, Cell, Column, Row, Table};
 use crate::units;
 
@@ -18,10 +18,7 @@ pub(crate) fn binary_sizes(results: &[&RunResult]) -> Table {
         .collect();
     let results = built.as_slice();
     let profiles = ordered(results.iter().map(|r| r.server.profile.as_str()), &PROFILES);
-    let languages = ordered(
-        results.iter().map(|r| r.server.language.as_str()),
-        &LANGUAGES,
-    );
+    let languages = ordered_languages(results.iter().map(|r| r.server.language.as_str()));
     let mut columns = vec![Column {
         name: "Language".into(),
         better: None,

@@ -6,7 +6,7 @@
 //! the other way round.
 
 use serde::Serialize;
-use wscbench_results::Scenario;
+use wscbench_results::{LoadParam, Scenario};
 
 use crate::metrics::{Better, Metric};
 use crate::stats::Summary;
@@ -73,19 +73,44 @@ pub struct Table {
     pub axis: Option<Axis>,
 }
 
+/// What the columns of a table across a knob are the values of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Knob {
+    /// A load parameter a sweep set (`clients`, `rate`, ...).
+    Param(LoadParam),
+    /// The server's variant.
+    Variant,
+}
+
+impl Knob {
+    /// True for a load parameter, whose values are numbers (a numeric axis); false for
+    /// variants, one slot per name.
+    pub fn is_numeric(self) -> bool {
+        matches!(self, Knob::Param(_))
+    }
+}
+
+/// A knob by name, as table titles and the page say it: the parameter's, or `variant`.
+impl std::fmt::Display for Knob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Knob::Param(param) => param.fmt(f),
+            Knob::Variant => f.write_str("variant"),
+        }
+    }
+}
+
 /// The axis of a table across a knob (a sweep's load parameter or the server's variant): what
 /// the HTML page draws it on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Axis {
-    /// `clients`, `rate` or `variant`.
-    pub knob: String,
-    /// The metric's name, as in the title.
-    pub metric: String,
+    /// What the columns are the values of.
+    pub knob: Knob,
+    /// The metric the table shows.
+    pub metric: &'static Metric,
     /// Where each column after the first sits on the x axis: the parameter's value, or the
     /// variant's index.
     pub xs: Vec<f64>,
-    /// True when `xs` are values of a load parameter (a numeric axis), false for variants.
-    pub numeric: bool,
     /// Each row's server language, in row order: the colour a chart draws its line in.
     pub languages: Vec<String>,
 }

@@ -47,7 +47,7 @@ fn capacity(server: &str, steps: Vec<CapacityStep>) -> RunResult {
             .map(|s| s.clients),
         broke_at_clients: broke.map(|s| s.clients),
         broke_because: broke.map(|s| s.reasons.clone()).unwrap_or_default(),
-        // The engine's slope over the held steps (crates/wscbench-engine/src/capacity.rs).
+        // The engine's slope over the held steps (crates/wscbench-engine/src/judge/capacity.rs).
         server_bytes_per_client: (steps.iter().take_while(|s| s.held).count() >= 2)
             .then_some(20_971.52),
         steps,

@@ -6,7 +6,7 @@ mod common;
 
 use common::{STEPS, curve_run, curve_step, loadgen_bound};
 use wscbench_report::{Report, Table};
-use wscbench_results::{BoundReason, RunResult};
+use wscbench_results::{BoundReason, LoadParam, RunResult};
 
 fn table<'r>(report: &'r Report, title: &str) -> &'r Table {
     report
@@ -370,7 +370,7 @@ fn a_round_whose_curve_a_level_ended_is_read_up_to_that_level() {
     );
     let go_at = |r: &RunResult, offered: f64| {
         r.server.id == "profile-b/go"
-            && r.load_params["deliveries"] == offered
+            && r.load_params[&LoadParam::Deliveries] == offered
             && r.repetition.index < 3
     };
     results.retain(|r| !go_at(r, 400_000.0));

@@ -7,14 +7,14 @@ mod common;
 use common::result;
 use wscbench_report::html::{PageContext, render_page};
 use wscbench_report::{Format, Report, Table, knobs};
-use wscbench_results::{Outcome, RunResult};
+use wscbench_results::{LoadParam, Outcome, RunResult};
 
 /// A point of a sweep: the base result scaled as a server that bends at `knee` clients would.
 fn swept(server: &str, clients: f64, knee: f64, rate: Option<f64>) -> RunResult {
     let mut r = result(common::RUN, server, "saturation");
-    r.load_params.insert("clients".into(), clients);
+    r.load_params.insert(LoadParam::Clients, clients);
     if let Some(rate) = rate {
-        r.load_params.insert("rate".into(), rate);
+        r.load_params.insert(LoadParam::Rate, rate);
     }
     let kept = clients.min(knee);
     r.derived.throughput_msgs_per_s = kept * 5.0;
@@ -230,7 +230,9 @@ fn a_failed_point_shows_its_outcome_in_its_knob_table() {
     let mut results = sweep();
     let at = results
         .iter()
-        .position(|r| r.server.id == "profile-b/rust" && r.load_params["clients"] == 1000.0)
+        .position(|r| {
+            r.server.id == "profile-b/rust" && r.load_params[&LoadParam::Clients] == 1000.0
+        })
         .unwrap();
     results[at] = common::failed(results[at].clone(), Outcome::ServerCrashed, "exit 2");
     let report = Report::from_results(&results);

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 
 use wscbench_report::{Report, Table, load_results};
-use wscbench_results::Scenario;
+use wscbench_results::{LoadParam, Scenario};
 
 fn reference_reports() -> Vec<(String, Report)> {
     let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results");
@@ -83,11 +83,14 @@ fn swept_report() -> (String, Report) {
     for server in ["profile-b/go", "profile-b/rust"] {
         for clients in [100.0, 500.0, 1000.0] {
             let mut r = common::result(common::RUN, server, "saturation");
-            r.load_params.insert("clients".into(), clients);
+            r.load_params.insert(LoadParam::Clients, clients);
             results.push(r);
         }
     }
-    ("a clients sweep".to_string(), Report::from_results(&results))
+    (
+        "a clients sweep".to_string(),
+        Report::from_results(&results),
+    )
 }
 
 #[test]
@@ -103,7 +106,7 @@ fn a_knob_table_carries_the_axis_its_title_and_columns_name() {
             assert!(
                 table
                     .title
-                    .ends_with(&format!("{} across {}", axis.metric, axis.knob)),
+                    .ends_with(&format!("{} across {}", axis.metric.name, axis.knob)),
                 "{run}: {}",
                 table.title
             );
@@ -113,7 +116,7 @@ fn a_knob_table_carries_the_axis_its_title_and_columns_name() {
                 "{run}: {}",
                 table.title
             );
-            if axis.numeric {
+            if axis.knob.is_numeric() {
                 for (x, column) in axis.xs.iter().zip(&table.columns[1..]) {
                     let value: f64 = column.name.split_once('=').unwrap().1.parse().unwrap();
                     assert_eq!(*x, value, "{run}: {}", table.title);

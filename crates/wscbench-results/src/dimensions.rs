@@ -206,6 +206,201 @@ impl Default for LoadPath {
     }
 }
 
+/// A load parameter: a knob of a scenario's shape that a sweep sets (`--sweep KEY=V1,V2`),
+/// passed to k6 as its environment variable ([`LoadParam::env_name`]). A result's
+/// `load_params` and `run.json`'s `sweep` are keyed by its name ([`LoadParam::as_str`]), and
+/// keys order by that name, so file names and JSON read as they did when keys were text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LoadParam {
+    /// The clients the shape holds (at once, or over its length for churn).
+    #[serde(rename = "clients")]
+    Clients,
+    /// The chats per second each client sends.
+    #[serde(rename = "rate")]
+    Rate,
+    /// The clients of each room.
+    #[serde(rename = "room-size")]
+    RoomSize,
+    /// The share of slow-consumers' clients that are slow.
+    #[serde(rename = "slow-share")]
+    SlowShare,
+    /// The deliveries per second a load-curve step offers.
+    #[serde(rename = "deliveries")]
+    Deliveries,
+    /// The users of a population's full level.
+    #[serde(rename = "users")]
+    Users,
+    /// The seconds between one user's pings.
+    #[serde(rename = "ping-s")]
+    PingS,
+    /// The seconds between one user's chats.
+    #[serde(rename = "chat-s")]
+    ChatS,
+    /// The percent of users leaving and joining again a minute.
+    #[serde(rename = "churn")]
+    Churn,
+}
+
+/// A point's load parameters: those that override its shape's defaults.
+pub type LoadParams = BTreeMap<LoadParam, f64>;
+
+impl LoadParam {
+    /// Every parameter, in the order errors list them (`LOAD_PARAMS` in
+    /// `scenarios/lib/modes.js`).
+    pub const ALL: [LoadParam; 9] = [
+        LoadParam::Clients,
+        LoadParam::Rate,
+        LoadParam::RoomSize,
+        LoadParam::SlowShare,
+        LoadParam::Deliveries,
+        LoadParam::Users,
+        LoadParam::PingS,
+        LoadParam::ChatS,
+        LoadParam::Churn,
+    ];
+
+    /// Its name in `--sweep`, JSON and file names, e.g. `room-size`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoadParam::Clients => "clients",
+            LoadParam::Rate => "rate",
+            LoadParam::RoomSize => "room-size",
+            LoadParam::SlowShare => "slow-share",
+            LoadParam::Deliveries => "deliveries",
+            LoadParam::Users => "users",
+            LoadParam::PingS => "ping-s",
+            LoadParam::ChatS => "chat-s",
+            LoadParam::Churn => "churn",
+        }
+    }
+
+    /// The environment variable k6 reads it from: its name in upper case, `-` → `_`.
+    pub fn env_name(self) -> &'static str {
+        match self {
+            LoadParam::Clients => "CLIENTS",
+            LoadParam::Rate => "RATE",
+            LoadParam::RoomSize => "ROOM_SIZE",
+            LoadParam::SlowShare => "SLOW_SHARE",
+            LoadParam::Deliveries => "DELIVERIES",
+            LoadParam::Users => "USERS",
+            LoadParam::PingS => "PING_S",
+            LoadParam::ChatS => "CHAT_S",
+            LoadParam::Churn => "CHURN",
+        }
+    }
+
+    /// What one of its values counts, e.g. `chats/s per client`.
+    pub fn unit(self) -> &'static str {
+        match self {
+            LoadParam::Clients => "clients",
+            LoadParam::Rate => "chats/s per client",
+            LoadParam::RoomSize => "clients per room",
+            LoadParam::SlowShare => "share of the clients",
+            LoadParam::Deliveries => "deliveries/s",
+            LoadParam::Users => "users",
+            LoadParam::PingS | LoadParam::ChatS => "s",
+            LoadParam::Churn => "% of the users a minute",
+        }
+    }
+
+    /// True when its values are whole counts (of clients, of users).
+    pub fn is_count(self) -> bool {
+        matches!(
+            self,
+            LoadParam::Clients | LoadParam::RoomSize | LoadParam::Users
+        )
+    }
+
+    /// The scenarios that take it ([`Scenario::load_params`]).
+    pub fn scenarios(self) -> impl Iterator<Item = Scenario> {
+        Scenario::ALL
+            .iter()
+            .copied()
+            .filter(move |s| s.load_params().contains(&self))
+    }
+}
+
+impl Scenario {
+    /// The load parameters this scenario takes (`SWEEP_KEYS` in `scenarios/lib/modes.js`).
+    /// A burst's clients chat once and a churn client once per stay, so only the shapes that
+    /// chat at a rate take `rate`.
+    pub fn load_params(self) -> &'static [LoadParam] {
+        use LoadParam::*;
+        match self {
+            Scenario::Steady | Scenario::Saturation => &[Clients, Rate],
+            Scenario::Burst | Scenario::Churn => &[Clients],
+            // Stepped by design: their steps are the knob.
+            Scenario::Capacity | Scenario::IdleCapacity => &[],
+            // Its chat rate follows from the room size: the deliveries asked are fixed.
+            Scenario::Fanout => &[Clients, RoomSize],
+            Scenario::SlowConsumers => &[Clients, SlowShare],
+            // Its steps are `deliveries` values: the curve's own when no sweep gives them.
+            Scenario::LoadCurve => &[Deliveries, Clients, RoomSize],
+            Scenario::Population => &[Users, RoomSize, PingS, ChatS, Churn],
+        }
+    }
+}
+
+/// Keys order by name, as they did when they were text.
+impl Ord for LoadParam {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for LoadParam {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for LoadParam {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for LoadParam {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        LoadParam::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| UnknownName {
+                what: "load parameter",
+                found: s.to_string(),
+                known: LoadParam::ALL.iter().map(|p| p.as_str()).collect(),
+            })
+    }
+}
+
+named_enum!(
+    /// A server's language, in the order rows, charts and `--lang` take them: the profiles'
+    /// three, then the extra group's runtimes. A language not listed (an external server has
+    /// none) comes after, by name ([`Language::rank`]).
+    Language, "language" {
+        /// Go.
+        Go => "go",
+        /// Rust.
+        Rust => "rust",
+        /// Zig.
+        Zig => "zig",
+        /// JavaScript (servers/extra, on Node.js).
+        Javascript => "javascript",
+        /// Python (servers/extra).
+        Python => "python",
+    }
+);
+
+impl Language {
+    /// A language's place among rows, by its name as results record it: its place in
+    /// [`Language::ALL`], else after them all, then by name.
+    pub fn rank(name: &str) -> (usize, &str) {
+        let known = Language::ALL.iter().position(|l| l.as_str() == name);
+        (known.unwrap_or(Language::ALL.len()), name)
+    }
+}
+
 /// Which of a point's repetitions a result is (`wscbench run --runs N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Repetition {
@@ -231,8 +426,8 @@ pub struct PointKey {
     pub variant: Option<String>,
     /// The load shape.
     pub scenario: Scenario,
-    /// Load parameters that override the shape's defaults, as `key=value` text.
-    pub load_params: Vec<(String, String)>,
+    /// Load parameters that override the shape's defaults, each with its value as text.
+    pub load_params: Vec<(LoadParam, String)>,
     /// How the clients reached the server: results of two transports are never like with
     /// like.
     pub transport: Transport,
@@ -255,14 +450,15 @@ pub fn server_label(server: &str, variant: Option<&str>) -> String {
 
 /// Load parameters (sweep values) as sorted `key=value` pairs; numbers print without a
 /// trailing `.0`.
-pub fn params_text(params: &BTreeMap<String, f64>) -> Vec<(String, String)> {
+pub fn params_text(params: &LoadParams) -> Vec<(LoadParam, String)> {
     params
         .iter()
-        .map(|(k, v)| (k.clone(), format_number(*v)))
+        .map(|(k, v)| (*k, format_number(*v)))
         .collect()
 }
 
-fn format_number(v: f64) -> String {
+/// A load parameter's value as file names and tables write it: without a trailing `.0`.
+pub fn format_number(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {
@@ -285,7 +481,7 @@ pub fn result_relative_path(
     server: &str,
     variant: Option<&str>,
     scenario: Scenario,
-    load_params: &BTreeMap<String, f64>,
+    load_params: &LoadParams,
     transport: Transport,
     repetition: Repetition,
 ) -> PathBuf {
@@ -298,7 +494,7 @@ pub fn raw_relative_dir(
     server: &str,
     variant: Option<&str>,
     scenario: Scenario,
-    load_params: &BTreeMap<String, f64>,
+    load_params: &LoadParams,
     transport: Transport,
     repetition: Repetition,
 ) -> PathBuf {
@@ -316,7 +512,7 @@ pub fn raw_relative_dir(
 
 fn point_stem(
     scenario: Scenario,
-    load_params: &BTreeMap<String, f64>,
+    load_params: &LoadParams,
     transport: Transport,
     repetition: Repetition,
 ) -> String {
@@ -351,6 +547,34 @@ mod tests {
     }
 
     #[test]
+    fn load_parameters_read_and_order_by_their_names_and_name_their_environment_variables() {
+        for p in LoadParam::ALL {
+            assert_eq!(p.as_str().parse::<LoadParam>().unwrap(), p);
+            assert_eq!(p.env_name(), p.as_str().to_uppercase().replace('-', "_"));
+            let json = serde_json::to_string(&BTreeMap::from([(p, 1.0)])).unwrap();
+            assert_eq!(json, format!("{{\"{p}\":1.0}}"));
+        }
+        let mut by_name = LoadParam::ALL;
+        by_name.sort();
+        let names: Vec<&str> = by_name.iter().map(|p| p.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        assert_eq!(
+            LoadParam::RoomSize.scenarios().collect::<Vec<_>>(),
+            [Scenario::Fanout, Scenario::LoadCurve, Scenario::Population]
+        );
+        assert!("room_size".parse::<LoadParam>().is_err());
+    }
+
+    #[test]
+    fn languages_rank_in_their_order_and_unknown_ones_after_by_name() {
+        assert!(Language::rank("go") < Language::rank("zig"));
+        assert!(Language::rank("python") < Language::rank("elixir"));
+        assert_eq!(Language::rank(""), (Language::ALL.len(), ""));
+    }
+
+    #[test]
     fn result_paths_carry_variant_params_and_repetition() {
         let none = BTreeMap::new();
         assert_eq!(
@@ -364,7 +588,7 @@ mod tests {
             ),
             PathBuf::from("profile-b/go/steady.json")
         );
-        let params = BTreeMap::from([("clients".to_string(), 500.0), ("rate".into(), 2.5)]);
+        let params = BTreeMap::from([(LoadParam::Clients, 500.0), (LoadParam::Rate, 2.5)]);
         assert_eq!(
             result_relative_path(
                 "profile-b/go",

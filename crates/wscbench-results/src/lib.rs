@@ -29,9 +29,9 @@ pub use capacity::{
 pub use conformance::{CaseResult, CaseVerdict, Category, ServerConformance};
 pub use curve::CurveStep;
 pub use dimensions::{
-    FANOUT_DEFAULT_ROOM_SIZE, HTML_REPORT_FILE, LoadPath, Mode, PointKey, RAW_DIR,
-    RUN_MANIFEST_FILE, Repetition, Scenario, Transport, UnknownName, raw_relative_dir,
-    result_relative_path,
+    FANOUT_DEFAULT_ROOM_SIZE, HTML_REPORT_FILE, Language, LoadParam, LoadParams, LoadPath, Mode,
+    PointKey, RAW_DIR, RUN_MANIFEST_FILE, Repetition, Scenario, Transport, UnknownName,
+    raw_relative_dir, result_relative_path,
 };
 pub use manifest::{CurveSteps, RunManifest, RunStatus};
 pub use population::{Population, PopulationLevel};
@@ -76,7 +76,7 @@ pub struct RunResult {
     pub scenario: Scenario,
     /// Load parameters that override the shape's defaults (a sweep's values), e.g. `clients`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub load_params: BTreeMap<String, f64>,
+    pub load_params: LoadParams,
     /// Which round of this point this is (`index` of `of` planned; rounds added for precision
     /// have an index past `of`).
     #[serde(default)]
@@ -174,7 +174,7 @@ pub struct ServerIdentity {
     pub id: String,
     /// Image tag, e.g. `wsc-go`.
     pub image: String,
-    /// `go`, `rust` or `zig`.
+    /// The language by its name ([`Language`]), e.g. `go`; empty for a server by URL.
     pub language: String,
     /// `a` (frameworks) or `b` (minimal / stdlib).
     pub profile: String,
@@ -191,7 +191,7 @@ pub struct ServerIdentity {
 }
 
 /// The conditions of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Conditions {
     /// CPU limit of the server container, in CPUs (`--cpus`); 0 for an external server
     /// (`run --url`), which wscbench does not limit.

@@ -76,7 +76,7 @@ pub struct RunManifest {
     pub not_offered: Vec<NotOffered>,
     /// The load sweep, key to values, if any.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub sweep: BTreeMap<String, Vec<f64>>,
+    pub sweep: BTreeMap<crate::LoadParam, Vec<f64>>,
     /// The load curve's steps as the run chose them (absent without the curve, and in runs
     /// made before they were recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]

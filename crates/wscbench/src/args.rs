@@ -4,7 +4,7 @@
 
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use wscbench_results::Transport;
+use wscbench_results::{Language, Transport};
 
 /// `--transport` as given, each once, in order; `ws` when not given (`run` and `verify`).
 pub fn transports_asked(given: &[Transport]) -> Vec<Transport> {
@@ -31,8 +31,8 @@ pub struct SelectArgs {
     pub profiles: Vec<String>,
     /// Only servers in this language: go, rust or zig; javascript or python for the extra
     /// group (repeatable)
-    #[arg(long = "lang", value_name = "LANG", value_parser = ["go", "rust", "zig", "javascript", "python"])]
-    pub langs: Vec<String>,
+    #[arg(long = "lang", value_name = "LANG", value_parser = one_of(Language::ALL, Language::as_str))]
+    pub langs: Vec<Language>,
     /// Only servers of this group: extra (servers/extra: never run unless named here or by
     /// --server), a or b (repeatable)
     #[arg(long = "group", value_name = "extra|a|b", value_parser = ["extra", "a", "b"])]
@@ -55,7 +55,7 @@ impl SelectArgs {
                 .iter()
                 .map(|p| p.to_ascii_lowercase())
                 .collect(),
-            languages: self.langs.clone(),
+            languages: self.langs.iter().map(|l| l.as_str().to_string()).collect(),
             groups: self.groups.clone(),
         }
     }

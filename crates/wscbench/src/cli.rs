@@ -155,7 +155,7 @@ fn project_root(given: Option<PathBuf>) -> Result<PathBuf, ExpectedError> {
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
-    use wscbench_results::{LoadPath, Mode, Scenario};
+    use wscbench_results::{Language, LoadParam, LoadPath, Mode, Scenario};
 
     use super::*;
     use crate::commands::report::ReportFormat;
@@ -237,7 +237,7 @@ mod tests {
         };
         assert_eq!(
             (args.scenarios, args.select.langs),
-            (vec![Scenario::Saturation], vec!["zig".to_string()])
+            (vec![Scenario::Saturation], vec![Language::Zig])
         );
     }
 
@@ -348,9 +348,12 @@ mod tests {
         assert_eq!(
             args.sweep
                 .iter()
-                .map(|k| (k.key.as_str(), k.values.clone()))
+                .map(|k| (k.key, k.values.clone()))
                 .collect::<Vec<_>>(),
-            [("clients", vec![100.0, 200.0]), ("rate", vec![1.0, 2.5])]
+            [
+                (LoadParam::Clients, vec![100.0, 200.0]),
+                (LoadParam::Rate, vec![1.0, 2.5])
+            ]
         );
         assert_eq!(args.max_duration, std::time::Duration::from_secs(4 * 3600));
         let plain = run_args(&[]).unwrap();

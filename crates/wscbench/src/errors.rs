@@ -6,14 +6,14 @@
 use std::error::Error;
 
 use wscbench_engine::catalog::CatalogError;
-use wscbench_engine::engine::EngineError;
-use wscbench_engine::images::{CleanError, ImageError};
-use wscbench_engine::loadgen_capacity::CapacityError;
-use wscbench_engine::local::LocalError;
-use wscbench_engine::memory::MemoryError;
-use wscbench_engine::native::NativeError;
+use wscbench_engine::catalog::images::{CleanError, ImageError};
+use wscbench_engine::catalog::local::LocalError;
+use wscbench_engine::docker::EngineError;
+use wscbench_engine::load::idle_memory::MemoryError;
+use wscbench_engine::load::loadgen_capacity::CapacityError;
+use wscbench_engine::load::native::NativeError;
+use wscbench_engine::net::tls::TlsError;
 use wscbench_engine::runner::WriteError;
-use wscbench_engine::tls::TlsError;
 use wscbench_report::LoadError;
 
 use crate::exit::ExitCode;

@@ -13,7 +13,7 @@ mod common;
 
 use common::wscbench;
 use serde_json::Value;
-use wscbench_results::{LatencySource, LoadPath, Outcome, RunResult};
+use wscbench_results::{LatencySource, LoadParam, LoadPath, Outcome, RunResult};
 
 fn docker_containers(filter: &str) -> Vec<String> {
     let out = Command::new("docker")
@@ -390,7 +390,7 @@ fn a_variant_and_a_sweep_run_for_real_and_the_report_sets_them_across_the_knob()
         for clients in [5, 10] {
             let scenario = format!("steady+clients={clients}");
             let result = ok_result(&run_dir, server, &scenario, LoadPath::Native);
-            assert_eq!(result.load_params["clients"], clients as f64);
+            assert_eq!(result.load_params[&LoadParam::Clients], clients as f64);
             let expected_env: &[&str] = if server.contains('@') {
                 &["GOMAXPROCS=1"]
             } else {

@@ -1,8 +1,9 @@
 //! Every crate's files import one way: in no crate under `crates/` do two files name each
 //! other, nor do three or more name one another in a ring. When two files need each
-//! other, the shared piece is a third file that both import. The report keeps one more
-//! rule: only its assembler names the table builders, and its table primitives name none
-//! of them.
+//! other, the shared piece is a third file that both import. The engine keeps one more
+//! rule: its folders stand in one order ([`ENGINE_FOLDERS`]) and a file names only files
+//! of its own folder or of folders below it. The report keeps another: only its assembler
+//! names the table builders, and its table primitives name none of them.
 //!
 //! The one test of its kind in the workspace: it lives with the binary, which sits on top
 //! of every other crate, and reads every crate beside it, so a new crate is covered the
@@ -325,6 +326,109 @@ fn no_two_files_of_any_crate_import_each_other() {
         }
     }
     assert!(failures.is_empty(), "\n{}\n", failures.join("\n"));
+}
+
+/// The engine's top-level entries (folders, and the one file beside `lib.rs`), lowest
+/// first: a module may name modules of its own entry or of the entries before it, never
+/// of one after it. `lib.rs` declares them all and stands above them.
+const ENGINE_FOLDERS: [&str; 8] = [
+    "error_class",
+    "net",
+    "docker",
+    "catalog",
+    "verify",
+    "load",
+    "judge",
+    "runner",
+];
+
+/// The top-level entry a module belongs to: `load::native` → `load`; the root is none.
+fn folder_of(module: &str) -> Option<&str> {
+    (!module.is_empty()).then(|| module.split("::").next().unwrap())
+}
+
+/// The arrows of `graph` that run up `order` (lowest first), one line each:
+/// `from -> to (folder -> higher folder)`; a module of a folder `order` does not name is
+/// an arrow of its own kind, so that a new folder must take its place in the order.
+fn upward_arrows(graph: &BTreeMap<String, BTreeSet<String>>, order: &[&str]) -> Vec<String> {
+    let rank = |module: &str| folder_of(module).map(|f| order.iter().position(|o| *o == f));
+    let mut found = Vec::new();
+    for (from, uses) in graph {
+        match rank(from) {
+            None => continue,
+            Some(None) => {
+                found.push(format!("{from}: its folder is not in the order"));
+                continue;
+            }
+            Some(Some(_)) => {}
+        }
+        for to in uses {
+            if let (Some(Some(a)), Some(Some(b))) = (rank(from), rank(to))
+                && b > a
+            {
+                found.push(format!("{from} -> {to} ({} -> {})", order[a], order[b]));
+            }
+        }
+    }
+    found
+}
+
+/// The engine crate's import graph.
+fn engine_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let (_, src) = crates()
+        .into_iter()
+        .find(|(name, _)| name == "wscbench-engine")
+        .expect("crates/wscbench-engine");
+    graph_of(&src)
+}
+
+#[test]
+fn no_arrow_of_the_engine_runs_up_from_a_folder_to_a_higher_one() {
+    let graph = engine_graph();
+    let entries: BTreeSet<&str> = graph.keys().filter_map(|m| folder_of(m)).collect();
+    assert!(
+        entries.len() < 10,
+        "crates/wscbench-engine/src has {} entries besides lib.rs: at most nine",
+        entries.len()
+    );
+    for folder in ENGINE_FOLDERS {
+        assert!(entries.contains(folder), "no engine folder {folder}");
+    }
+    let upward = upward_arrows(&graph, &ENGINE_FOLDERS);
+    assert!(
+        upward.is_empty(),
+        "\ncrates/wscbench-engine: arrows that run up between its folders (lowest first: {}):\n  {}\n",
+        ENGINE_FOLDERS.join(", "),
+        upward.join("\n  ")
+    );
+}
+
+#[test]
+fn an_arrow_to_a_higher_folder_or_from_an_unplaced_one_is_upward_and_one_down_or_inside_is_not() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in edges {
+            g.entry(a.to_string()).or_default().insert(b.to_string());
+            g.entry(b.to_string()).or_default();
+        }
+        g
+    };
+    let order = ["low", "high"];
+    assert_eq!(
+        upward_arrows(&graph(&[("low::a", "high::b")]), &order),
+        ["low::a -> high::b (low -> high)"]
+    );
+    assert_eq!(
+        upward_arrows(&graph(&[("stray", "low")]), &order),
+        ["stray: its folder is not in the order"]
+    );
+    assert!(
+        upward_arrows(
+            &graph(&[("high::b", "low::a"), ("low::a", "low"), ("", "high")]),
+            &order
+        )
+        .is_empty()
+    );
 }
 
 /// The report's modules that build tables from results; the assembler calls them all.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::prelude::*;
 use common::wscbench;
-use wscbench_engine::engine::Hardening;
+use wscbench_engine::docker::Hardening;
 
 /// Removes the container however the test ends.
 struct Container(String);

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use wscbench_results::{Outcome, RunResult, Scenario};
 
-use crate::engine::ContainerState;
-use crate::k6;
-use crate::native::{self, NativeReport};
+use crate::docker::ContainerState;
+use crate::load::k6;
+use crate::load::native::{self, NativeReport};
 
 /// How long k6 may run past its scenario before it is stopped and the point fails.
 pub(super) const K6_OVERRUN: Duration = Duration::from_secs(90);

@@ -3,20 +3,22 @@
 //! and for stepped and long runs the capacity steps and the soak KPIs, and the slow-consumers
 //! figures.
 
-use wscbench_results::{Derived, Mode, Outcome, RunResult, Sample, Scenario, ServerStats, Usage};
+use wscbench_results::{
+    Derived, LoadParam, Mode, Outcome, RunResult, Sample, Scenario, ServerStats, Usage,
+};
 
 use super::Plan;
-use crate::capacity::{self, CapacityInputs};
-use crate::native::Merged;
-use crate::scenarios::{LoadCurveShape, SlowConsumersShape};
-use crate::slow_consumers::{self, SlowInputs};
-use crate::soak::{self, SoakInputs};
-use crate::verdict::{self, Ceilings, Counters};
+use crate::judge::capacity::{self, CapacityInputs};
+use crate::judge::loadgen_bound::{self, Ceilings, Counters};
+use crate::judge::slow_consumers::{self, SlowInputs};
+use crate::judge::soak::{self, SoakInputs};
+use crate::load::native::Merged;
+use crate::load::scenarios::{LoadCurveShape, SlowConsumersShape};
 
 /// The CPU ceilings of a plan, in percent of one core: the server's, the load generator's,
 /// and the machine's cores.
 fn ceilings(plan: &Plan) -> (f64, f64, u32) {
-    let cores = plan.conditions.machine_cores.max(1);
+    let cores = plan.setup.conditions.machine_cores.max(1);
     let server = cpuset_cores(plan.limits.cpuset_server.as_deref())
         .unwrap_or(cores as f64)
         .min(plan.limits.cpus)
@@ -74,7 +76,7 @@ pub fn derive_long(result: &mut RunResult, plan: &Plan, long: &Long<'_>) {
             server_died: died,
         }));
     } else if plan.mode == Mode::Soak || result.duration_ms >= soak::SOAK_MIN_MS {
-        let periods: Vec<(u64, &crate::native::MergedWindow)> = long
+        let periods: Vec<(u64, &crate::load::native::MergedWindow)> = long
             .merged
             .periods
             .iter()
@@ -163,6 +165,7 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool, hold: Opti
     if let Some(distributed) = &mut result.distributed {
         for (i, instance) in distributed.instances.iter_mut().enumerate() {
             let host_cores = plan
+                .setup
                 .conditions
                 .loadgen_engines
                 .iter()
@@ -217,7 +220,7 @@ pub fn derive(result: &mut RunResult, plan: &Plan, loadgen_oom: bool, hold: Opti
         loadgen_percent: loadgen_ceiling,
         cores,
     };
-    result.loadgen_bound_reasons = verdict::verdict(&result.series, &counters, &ceilings);
+    result.loadgen_bound_reasons = loadgen_bound::reasons(&result.series, &counters, &ceilings);
     result.loadgen_bound = !result.loadgen_bound_reasons.is_empty();
     if result.scenario == Scenario::LoadCurve {
         result.curve = Some(curve_step(result, plan, hold));
@@ -240,7 +243,7 @@ fn curve_step(
     let curve = LoadCurveShape::with_params(plan.mode, &result.load_params);
     let offered_per_s = result
         .load_params
-        .get(crate::sweep::DELIVERIES)
+        .get(&LoadParam::Deliveries)
         .copied()
         .unwrap_or(curve.steps[0]);
     let step = curve.at(offered_per_s);
@@ -390,7 +393,7 @@ fn finished_sessions(scenario: Scenario, (sessions, closed): (u64, u64)) -> u64 
 /// The cores of the load generators' hosts, each host counted once by the name its engines
 /// report; `None` when the load runs on the server's engine alone.
 fn loadgen_hosts_cores(plan: &Plan) -> Option<f64> {
-    let engines = &plan.conditions.loadgen_engines;
+    let engines = &plan.setup.conditions.loadgen_engines;
     if engines.is_empty() {
         return None;
     }

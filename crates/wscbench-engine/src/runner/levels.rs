@@ -5,12 +5,10 @@
 //! phases measure, this file only reads what they measured (docs/methodology.md, "The load
 //! curve").
 
-use std::collections::BTreeMap;
-
-use wscbench_results::{ErrorCounts, Outcome, RunResult, ServerStats};
+use wscbench_results::{ErrorCounts, LoadParams, Outcome, RunResult, ServerStats};
 
 use super::derive::window;
-use crate::native::{Merged, NativeCounters};
+use crate::load::native::{Merged, NativeCounters};
 
 /// A level ends the point when less than this share of what it offered arrived (the same
 /// rule as `LEVEL_DELIVERED_SHARE` in `scenarios/load-curve.js`, whose monitor stops k6).
@@ -50,7 +48,7 @@ pub struct Level {
 /// a level runs until k6's window of its hold ends, or is the one the server died in. A point
 /// that failed as a whole (verification, k6, an interrupt, no native report) records its
 /// failure at every level, as separate points each would have.
-pub fn split(whole: &Whole<'_>, params: &[BTreeMap<String, f64>]) -> Vec<Level> {
+pub fn split(whole: &Whole<'_>, params: &[LoadParams]) -> Vec<Level> {
     let died = matches!(whole.outcome, Outcome::ServerCrashed | Outcome::OomKilled);
     let merged = match whole.merged {
         Some(merged) if whole.outcome == Outcome::Ok || died => merged,
@@ -208,7 +206,7 @@ fn mark_ended(result: &mut RunResult, why: String) {
 
 /// The point's result as one level's, before the level's own figures: its load parameters,
 /// and nothing derived.
-fn level_result(whole: &RunResult, params: &BTreeMap<String, f64>) -> RunResult {
+fn level_result(whole: &RunResult, params: &LoadParams) -> RunResult {
     let mut result = whole.clone();
     result.load_params = params.clone();
     result.outcome = Outcome::Ok;
@@ -278,7 +276,7 @@ fn stats_at<'a>(whole: &Whole<'a>, t_ms: u64) -> Option<&'a ServerStats> {
 
 /// The point's client errors outside every hold (the join ramp, the rate changes, the leave):
 /// the first level counts them.
-fn outside_windows(all: ErrorCounts, windows: &[crate::native::MergedWindow]) -> ErrorCounts {
+fn outside_windows(all: ErrorCounts, windows: &[crate::load::native::MergedWindow]) -> ErrorCounts {
     let mut inside = NativeCounters::default();
     for w in windows {
         inside.connect_errors += w.counters.connect_errors;
@@ -305,8 +303,9 @@ fn add(a: ErrorCounts, b: &ErrorCounts) -> ErrorCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::native::MergedWindow;
+    use crate::load::native::MergedWindow;
     use hdrhistogram::Histogram;
+    use wscbench_results::LoadParam;
     use wscbench_results::{CurveStep, K6Metrics, Sample};
 
     /// When the load started, epoch ms.
@@ -399,8 +398,8 @@ mod tests {
         (series, stats)
     }
 
-    fn params(deliveries: f64) -> BTreeMap<String, f64> {
-        [("deliveries".to_string(), deliveries)].into()
+    fn params(deliveries: f64) -> LoadParams {
+        [(LoadParam::Deliveries, deliveries)].into()
     }
 
     fn whole_result(series: Vec<Sample>, duration_ms: u64) -> RunResult {

@@ -3,6 +3,8 @@
 //! the same phases — start → ready → load → collect → write (see [`phases`]) — with one
 //! cleanup path, writing each result the moment its point ends. It reports progress
 //! through a callback and never prints.
+//!
+//! The top folder: it may use every other.
 
 mod collect;
 mod derive;
@@ -16,15 +18,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::Serialize;
 use tokio::sync::watch;
 use wscbench_results::{
-    Conditions, LoadPath, MachineSpeed, Mode, Outcome, PointKey, PointStop, Repetition, Round,
-    RoundRecord, RunResult, Sample, Scenario, StopReason, Transport, UsageSource,
+    Conditions, CurveSteps, LoadParam, LoadParams, LoadPath, MachineSpeed, Mode, NotOffered, Outcome, PointKey, PointStop,
+    Repetition, Round, RoundRecord, RunResult, Sample, Scenario, StopReason, Transport,
+    UsageSource,
 };
 
+use crate::catalog::images::Image;
 use crate::catalog::{Server, Variant};
-use crate::images::Image;
-use crate::scenarios;
+use crate::load::scenarios;
+use crate::load::sweep::Sweep;
 
 pub use derive::cpuset_cores;
 
@@ -107,8 +112,9 @@ pub struct PlannedServer {
 /// starts from one it only reaches.
 #[derive(Debug, Clone)]
 pub enum ServerSource {
-    /// A container wscbench starts, under the limits, from this image (built or reused).
-    Managed(Image),
+    /// A container wscbench starts, under the limits, from its image (built or reused when
+    /// the run is prepared: [`Setup::images`]).
+    Managed,
     /// A server wscbench did not start (`run --url`).
     External(External),
 }
@@ -157,11 +163,12 @@ impl PlannedServer {
         }
     }
 
-    /// The image a managed server runs, `None` for an external one.
-    pub fn image(&self) -> Option<&Image> {
-        match &self.source {
-            ServerSource::Managed(image) => Some(image),
-            ServerSource::External(_) => None,
+    /// A row of the catalog, as itself or as one of its variants, started by wscbench.
+    pub fn managed(server: Server, variant: Option<Variant>) -> PlannedServer {
+        PlannedServer {
+            server,
+            source: ServerSource::Managed,
+            variant,
         }
     }
 
@@ -169,7 +176,7 @@ impl PlannedServer {
     pub fn as_external(&self) -> Option<&External> {
         match &self.source {
             ServerSource::External(external) => Some(external),
-            ServerSource::Managed(_) => None,
+            ServerSource::Managed => None,
         }
     }
 }
@@ -237,65 +244,112 @@ impl PauseServer {
     }
 }
 
-/// Everything one `wscbench run` does.
-#[derive(Debug, Clone)]
+/// Everything one `wscbench run` does: built once, from its checked command line (the
+/// binary's `check`, where every refusal is), executed by the runner and recorded in
+/// `run.json`, which serialises the fields marked for it (names as
+/// `wscbench_results::RunManifest` reads them). What preparing the run makes — images, the
+/// machine's conditions, the certificate — is its [`Setup`].
+#[derive(Debug, Clone, Serialize)]
 pub struct Plan {
-    /// The run id (also the results subdirectory).
-    pub run_id: String,
-    /// Servers (and variants), in order.
-    pub servers: Vec<PlannedServer>,
-    /// Scenarios, in order.
-    pub scenarios: Vec<Scenario>,
-    /// The load parameters of each point of a sweep and of the load curve's steps
-    /// ([`crate::sweep::run_points`]); one empty set (or none) runs each shape with its own
-    /// defaults. A scenario runs once per distinct set of the parameters it takes
-    /// ([`crate::sweep::loads_of`]).
-    pub load_points: Vec<BTreeMap<String, f64>>,
     /// Timing mode.
     pub mode: Mode,
-    /// Soak's length for the shapes that have one (`--duration`), in seconds.
-    pub soak_seconds: Option<u64>,
-    /// The capacity scenario's latency target (`--slo-p95-ms`), in ms.
-    pub slo_p95_ms: f64,
-    /// The load curve's latency target (`--slo-p99-ms`), in ms: a step whose p99 passes it
-    /// is not carried.
-    pub slo_p99_ms: f64,
     /// Which client loop k6 runs.
     pub load_path: LoadPath,
     /// The rounds every point gets at least (`--runs`).
     pub repetitions: u32,
+    /// The precision goal (`--precision`), in percent, when rounds are added for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision_pct: Option<f64>,
     /// How the run adds rounds beyond those, within its budget.
+    #[serde(flatten)]
     pub adaptive: rounds::Adaptive,
+    /// Servers (and variants), in order; recorded by their labels.
+    #[serde(serialize_with = "labels")]
+    pub servers: Vec<PlannedServer>,
+    /// Scenarios, in order.
+    pub scenarios: Vec<Scenario>,
+    /// The transports, each a point of its own for every server that offers it (empty:
+    /// `ws` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transports: Vec<Transport>,
+    /// The (server, transport) points left out because the server does not offer the
+    /// transport, with its manifest's reason: the report's "not offered" cells.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_offered: Vec<NotOffered>,
+    /// The sweep as given (`--sweep`), recorded key to values.
+    #[serde(skip_serializing_if = "Sweep::is_empty")]
+    pub sweep: Sweep,
+    /// The load curve's steps as the run chose them; `None` without the curve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub curve_steps: Option<CurveSteps>,
+    /// The load parameters of each point of a sweep and of the load curve's steps
+    /// ([`crate::load::sweep::run_points`]); one empty set (or none) runs each shape with its own
+    /// defaults. A scenario runs once per distinct set of the parameters it takes
+    /// ([`crate::load::sweep::loads_of`]).
+    #[serde(skip)]
+    pub load_points: Vec<LoadParams>,
+    /// Soak's length for the shapes that have one (`--duration`), in seconds.
+    #[serde(skip)]
+    pub soak_seconds: Option<u64>,
+    /// The capacity scenario's latency target (`--slo-p95-ms`), in ms.
+    #[serde(skip)]
+    pub slo_p95_ms: f64,
+    /// The load curve's latency target (`--slo-p99-ms`), in ms: a step whose p99 passes it
+    /// is not carried.
+    #[serde(skip)]
+    pub slo_p99_ms: f64,
     /// Fault injection: pause the server container for this long every so often during the
     /// load (`--pause-server 1s/5s`), recorded in each result's conditions.
+    #[serde(skip)]
     pub pause_server: Option<PauseServer>,
     /// Limits.
+    #[serde(skip)]
     pub limits: Limits,
     /// Verification per run.
+    #[serde(skip)]
     pub verify: VerifyLevel,
     /// Record each row's RFC 6455 conformance over each transport: the conformance cases
     /// run once, before the load of the row's first point, into
     /// `conformance/<row>/<transport>.json` (about 2 s per row and transport).
+    #[serde(skip)]
     pub conformance: bool,
-    /// Host directory of the k6 scripts (mounted read-only).
-    pub scenarios_dir: PathBuf,
-    /// `results/<run-id>`.
-    pub results_dir: PathBuf,
-    /// The k6 image tag.
-    pub k6_image: String,
-    /// Conditions common to every run (machine, kernel, engine, k6).
-    pub conditions: Conditions,
     /// The engines of the load generators, one k6 each, in order; empty: one k6 on the
     /// server's engine. Two or more split the load with execution segments.
+    #[serde(skip)]
     pub loadgens: Vec<LoadgenEngine>,
     /// How the load generators reach the server (`--server-address`); `None`: loopback.
     /// With an address the server listens on every interface.
+    #[serde(skip)]
     pub server_address: Option<String>,
-    /// The transports, each a point of its own for every server that offers it (empty:
-    /// `ws` only).
-    pub transports: Vec<Transport>,
-    /// The run's certificate, for the wss transports (made once per run; see [`crate::tls`]).
-    pub tls: Option<std::sync::Arc<crate::tls::RunCert>>,
+    /// What preparing the run made; empty until then.
+    #[serde(skip)]
+    pub setup: Setup,
+}
+
+/// What preparing a run makes for its [`Plan`] before the first container: where it writes,
+/// the images, the machine's conditions and the certificate.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// The run id (also the results subdirectory).
+    pub run_id: String,
+    /// `results/<run-id>`.
+    pub results_dir: PathBuf,
+    /// Host directory of the k6 scripts (mounted read-only).
+    pub scenarios_dir: PathBuf,
+    /// The k6 image tag.
+    pub k6_image: String,
+    /// The managed rows' images, one per tag (a variant with a binary of its own has its own).
+    pub images: Vec<Image>,
+    /// Conditions common to every run (machine, kernel, engine, k6).
+    pub conditions: Conditions,
+    /// The run's certificate, for the wss transports (made once per run; see
+    /// [`crate::net::tls`]).
+    pub tls: Option<std::sync::Arc<crate::net::tls::RunCert>>,
+}
+
+/// The plan's servers as `run.json` records them: their labels.
+fn labels<S: serde::Serializer>(servers: &[PlannedServer], to: S) -> Result<S::Ok, S::Error> {
+    to.collect_seq(servers.iter().map(PlannedServer::label))
 }
 
 /// One measured point of a plan.
@@ -307,7 +361,7 @@ pub struct Point<'p> {
     pub scenario: Scenario,
     /// The run's load point this point belongs to; the scenario takes those of its
     /// parameters [`Point::load_params`] gives.
-    pub params: &'p BTreeMap<String, f64>,
+    pub params: &'p LoadParams,
     /// Which repetition.
     pub repetition: Repetition,
     /// How the clients reach the server.
@@ -315,7 +369,7 @@ pub struct Point<'p> {
 }
 
 /// What a point without a sweep takes: the shape's own defaults.
-static NO_PARAMS: BTreeMap<String, f64> = BTreeMap::new();
+static NO_PARAMS: LoadParams = BTreeMap::new();
 
 /// Time a point spends outside its scenario (start, health, verification, stop, write): for
 /// estimates. Run 20261128-000835 measured 3.6 s a point (144 points in 3 rounds of 10 min
@@ -337,8 +391,8 @@ impl Point<'_> {
 
     /// Load parameters that override the shape's defaults (a sweep's values, a curve's
     /// step): those of the load point that the scenario takes.
-    pub fn load_params(&self) -> BTreeMap<String, f64> {
-        crate::sweep::taken(self.scenario, self.params)
+    pub fn load_params(&self) -> LoadParams {
+        crate::load::sweep::taken(self.scenario, self.params)
     }
 
     /// Where this point's result goes under the run directory.
@@ -367,6 +421,49 @@ impl Point<'_> {
 }
 
 impl Plan {
+    /// Each row's label, `ID` or `ID@VARIANT`; `external/NAME` for a server by URL.
+    pub fn labels(&self) -> Vec<String> {
+        self.servers.iter().map(PlannedServer::label).collect()
+    }
+
+    /// The server by URL, when it is the plan's row.
+    pub fn external(&self) -> Option<&External> {
+        self.servers.iter().find_map(PlannedServer::as_external)
+    }
+
+    /// The managed rows' servers to build, in row order: one per image tag (a variant is
+    /// not a rebuild, except a variant with a binary of its own, which has its own tag).
+    pub fn servers_to_build(&self) -> Vec<Server> {
+        let mut built: Vec<Server> = Vec::new();
+        for row in self.servers.iter().filter(|s| s.as_external().is_none()) {
+            if !built.iter().any(|b| b.tag == row.server.tag) {
+                built.push(row.server.clone());
+            }
+        }
+        built
+    }
+
+    /// The image a managed row runs, once the run is prepared; `None` for an external one.
+    pub fn image_of(&self, row: &PlannedServer) -> Option<&Image> {
+        match row.source {
+            ServerSource::Managed => self.setup.images.iter().find(|i| i.tag == row.server.tag),
+            ServerSource::External(_) => None,
+        }
+    }
+
+    /// The plan's estimated length, refused when it exceeds `bound` (`--max-duration`).
+    pub fn check_duration(&self, bound: Duration) -> Result<Duration, TooLong> {
+        let estimate = self.estimate();
+        if estimate > bound {
+            return Err(TooLong {
+                estimate,
+                bound,
+                points: self.len(),
+            });
+        }
+        Ok(estimate)
+    }
+
     /// The points of one round, before shuffling: a sweep's load parameters, then servers,
     /// then scenarios; the repetition is set when a round runs them.
     pub fn round_points(&self) -> Vec<Point<'_>> {
@@ -392,14 +489,14 @@ impl Plan {
     /// the transports it offers.
     pub fn points(&self) -> Vec<Point<'_>> {
         let of = self.repetitions.max(1);
-        let loads: Vec<&BTreeMap<String, f64>> = if self.load_points.is_empty() {
+        let loads: Vec<&LoadParams> = if self.load_points.is_empty() {
             vec![&NO_PARAMS]
         } else {
             self.load_points.iter().collect()
         };
-        let runs = |scenario: Scenario, params: &BTreeMap<String, f64>| {
+        let runs = |scenario: Scenario, params: &LoadParams| {
             self.load_points.is_empty()
-                || crate::sweep::loads_of(scenario, &self.load_points)
+                || crate::load::sweep::loads_of(scenario, &self.load_points)
                     .iter()
                     .any(|own| std::ptr::eq(*own, params))
         };
@@ -430,8 +527,8 @@ impl Plan {
         points
     }
 
-    /// Each server row times the transports it offers: the points of one round per
-    /// scenario and load point.
+    /// Each server row times the transports it offers (a server by URL speaks `ws` alone):
+    /// the points of one round per scenario and load point.
     fn server_transports(&self) -> usize {
         self.servers
             .iter()
@@ -517,7 +614,7 @@ impl Plan {
 
     /// How long a start's load runs: its point's, or a load curve's levels inside one point.
     pub fn start_seconds(&self, points: &[Point<'_>]) -> Duration {
-        let levels: Vec<&BTreeMap<String, f64>> = points.iter().map(|p| p.params).collect();
+        let levels: Vec<&LoadParams> = points.iter().map(|p| p.params).collect();
         let scenario = points.first().map_or(Scenario::Steady, |p| p.scenario);
         Duration::from_secs(started_seconds(
             scenario,
@@ -552,7 +649,7 @@ fn starts_of(points: &[Point<'_>]) -> Vec<Vec<usize>> {
         (
             p.server.label(),
             p.transport,
-            crate::sweep::without_level(&p.load_params()),
+            crate::load::sweep::without_level(&p.load_params()),
         )
     };
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -578,17 +675,17 @@ fn starts_of(points: &[Point<'_>]) -> Vec<Vec<usize>> {
 fn level_of(point: &Point<'_>) -> f64 {
     point
         .load_params()
-        .get(crate::sweep::DELIVERIES)
+        .get(&LoadParam::Deliveries)
         .copied()
         .unwrap_or(0.0)
 }
 
 /// The points one server row runs in one round: each scenario once per load point that
-/// differs in a parameter it takes ([`crate::sweep::loads_of`]).
-pub fn points_per_row(scenarios: &[Scenario], load_points: &[BTreeMap<String, f64>]) -> usize {
+/// differs in a parameter it takes ([`crate::load::sweep::loads_of`]).
+pub fn points_per_row(scenarios: &[Scenario], load_points: &[LoadParams]) -> usize {
     scenarios
         .iter()
-        .map(|&s| crate::sweep::loads_of(s, load_points).len().max(1))
+        .map(|&s| crate::load::sweep::loads_of(s, load_points).len().max(1))
         .sum()
 }
 
@@ -598,7 +695,7 @@ fn started_seconds(
     scenario: Scenario,
     mode: Mode,
     soak_seconds: Option<u64>,
-    levels: &[&BTreeMap<String, f64>],
+    levels: &[&LoadParams],
 ) -> u64 {
     match (scenario, levels.first()) {
         (Scenario::LoadCurve, Some(first)) => {
@@ -619,7 +716,7 @@ fn started_seconds(
 pub fn estimate(
     servers: usize,
     scenarios: &[Scenario],
-    load_points: &[BTreeMap<String, f64>],
+    load_points: &[LoadParams],
     repetitions: u32,
     mode: Mode,
     soak_seconds: Option<u64>,
@@ -628,7 +725,7 @@ pub fn estimate(
         .iter()
         .map(|&s| {
             let no_sweep = BTreeMap::new();
-            let mut started = crate::sweep::started_points(s, load_points);
+            let mut started = crate::load::sweep::started_points(s, load_points);
             if started.is_empty() {
                 started.push(vec![&no_sweep]);
             }
@@ -642,41 +739,6 @@ pub fn estimate(
         })
         .sum();
     per_round * (servers * repetitions.max(1) as usize) as u32
-}
-
-/// Refuses a plan whose [`estimate`] over each scenario's least rounds
-/// ([`rounds::min_rounds`] of `repetitions` and `max_rounds`) exceeds `bound`.
-#[allow(clippy::too_many_arguments)]
-pub fn check_duration(
-    servers: usize,
-    scenarios: &[Scenario],
-    load_points: &[BTreeMap<String, f64>],
-    (repetitions, max_rounds): (u32, u32),
-    mode: Mode,
-    soak_seconds: Option<u64>,
-    bound: Duration,
-) -> Result<Duration, TooLong> {
-    let estimate = scenarios
-        .iter()
-        .map(|&scenario| {
-            estimate(
-                servers,
-                &[scenario],
-                load_points,
-                rounds::min_rounds(scenario, repetitions, max_rounds),
-                mode,
-                soak_seconds,
-            )
-        })
-        .sum();
-    if estimate > bound {
-        return Err(TooLong {
-            estimate,
-            bound,
-            points: servers * points_per_row(scenarios, load_points) * repetitions.max(1) as usize,
-        });
-    }
-    Ok(estimate)
 }
 
 /// A plan that would run longer than `--max-duration`.
@@ -783,7 +845,7 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), WriteError> {
 /// Runs every point of the plan in order with the server and its one k6 on `engine`,
 /// writing each result as it ends. Stops early (after cleaning up) when `cancel` turns true;
 /// the interrupted point is recorded.
-pub async fn execute<E: crate::engine::Engine>(
+pub async fn execute<E: crate::docker::Engine>(
     engine: &E,
     plan: &Plan,
     cancel: watch::Receiver<bool>,
@@ -795,7 +857,7 @@ pub async fn execute<E: crate::engine::Engine>(
 /// [`execute`] with the server on `server_engine` and one k6 on each of `loadgen_engines`
 /// (the engines of [`Plan::loadgens`], in the same order; none: one k6 on the server's).
 /// Exactly [`Plan::repetitions`] rounds, in the plan's shuffled order.
-pub async fn execute_on<E: crate::engine::Engine>(
+pub async fn execute_on<E: crate::docker::Engine>(
     server_engine: &E,
     loadgen_engines: &[&E],
     plan: &Plan,
@@ -825,7 +887,7 @@ pub struct RoundsOutput {
 /// another round of those only, until each is decided, reaches the most rounds, or the
 /// budget leaves no room for it. Each round starts with the machine's calibration when the
 /// plan asks for it. Results are written as each point ends; an interrupted run keeps them.
-pub async fn execute_rounds<E: crate::engine::Engine>(
+pub async fn execute_rounds<E: crate::docker::Engine>(
     server_engine: &E,
     loadgen_engines: &[&E],
     plan: &Plan,
@@ -1020,7 +1082,7 @@ fn record(
     let mut interrupted = false;
     for mut result in results {
         result.round = Some(place.clone());
-        let path = plan.results_dir.join(result.relative_path());
+        let path = plan.setup.results_dir.join(result.relative_path());
         write_result(&path, &result)?;
         on(Progress::Finished {
             result: &result,
@@ -1057,16 +1119,16 @@ fn died_below(results: &[RunResult], point: &Point<'_>) -> bool {
         return false;
     }
     let key = point.key();
-    let step = |params: &[(String, String)]| -> Option<f64> {
+    let step = |params: &[(LoadParam, String)]| -> Option<f64> {
         params
             .iter()
-            .find(|(k, _)| k == crate::sweep::DELIVERIES)
+            .find(|(k, _)| *k == LoadParam::Deliveries)
             .and_then(|(_, v)| v.parse().ok())
     };
-    let others = |params: &[(String, String)]| -> Vec<(String, String)> {
+    let others = |params: &[(LoadParam, String)]| -> Vec<(LoadParam, String)> {
         params
             .iter()
-            .filter(|(k, _)| k != crate::sweep::DELIVERIES)
+            .filter(|(k, _)| *k != LoadParam::Deliveries)
             .cloned()
             .collect()
     };
@@ -1097,7 +1159,7 @@ async fn start_round(
 ) -> Option<MachineSpeed> {
     let machine_speed = match plan.adaptive.calibrate_each {
         Some(each) if !*cancel.borrow() => {
-            tokio::task::spawn_blocking(move || crate::calibrate::measure(each))
+            tokio::task::spawn_blocking(move || crate::load::calibrate::measure(each))
                 .await
                 .ok()
                 .and_then(Result::ok)

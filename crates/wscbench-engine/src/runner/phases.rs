@@ -3,7 +3,7 @@
 //! the window, k6's summary and the native report, the outcome). A failed phase maps to one
 //! recorded outcome; whatever happened, [`Session::teardown`] stops and removes every
 //! container of the point, on every engine. With several load engines the load is split
-//! over one k6 each (see [`crate::split`]): they start paused and are resumed together, each
+//! over one k6 each (see [`crate::load::split`]): they start paused and are resumed together, each
 //! writes its own output folder, and their reports are merged.
 
 use std::collections::HashMap;
@@ -13,18 +13,20 @@ use std::time::{Duration, Instant, SystemTime};
 use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
-    Distributed, ErrorCounts, HostLimits, InstanceSample, LoadPath, LoadgenInstance, Outcome,
+    Distributed, ErrorCounts, HostLimits, InstanceSample, LoadParam, LoadParams, LoadPath,
+    LoadgenInstance, Outcome,
     RunResult, SCHEMA_VERSION, Sample, Scenario, ServerConformance, ServerIdentity, UsageSource,
 };
 
 use super::collect::{Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines};
 use super::derive::{Long, derive, derive_long, window};
 use super::{Plan, Point, Progress, ServerSource, VerifyLevel};
+use crate::catalog::{local, process};
+use crate::docker::{ContainerSpec, ContainerState, Engine, Hardening, Usage, UsageStream};
 use crate::docker::{RUN_LABEL, nano_cpus};
-use crate::engine::{ContainerSpec, ContainerState, Engine, Hardening, Usage, UsageStream};
-use crate::native::{self, NativeReport};
+use crate::load::native::{self, NativeReport};
+use crate::load::{k6, scenarios, split};
 use crate::verify::{self, Target};
-use crate::{k6, local, process, scenarios, split};
 
 /// How long a paused k6 of a split run may take to initialise before the point fails.
 const K6_PAUSED_WAIT: Duration = Duration::from_secs(60);
@@ -101,12 +103,12 @@ impl<E: Engine> Session<'_, E> {
 
     /// The load parameters the point runs with: a load curve's without its level, which the
     /// levels give.
-    fn params(&self) -> std::collections::BTreeMap<String, f64> {
+    fn params(&self) -> LoadParams {
         let params = self.point.load_params();
         if self.levels.is_empty() {
             params
         } else {
-            crate::sweep::without_level(&params)
+            crate::load::sweep::without_level(&params)
         }
     }
 
@@ -114,6 +116,7 @@ impl<E: Engine> Session<'_, E> {
     fn raw_dir(&self) -> PathBuf {
         let p = self.point;
         self.plan
+            .setup
             .results_dir
             .join(wscbench_results::dimensions::raw_relative_dir(
                 &p.server.server.id,
@@ -170,10 +173,12 @@ impl<E: Engine> Session<'_, E> {
     /// Idle-capacity's and the population's end: the server's memory (when measured) near
     /// its limit.
     fn near_memory_limit(&self, usage: Option<Usage>) -> bool {
-        matches!(self.point.scenario, Scenario::IdleCapacity | Scenario::Population)
-            && usage.is_some_and(|u| {
-                crate::idle::near_limit(u.mem_bytes, self.plan.limits.memory_bytes)
-            })
+        matches!(
+            self.point.scenario,
+            Scenario::IdleCapacity | Scenario::Population
+        ) && usage.is_some_and(|u| {
+            crate::judge::idle::near_limit(u.mem_bytes, self.plan.limits.memory_bytes)
+        })
     }
 
     /// The last lines the server printed, when it runs in a container.
@@ -297,7 +302,7 @@ async fn run_levels<E: Engine>(
         .iter()
         .map(|p| {
             p.load_params()
-                .get(crate::sweep::DELIVERIES)
+                .get(&LoadParam::Deliveries)
                 .copied()
                 .unwrap_or(0.0)
         })
@@ -390,17 +395,19 @@ async fn run_point<E: Engine>(
         let long = Long {
             merged,
             load_started_epoch_ms,
-            shape: read_shape(&point.raw_dir(&plan.results_dir)),
+            shape: read_shape(&point.raw_dir(&plan.setup.results_dir)),
             outcome,
         };
         derive_long(&mut result, plan, &long);
     }
     derive(&mut result, plan, teardown.loadgen_oom, None);
-    let judged = matches!(point.scenario, Scenario::IdleCapacity | Scenario::Population)
-        && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted);
+    let judged = matches!(
+        point.scenario,
+        Scenario::IdleCapacity | Scenario::Population
+    ) && !matches!(outcome, Outcome::VerifyFailed | Outcome::Interrupted);
     if judged {
         let errors = result.errors.clone();
-        let ending = crate::idle::Ending {
+        let ending = crate::judge::idle::Ending {
             stopped_near_limit,
             errors: Some(&errors),
             died: matches!(outcome, Outcome::ServerCrashed | Outcome::OomKilled).then_some(outcome),
@@ -411,7 +418,14 @@ async fn run_point<E: Engine>(
             Some(Ok(merged)) => Some(merged),
             _ => None,
         };
-        judge_levels(&mut result, plan, point, merged, load_started_epoch_ms, ending);
+        judge_levels(
+            &mut result,
+            plan,
+            point,
+            merged,
+            load_started_epoch_ms,
+            ending,
+        );
     }
     result.outcome = outcome;
     result.outcome_detail = detail;
@@ -425,30 +439,30 @@ fn judge_levels(
     result: &mut RunResult,
     plan: &Plan,
     point: Point<'_>,
-    merged: Option<&crate::native::Merged>,
+    merged: Option<&crate::load::native::Merged>,
     load_started_epoch_ms: u64,
-    ending: crate::idle::Ending<'_>,
+    ending: crate::judge::idle::Ending<'_>,
 ) {
     if point.scenario == Scenario::IdleCapacity {
-        result.idle = Some(crate::idle::idle_capacity(
+        result.idle = Some(crate::judge::idle::idle_capacity(
             &result.series,
             plan.limits.memory_bytes,
             &ending,
         ));
         return;
     }
-    let shape = crate::scenarios::PopulationShape::with_params(plan.mode, point.params);
+    let shape = crate::load::scenarios::PopulationShape::with_params(plan.mode, point.params);
     let levels = shape.levels();
     let (holds, periods) = merged.map_or((&[][..], &[][..]), |m| {
         (m.steps.as_slice(), m.periods.as_slice())
     });
-    let during = crate::population::errors_while_held(periods, holds, &result.errors);
-    let ending = crate::idle::Ending {
+    let during = crate::judge::population::errors_while_held(periods, holds, &result.errors);
+    let ending = crate::judge::idle::Ending {
         errors: Some(&during),
         ..ending
     };
-    result.population = Some(crate::population::population(
-        &crate::population::Inputs {
+    result.population = Some(crate::judge::population::population(
+        &crate::judge::population::Inputs {
             series: &result.series,
             holds,
             load_started_epoch_ms,
@@ -507,7 +521,7 @@ impl<E: Engine> Session<'_, E> {
 
     fn labels(&self, role: &str) -> HashMap<String, String> {
         HashMap::from([
-            (RUN_LABEL.to_string(), self.plan.run_id.clone()),
+            (RUN_LABEL.to_string(), self.plan.setup.run_id.clone()),
             ("wscbench.role".to_string(), role.to_string()),
             ("wscbench.server".to_string(), self.point.server.label()),
             (
@@ -536,14 +550,17 @@ impl<E: Engine> Session<'_, E> {
         };
         format!(
             "wscbench-{}-{}{variant}-{}{params}{transport}-r{}{suffix}",
-            self.plan.run_id, server.server.tag, self.point.scenario, self.point.repetition.index
+            self.plan.setup.run_id,
+            server.server.tag,
+            self.point.scenario,
+            self.point.repetition.index
         )
     }
 
     /// Phase 1: the server container, under the limits; or the external server, reached.
     async fn start_server(&mut self) -> Result<Target, Failure> {
         let image = match &self.point.server.source {
-            ServerSource::Managed(image) => image.tag.clone(),
+            ServerSource::Managed => self.point.server.server.tag.clone(),
             ServerSource::External(external) => {
                 let target = Target::from_url(&external.url)
                     .map_err(|e| Failure::new(Outcome::VerifyFailed, e.to_string()))?;
@@ -594,10 +611,12 @@ impl<E: Engine> Session<'_, E> {
             })?;
         self.server = Some(RunningServer::Container(id));
         let target = Target::loopback(port);
-        Ok(match (&self.plan.tls, self.point.transport.is_tls()) {
-            (Some(cert), true) => target.with_tls(cert.client_config()),
-            _ => target,
-        })
+        Ok(
+            match (&self.plan.setup.tls, self.point.transport.is_tls()) {
+                (Some(cert), true) => target.with_tls(cert.client_config()),
+                _ => target,
+            },
+        )
     }
 
     /// The server's arguments and bind mounts for the point's transport: the run's
@@ -607,7 +626,7 @@ impl<E: Engine> Session<'_, E> {
         let mut args = Vec::new();
         let mut binds = Vec::new();
         if transport.is_tls() {
-            let cert = self.plan.tls.as_ref().ok_or_else(|| {
+            let cert = self.plan.setup.tls.as_ref().ok_or_else(|| {
                 Failure::new(
                     Outcome::ServerCrashed,
                     "a wss point without the run's certificate (the plan has none)",
@@ -647,7 +666,7 @@ impl<E: Engine> Session<'_, E> {
                 ),
             ))
         };
-        crate::http::wait_healthy_over(
+        crate::net::http::wait_healthy_over(
             &target.addr,
             target.tls.as_ref(),
             Duration::from_secs(10),
@@ -655,8 +674,8 @@ impl<E: Engine> Session<'_, E> {
         )
         .await
         .map_err(|not| match not {
-            crate::http::NotHealthy::Gone(failure) => failure,
-            crate::http::NotHealthy::TimedOut => Failure::new(
+            crate::net::http::NotHealthy::Gone(failure) => failure,
+            crate::net::http::NotHealthy::TimedOut => Failure::new(
                 Outcome::VerifyFailed,
                 "health: /health did not answer 200 within 10 s",
             ),
@@ -698,6 +717,7 @@ impl<E: Engine> Session<'_, E> {
         let transport = self.point.transport;
         let path = self
             .plan
+            .setup
             .results_dir
             .join(ServerConformance::relative_path_of(&server, transport));
         if path.exists() {
@@ -788,11 +808,11 @@ impl<E: Engine> Session<'_, E> {
             };
             let spec = ContainerSpec {
                 name: self.container_name(&suffix),
-                image: self.plan.k6_image.clone(),
+                image: self.plan.setup.k6_image.clone(),
                 cmd,
                 env,
                 binds: [
-                    format!("{}:/scenarios:ro", self.plan.scenarios_dir.display()),
+                    format!("{}:/scenarios:ro", self.plan.setup.scenarios_dir.display()),
                     format!("{}:/out", absolute(out_dir).display()),
                 ]
                 .into_iter()
@@ -846,14 +866,14 @@ impl<E: Engine> Session<'_, E> {
         env.extend(
             wscbench_results::dimensions::params_text(&self.params())
                 .into_iter()
-                .map(|(k, v)| format!("{}={v}", scenarios::env_name(&k))),
+                .map(|(k, v)| format!("{}={v}", k.env_name())),
         );
         // A load curve's levels, every one inside this point: DELIVERIES=50000,100000,...
         if !self.levels.is_empty() {
             let levels: Vec<String> = self.levels.iter().map(f64::to_string).collect();
             env.push(format!(
                 "{}={}",
-                scenarios::env_name(crate::sweep::DELIVERIES),
+                LoadParam::Deliveries.env_name(),
                 levels.join(",")
             ));
             env.push(format!("SLO_P99_MS={}", self.plan.slo_p99_ms));
@@ -863,8 +883,8 @@ impl<E: Engine> Session<'_, E> {
         if self.tls_bind().is_some() {
             env.push(format!(
                 "TLS_CA_FILE={}/{}",
-                crate::tls::CONTAINER_DIR,
-                crate::tls::CERT_FILE
+                crate::net::tls::CONTAINER_DIR,
+                crate::net::tls::CERT_FILE
             ));
         }
         if self.point.transport.is_deflate() {
@@ -890,7 +910,7 @@ impl<E: Engine> Session<'_, E> {
 
     /// The run's certificate folder for k6, on a wss point.
     fn tls_bind(&self) -> Option<String> {
-        let cert = self.plan.tls.as_ref()?;
+        let cert = self.plan.setup.tls.as_ref()?;
         self.point.transport.is_tls().then(|| cert.bind())
     }
 
@@ -936,6 +956,7 @@ impl<E: Engine> Session<'_, E> {
         let (sequence, segments) = split::segments(self.loadgen_engines.len());
         let readings: Vec<(f64, f64)> = self
             .plan
+            .setup
             .conditions
             .loadgen_engines
             .iter()
@@ -1238,7 +1259,7 @@ fn prepare_out_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Follows a usage stream, keeping only its latest sample.
-fn latest(mut stream: crate::engine::UsageStream) -> (watch::Receiver<Usage>, AbortOnDrop) {
+fn latest(mut stream: crate::docker::UsageStream) -> (watch::Receiver<Usage>, AbortOnDrop) {
     let (tx, rx) = watch::channel(Usage::default());
     let task = tokio::spawn(async move {
         while let Some(usage) = stream.next().await {
@@ -1270,17 +1291,18 @@ fn describe(usage: &UsageSource) -> String {
 /// The host limits of an idle-capacity point whose server wscbench starts on loopback (the
 /// request was refused earlier when the machine cannot serve them); `None` for the rest.
 fn host_limits_of(plan: &Plan, point: Point<'_>, loadgens: usize) -> Option<HostLimits> {
-    let local = plan.server_address.is_none() && point.server.image().is_some();
+    let local = plan.server_address.is_none() && point.server.as_external().is_none();
     if !local {
         return None;
     }
     match point.scenario {
         Scenario::IdleCapacity => {
-            crate::host_limits::for_idle_capacity(plan.mode, loadgens as u32).ok()?
+            crate::load::host_limits::for_idle_capacity(plan.mode, loadgens as u32).ok()?
         }
         Scenario::Population => {
-            let users = crate::scenarios::PopulationShape::with_params(plan.mode, point.params).users;
-            crate::host_limits::for_population(users, loadgens as u32).ok()?
+            let users =
+                crate::load::scenarios::PopulationShape::with_params(plan.mode, point.params).users;
+            crate::load::host_limits::for_population(users, loadgens as u32).ok()?
         }
         _ => None,
     }
@@ -1289,9 +1311,9 @@ fn host_limits_of(plan: &Plan, point: Point<'_>, loadgens: usize) -> Option<Host
 fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunResult {
     let planned = point.server;
     let server = &planned.server;
-    let image = planned.image();
+    let image = plan.image_of(planned);
     let external = planned.as_external();
-    let mut conditions = plan.conditions.clone();
+    let mut conditions = plan.setup.conditions.clone();
     // Fault injection is a condition of the result, never silent.
     conditions.pause_server = plan.pause_server.map(|p| p.text());
     if let Some(variant) = &planned.variant {
@@ -1300,7 +1322,7 @@ fn empty_result(plan: &Plan, point: Point<'_>, started_at: SystemTime) -> RunRes
     }
     RunResult {
         schema_version: SCHEMA_VERSION,
-        run_id: plan.run_id.clone(),
+        run_id: plan.setup.run_id.clone(),
         server: ServerIdentity {
             id: server.id.clone(),
             image: server.tag.clone(),

@@ -9,16 +9,32 @@ use std::time::Duration;
 use wscbench_results::{PointKey, RunResult, Scenario, StopReason};
 
 /// How a run spends its rounds.
-#[derive(Debug, Clone, PartialEq)]
+/// `run.json` records its budget (`budget_s`, in seconds) and its seed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Adaptive {
     /// The most rounds any point gets (`--max-rounds`).
+    #[serde(skip)]
     pub max_rounds: u32,
     /// The time the rounds may take (`--budget`); `None`: no bound.
+    #[serde(
+        rename = "budget_s",
+        serialize_with = "whole_seconds",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub budget: Option<Duration>,
     /// The seed of every round's order (`--seed`).
     pub seed: u64,
     /// How long each calibration loop runs at the start of a round; `None`: no calibration.
+    #[serde(skip)]
     pub calibrate_each: Option<Duration>,
+}
+
+/// A duration as `run.json` records it: whole seconds.
+fn whole_seconds<S: serde::Serializer>(d: &Option<Duration>, to: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => to.serialize_u64(d.as_secs()),
+        None => to.serialize_none(),
+    }
 }
 
 impl Default for Adaptive {

@@ -13,7 +13,7 @@ use super::client::{self, Event, Member, code_text, is, now_ms, rand_ts};
 use super::counters::{counter, read_stats};
 use super::rooms;
 use super::{Check, CheckFuture, Context};
-use crate::http;
+use crate::net::http;
 
 pub(super) static ALL: &[Check] = &[
     Check {

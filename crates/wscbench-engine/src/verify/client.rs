@@ -22,7 +22,7 @@ use super::Target;
 /// How long any single expected message may take before a check fails.
 pub const EXPECT_TIMEOUT: Duration = Duration::from_secs(3);
 
-pub type Ws = WebSocketStream<Deflating<crate::tls::Stream>>;
+pub type Ws = WebSocketStream<Deflating<crate::net::tls::Stream>>;
 
 pub(crate) use deflate::deflate as deflate_message;
 pub use deflate::{Deflating, OFFER as DEFLATE_OFFER};
@@ -64,7 +64,7 @@ pub async fn connect(target: &Target, recv_buffer: Option<u32>) -> Result<Ws, St
     stream.set_nodelay(true).ok();
     let stream = tokio::time::timeout(
         EXPECT_TIMEOUT,
-        crate::tls::Stream::over(stream, target.tls.as_ref()),
+        crate::net::tls::Stream::over(stream, target.tls.as_ref()),
     )
     .await
     .map_err(|_| "TLS handshake timed out".to_string())?

@@ -17,7 +17,7 @@ use wscbench_results::{CaseResult, CaseVerdict, Category, ServerConformance, Tra
 use super::Target;
 use super::client::{Member, code_text, deflate_message, is};
 use super::raw::{FIN, RSV1, RSV2, RSV3, Raw, RawEvent, close_code, frame, frame_bits};
-use crate::http;
+use crate::net::http;
 
 /// How long the server may take to fail a connection, or to deliver or answer.
 pub const CLOSE_WAIT: Duration = Duration::from_secs(2);

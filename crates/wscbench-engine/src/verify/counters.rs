@@ -6,7 +6,7 @@ use std::time::Duration;
 use wscbench_results::ServerStats;
 
 use super::Target;
-use crate::http;
+use crate::net::http;
 
 /// Reads `/stats` into the schema's type: a missing or mistyped counter fails here.
 pub async fn read_stats(target: &Target) -> Result<ServerStats, String> {

@@ -21,7 +21,7 @@ use tokio_tungstenite::tungstenite::Message;
 use super::client::{self, Member, is};
 use super::raw::{MASK, Raw, frame, header, tcp, ws_path};
 use super::{CheckFuture, CheckResult, Target, VerifyReport, counters::read_stats};
-use crate::http;
+use crate::net::http;
 use wscbench_results::ServerStats;
 
 /// How much the server's resident memory may stay above its level before the first attack,

@@ -4,6 +4,8 @@
 //! The checks run one after another, each with its own users (and rooms), so a failure
 //! names exactly one rule. The counters check, and the room checks that count malformed
 //! input (`leave_one_room`, `room_names`), need a server that nobody else is using.
+//!
+//! Uses `net/` and `catalog/` (a local server's port); never `load/`, `judge/` nor `runner/`.
 
 mod checks;
 pub mod client;
@@ -300,7 +302,7 @@ pub const SHUTDOWN_CHECK: &str = "graceful_shutdown";
 
 /// Sends SIGTERM to a server we started, with a member joined, and checks the protocol's
 /// shutdown rule: clients closed with 1001, final stats as the last stdout line, exit 0 within 2 s.
-pub async fn verify_shutdown(server: crate::local::LocalServer) -> CheckResult {
+pub async fn verify_shutdown(server: crate::catalog::local::LocalServer) -> CheckResult {
     let started = Instant::now();
     let mut target = Target::loopback(server.port);
     if let Some(tls) = server.tls() {

@@ -118,7 +118,7 @@ pub(crate) enum RawEvent {
 
 /// A raw WebSocket connection after a successful upgrade.
 pub(crate) struct Raw {
-    pub(crate) stream: crate::tls::Stream,
+    pub(crate) stream: crate::net::tls::Stream,
     buf: Vec<u8>,
     /// Whether the server accepted the permessage-deflate offer.
     pub(crate) deflate: bool,
@@ -132,7 +132,7 @@ impl Raw {
         tcp.set_nodelay(true).ok();
         let mut stream = tokio::time::timeout(
             Duration::from_secs(3),
-            crate::tls::Stream::over(tcp, target.tls.as_ref()),
+            crate::net::tls::Stream::over(tcp, target.tls.as_ref()),
         )
         .await
         .map_err(|_| "TLS handshake timed out".to_string())?
@@ -227,8 +227,8 @@ impl Raw {
     /// Ends the connection with a TCP reset rather than a close handshake.
     pub(crate) fn reset(self) {
         let tcp = match &self.stream {
-            crate::tls::Stream::Plain(s) => s,
-            crate::tls::Stream::Tls(s) => s.get_ref().0,
+            crate::net::tls::Stream::Plain(s) => s,
+            crate::net::tls::Stream::Tls(s) => s.get_ref().0,
         };
         tcp.set_zero_linger().ok();
         drop(self.stream);

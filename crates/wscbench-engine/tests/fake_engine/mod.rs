@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use wscbench_engine::engine::{
+use wscbench_engine::docker::{
     BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, ImageInfo, Usage, UsageStream,
 };
 

@@ -8,6 +8,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use wscbench_results::Language;
 
 /// The font family of every label: the browser picks its own sans-serif face.
 const FONT: &str = "sans-serif";
@@ -29,7 +30,8 @@ pub(crate) const LATENCY_SIZE: (u32, u32) = (780, 330);
 /// Marks a figure that measures the load generator: the tables' mark.
 pub(crate) use crate::table::LOADGEN_BOUND_MARK as BOUND_MARK;
 
-/// A colour per language, so that a server looks the same in every chart.
+/// A colour per language, so that a server looks the same in every chart; a language
+/// without one of its own takes the `index`th of the others.
 pub(crate) fn language_color(language: &str, index: usize) -> RGBColor {
     const OTHERS: [RGBColor; 4] = [
         RGBColor(0x6a, 0x4c, 0x93),
@@ -37,10 +39,10 @@ pub(crate) fn language_color(language: &str, index: usize) -> RGBColor {
         RGBColor(0x8a, 0x8a, 0x8a),
         RGBColor(0xc0, 0x39, 0x2b),
     ];
-    match language {
-        "go" => RGBColor(0x00, 0x7d, 0x9c),
-        "rust" => RGBColor(0xb7, 0x41, 0x0e),
-        "zig" => RGBColor(0xe0, 0x9b, 0x1a),
+    match language.parse() {
+        Ok(Language::Go) => RGBColor(0x00, 0x7d, 0x9c),
+        Ok(Language::Rust) => RGBColor(0xb7, 0x41, 0x0e),
+        Ok(Language::Zig) => RGBColor(0xe0, 0x9b, 0x1a),
         _ => OTHERS[index % OTHERS.len()],
     }
 }

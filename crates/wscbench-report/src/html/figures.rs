@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use wscbench_results::{PointKey, RunResult, Scenario};
+use wscbench_results::{LoadParam, PointKey, RunResult, Scenario};
 
 use super::charts::{self, Bar, BarGroup, Line, Panel, Whisker};
-use crate::rows::{capitalized, profile_name};
+use crate::rows::{capitalized, language_rank, profile_name};
 use crate::table::{Axis, Table};
 use crate::units;
 
@@ -99,17 +99,6 @@ pub(crate) fn points_of(results: &[RunResult], scenario: Scenario) -> Vec<Point<
         )
     });
     points
-}
-
-fn language_rank(language: &str) -> (usize, String) {
-    let known = ["go", "rust", "zig"];
-    (
-        known
-            .iter()
-            .position(|k| *k == language)
-            .unwrap_or(known.len()),
-        language.to_string(),
-    )
 }
 
 /// One bar chart's figure: what it measures and whether a load-generator bound run
@@ -568,7 +557,7 @@ fn fanout_figure(points: &[Point]) -> Figure {
             .key
             .load_params
             .iter()
-            .filter(|(k, _)| k != "room-size")
+            .filter(|(k, _)| *k != LoadParam::RoomSize)
         {
             label.push_str(&format!(" {k}={v}"));
         }
@@ -727,7 +716,7 @@ fn slow_consumers_figure(points: &[Point]) -> Figure {
 /// colour).
 pub(crate) fn knob_figure(table: &Table, axis: &Axis) -> Figure {
     let names: Vec<String> = table.columns[1..].iter().map(|c| c.name.clone()).collect();
-    let (unit, scale) = knob_unit(&axis.metric);
+    let (unit, scale) = knob_unit(axis.metric);
     let mut lines: Vec<Line> = Vec::new();
     let mut used: Vec<plotters::style::RGBColor> = Vec::new();
     for (row, language) in table.rows.iter().zip(&axis.languages) {
@@ -761,15 +750,15 @@ pub(crate) fn knob_figure(table: &Table, axis: &Axis) -> Figure {
     if lines.is_empty() {
         return Figure::Note(format!("{}: no value to draw.", table.title));
     }
-    let title = format!("{} across {}", axis.metric, axis.knob);
+    let title = format!("{} across {}", axis.metric.name, axis.knob);
     Figure::Chart {
         svg: charts::knob_chart(
             &title,
-            &axis.knob,
+            &axis.knob.to_string(),
             unit,
             &names,
             &axis.xs,
-            axis.numeric,
+            axis.knob.is_numeric(),
             &lines,
         ),
         caption: table.title.clone(),
@@ -778,14 +767,14 @@ pub(crate) fn knob_figure(table: &Table, axis: &Axis) -> Figure {
 
 /// The y axis of a knob chart: the unit its values are drawn in, and what to divide the
 /// table's values (in the result's own unit) by.
-fn knob_unit(metric: &str) -> (&'static str, f64) {
+fn knob_unit(metric: &crate::metrics::Metric) -> (&'static str, f64) {
     use crate::metrics;
     match metric {
-        m if m == metrics::THROUGHPUT.name => ("chats/s", 1.0),
-        m if m == metrics::DELIVERIES.name => ("deliveries/s", 1.0),
-        m if m == metrics::LATENCY_P95.name || m == metrics::LATENCY_P99.name => ("ms", 1.0),
-        m if m == metrics::PEAK_CPU.name => ("% of one core", 1.0),
-        m if m == metrics::PEAK_MEMORY.name => ("MiB", MIB),
+        m if *m == metrics::THROUGHPUT => ("chats/s", 1.0),
+        m if *m == metrics::DELIVERIES => ("deliveries/s", 1.0),
+        m if *m == metrics::LATENCY_P95 || *m == metrics::LATENCY_P99 => ("ms", 1.0),
+        m if *m == metrics::PEAK_CPU => ("% of one core", 1.0),
+        m if *m == metrics::PEAK_MEMORY => ("MiB", MIB),
         _ => ("", 1.0),
     }
 }

@@ -17,7 +17,7 @@ use std::path::Path;
 use wscbench_results::{RUN_MANIFEST_FILE, RunManifest, RunResult, Scenario};
 
 use crate::rows::scenario_title;
-use crate::table::{Axis, Report, Scorecard, Table};
+use crate::table::{Axis, Knob, Report, Scorecard, Table};
 use figures::Figure;
 
 /// The page's stylesheet, screen and print.
@@ -378,16 +378,17 @@ fn scenario_section(
         .iter()
         .filter_map(|t| t.axis.as_ref().map(|axis| (*t, axis)))
         .collect();
-    let mut knob_names: Vec<&str> = knobs.iter().map(|(_, a)| a.knob.as_str()).collect();
+    let mut knob_names: Vec<Knob> = knobs.iter().map(|(_, a)| a.knob).collect();
     knob_names.dedup();
     for knob in knob_names {
+        let name = knob.to_string();
         let _ = write!(
             out,
             "<h3>Across {}</h3>\n<p class=\"key\">One line per server through each value of \
              {}; every other dimension of its points is equal. The exact values are in the \
              tables below.</p>\n<div class=\"charts knobs\">\n",
-            escape(knob),
-            escape(knob)
+            escape(&name),
+            escape(&name)
         );
         for (table, axis) in knobs.iter().filter(|(_, a)| a.knob == knob) {
             out.push_str(&figure_html(&figures::knob_figure(table, axis), "knob"));

@@ -7,8 +7,8 @@ use std::fs;
 use std::path::Path;
 
 use wscbench_results::{
-    BoundReason, Conditions, Derived, ErrorCounts, K6Metrics, LatencyMs, LatencySource, LoadPath,
-    Mode, Outcome, RunResult, SCHEMA_VERSION, ServerIdentity, ServerStats, Usage,
+    BoundReason, Conditions, Derived, ErrorCounts, K6Metrics, LatencyMs, LatencySource, LoadParam,
+    LoadPath, Mode, Outcome, RunResult, SCHEMA_VERSION, ServerIdentity, ServerStats, Usage,
 };
 
 pub const RUN: &str = "20261121-143005";
@@ -384,8 +384,7 @@ pub fn write(dir: &Path, results: &[RunResult]) {
 pub fn fanout(run_id: &str, server_id: &str, room_size: u64) -> RunResult {
     let mut r = result(run_id, server_id, "steady");
     r.scenario = wscbench_results::Scenario::Fanout;
-    r.load_params
-        .insert("room-size".to_string(), room_size as f64);
+    r.load_params.insert(LoadParam::RoomSize, room_size as f64);
     let scale = (room_size as f64).log10();
     r.derived.deliveries_per_s = 8_000.0 - 50.0 * scale;
     r.derived.deliveries_per_server_cpu_s = Some(40_000.0 / (1.0 + scale));
@@ -473,7 +472,7 @@ pub fn curve_step(
     let mut r = result(RUN, server_id, "steady");
     r.scenario = wscbench_results::Scenario::LoadCurve;
     r.mode = wscbench_results::Mode::Quick;
-    r.load_params.insert("deliveries".to_string(), offered);
+    r.load_params.insert(LoadParam::Deliveries, offered);
     r.repetition = wscbench_results::Repetition { index: round, of };
     r.derived.deliveries_per_s = offered * delivered;
     r.derived.deliveries_per_server_cpu_s = Some(per_cpu_s);

@@ -2,7 +2,7 @@
 //! so two hosts (or one host at two times) can be compared before a run.
 
 use clap::Args;
-use wscbench_engine::calibrate;
+use wscbench_engine::load::calibrate;
 
 use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;

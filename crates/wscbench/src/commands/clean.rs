@@ -1,7 +1,7 @@
 //! `wscbench clean`: remove every container and image labelled by wscbench.
 
 use clap::Args;
-use wscbench_engine::images;
+use wscbench_engine::catalog::images;
 
 use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;

@@ -3,8 +3,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use wscbench_engine::docker::DockerEngine;
-use wscbench_engine::local::TOOLCHAINS;
+use wscbench_engine::catalog::local::TOOLCHAINS;
+use wscbench_engine::docker::daemon::DockerEngine;
 
 use crate::errors::ExpectedError;
 use crate::exit::ExitCode;

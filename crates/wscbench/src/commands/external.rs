@@ -20,7 +20,7 @@ pub async fn preflight(external: &External) -> Result<(), ExpectedError> {
         url: external.url.clone(),
         reason,
     };
-    match wscbench_engine::http::get(&target.addr, "/health", ANSWER_WAIT).await {
+    match wscbench_engine::net::http::get(&target.addr, "/health", ANSWER_WAIT).await {
         Ok(response) if response.status == 200 => {}
         Ok(response) => {
             return Err(unreachable(format!(

@@ -4,8 +4,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
-use wscbench_engine::local;
-use wscbench_engine::memory;
+use wscbench_engine::catalog::local;
+use wscbench_engine::load::idle_memory;
 
 use crate::args::SelectArgs;
 use crate::errors::{Doing, ExpectedError};
@@ -38,7 +38,7 @@ pub async fn run(root: &Path, args: IdleMemoryArgs) -> Result<ExitCode, Expected
             .await
             .doing(|| format!("building {}", server.id))?;
         let process = super::start_local(server, &built.binary, false).await?;
-        let reading = memory::measure(&process, args.clients, |p| {
+        let reading = idle_memory::measure(&process, args.clients, |p| {
             eprintln!("  {}: {p}", server.id)
         })
         .await

@@ -4,18 +4,17 @@
 use std::path::Path;
 
 use clap::Args;
-use wscbench_engine::engine::Engine;
-use wscbench_engine::images;
-use wscbench_engine::loadgen_capacity::{self, CapacitySpec, PathCapacity, Saved, SavedPath};
-use wscbench_engine::scenarios::{self, LoadCurveShape};
-use wscbench_engine::sweep::{DELIVERIES, run_points_at, taken};
-use wscbench_results::{CurveSteps, LoadPath, Mode, Scenario, Transport};
+use wscbench_engine::catalog::images;
+use wscbench_engine::docker::Engine;
+use wscbench_engine::load::loadgen_capacity::{self, CapacitySpec, PathCapacity, Saved, SavedPath};
+use wscbench_engine::load::scenarios::{self, LoadCurveShape};
+use wscbench_engine::load::sweep::{run_points_at, taken};
+use wscbench_engine::runner::Plan;
+use wscbench_results::{CurveSteps, LoadParam, LoadPath, Mode, Scenario, Transport};
 
 use crate::args::{one_of, parse_bytes};
 use crate::errors::{Doing, ExpectedError, UsageError};
 use crate::exit::ExitCode;
-
-use super::run_request::RunRequest;
 
 /// `wscbench loadgen-capacity`'s command line.
 #[derive(Debug, Args)]
@@ -79,7 +78,7 @@ pub async fn run(root: &Path, args: LoadgenCapacityArgs) -> Result<ExitCode, Exp
         transport: args.transport,
         tls: match args.transport.is_tls() {
             true => Some(std::sync::Arc::new(
-                wscbench_engine::tls::RunCert::make()
+                wscbench_engine::net::tls::RunCert::make()
                     .doing(|| "making the TLS certificate for wss")?,
             )),
             false => None,
@@ -149,88 +148,76 @@ fn read_saved(path: &Path) -> Option<Saved> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
-/// Refuses a load curve with a step above what k6 was measured to receive (`wscbench
-/// loadgen-capacity`, kept in the cache) even with every core of every load engine like this
-/// host: k6, not the server, would be measured there. Without a measurement nothing is
-/// refused (the verdict still marks a step k6 limited).
-pub fn refuse_unreachable(request: &RunRequest) -> Result<(), UsageError> {
-    let path = super::cache_dir().join(loadgen_capacity::SAVED_FILE);
-    refuse_unreachable_in(request, read_saved(&path).as_ref(), host_cores())
+/// What k6 was measured to receive here (`wscbench loadgen-capacity`, kept in the cache);
+/// `None` before any measurement.
+pub fn read_cached() -> Option<Saved> {
+    read_saved(&super::cache_dir().join(loadgen_capacity::SAVED_FILE))
 }
 
-fn host_cores() -> f64 {
+/// This host's cores.
+pub fn host_cores() -> f64 {
     std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
 }
 
-/// The most deliveries per second k6 can receive in `request`'s plan here, as `saved` says:
-/// the lowest over its transports, with all `cores` of every load engine; with the
-/// measurement. `None` without one.
+/// The most deliveries per second k6 can receive in `plan` here, as `saved` says: the lowest
+/// over its transports, with all `cores` of every load engine; with the measurement. `None`
+/// without one.
 fn ceiling_of<'s>(
-    request: &RunRequest,
+    plan: &Plan,
     saved: Option<&'s Saved>,
     cores: f64,
 ) -> Option<(f64, &'s SavedPath)> {
-    let engines = request.loadgen_engines.len().max(1) as f64;
+    let engines = plan.loadgens.len().max(1) as f64;
     saved.and_then(|s| {
-        request
-            .transports
+        plan.transports()
             .iter()
-            .filter_map(|&t| s.ceiling(request.load_path, t, cores * engines))
+            .filter_map(|&t| s.ceiling(plan.load_path, t, cores * engines))
             .min_by(|a, b| a.0.total_cmp(&b.0))
     })
 }
 
 /// The load curve's steps: placed geometrically up to what k6 was measured to receive here
-/// (`wscbench loadgen-capacity`, kept in the cache), `request.load_points` rebuilt with them,
-/// so a fast host's curve reaches its knee and no step asks more than k6 can give. The
-/// mode's own steps stay when `--sweep deliveries=` gives the steps, in smoke mode, without
-/// a measurement, or where a placed step would break a shape's rule. What the run records
+/// (`saved`, with this host's `cores`), `plan.load_points` rebuilt with them, so a fast
+/// host's curve reaches its knee and no step asks more than k6 can give. The mode's own
+/// steps stay when `--sweep deliveries=` gives the steps, in smoke mode, without a
+/// measurement, or where a placed step would break a shape's rule. What the run records
 /// (`run.json`'s `curve_steps`); `None` without the curve.
-pub fn place_curve_steps(request: &mut RunRequest) -> Option<CurveSteps> {
-    let path = super::cache_dir().join(loadgen_capacity::SAVED_FILE);
-    place_curve_steps_in(request, read_saved(&path).as_ref(), host_cores())
-}
-
-fn place_curve_steps_in(
-    request: &mut RunRequest,
-    saved: Option<&Saved>,
-    cores: f64,
-) -> Option<CurveSteps> {
-    if !request.scenarios.contains(&Scenario::LoadCurve) {
+pub fn place_curve_steps(plan: &mut Plan, saved: Option<&Saved>, cores: f64) -> Option<CurveSteps> {
+    if !plan.scenarios.contains(&Scenario::LoadCurve) {
         return None;
     }
-    let given = request.sweep.as_map().contains_key(DELIVERIES);
-    let placed = ceiling_of(request, saved, cores)
-        .filter(|_| !given && request.mode != Mode::Smoke)
+    let given = plan.sweep.as_map().contains_key(&LoadParam::Deliveries);
+    let placed = ceiling_of(plan, saved, cores)
+        .filter(|_| !given && plan.mode != Mode::Smoke)
         .and_then(|(ceiling, measured)| {
-            let shape = LoadCurveShape::of(request.mode);
+            let shape = LoadCurveShape::of(plan.mode);
             let steps = shape.placed_steps(ceiling);
-            let points = run_points_at(&request.sweep, &request.scenarios, &steps);
+            let points = run_points_at(&plan.sweep, &plan.scenarios, &steps);
             let fits = points.iter().all(|p| {
                 scenarios::check_point(
                     Scenario::LoadCurve,
-                    request.mode,
+                    plan.mode,
                     &taken(Scenario::LoadCurve, p),
                 )
                 .is_ok()
             });
             (steps != shape.steps && fits).then(|| {
-                request.load_points = points;
+                plan.load_points = points;
                 (ceiling, measured.measured_at.clone())
             })
         });
     Some(CurveSteps {
-        deliveries_per_s: curve_levels(request),
+        deliveries_per_s: curve_levels(plan),
         loadgen_ceiling_per_s: placed.as_ref().map(|(c, _)| *c),
         loadgen_measured_at: placed.map(|(_, at)| at),
     })
 }
 
-/// The load curve's steps in `request`'s load points (its own, placed or swept), in order.
-fn curve_levels(request: &RunRequest) -> Vec<f64> {
+/// The load curve's steps in `plan`'s load points (its own, placed or swept), in order.
+fn curve_levels(plan: &Plan) -> Vec<f64> {
     let mut steps: Vec<f64> = Vec::new();
-    for point in &request.load_points {
-        if let Some(&d) = point.get(DELIVERIES)
+    for point in &plan.load_points {
+        if let Some(&d) = point.get(&LoadParam::Deliveries)
             && !steps.contains(&d)
         {
             steps.push(d);
@@ -239,19 +226,23 @@ fn curve_levels(request: &RunRequest) -> Vec<f64> {
     steps
 }
 
-fn refuse_unreachable_in(
-    request: &RunRequest,
+/// Refuses a load curve with a step above what k6 was measured to receive (`saved`) even
+/// with every one of this host's `cores` on every load engine: k6, not the server, would be
+/// measured there. Without a measurement nothing is refused (the verdict still marks a step
+/// k6 limited).
+pub fn refuse_unreachable(
+    plan: &Plan,
     saved: Option<&Saved>,
     cores: f64,
 ) -> Result<(), UsageError> {
-    if !request.scenarios.contains(&Scenario::LoadCurve) {
+    if !plan.scenarios.contains(&Scenario::LoadCurve) {
         return Ok(());
     }
-    let Some((ceiling, measured)) = ceiling_of(request, saved, cores) else {
+    let Some((ceiling, measured)) = ceiling_of(plan, saved, cores) else {
         return Ok(());
     };
-    let too_high = loadgen_capacity::unreachable(&curve_levels(request), ceiling);
-    let engines = request.loadgen_engines.len().max(1);
+    let too_high = loadgen_capacity::unreachable(&curve_levels(plan), ceiling);
+    let engines = plan.loadgens.len().max(1);
     if too_high.is_empty() {
         return Ok(());
     }
@@ -307,16 +298,21 @@ mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
 
-    /// `wscbench run FLAGS` checked against the project's servers (as run_request's tests
-    /// do: a test module's imports stay out of the no-circles rule only while it is private).
-    fn check(flags: &[&str]) -> Result<RunRequest, UsageError> {
+    /// The plan of `wscbench run FLAGS`, checked against the project's servers with no
+    /// measurement of k6 (as run_request's tests do: a test module's imports stay out of the
+    /// no-circles rule only while it is private).
+    fn check(flags: &[&str]) -> Result<Plan, UsageError> {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-        let known = crate::commands::discover(std::path::Path::new(root)).unwrap();
+        let known = crate::commands::run_request::Known {
+            servers: crate::commands::discover(std::path::Path::new(root)).unwrap(),
+            loadgen_capacity: None,
+            cores: 2.0,
+        };
         let cli = Cli::try_parse_from(["wscbench", "run"].iter().chain(flags)).unwrap();
         let Command::Run(args) = cli.command else {
             panic!("not run")
         };
-        RunRequest::check(&args, &known)
+        crate::commands::run_request::check(&args, &known).map(|request| request.plan)
     }
 
     /// k6 measured to receive `per_cpu_s` chats per CPU-second on the native path over ws.
@@ -343,9 +339,9 @@ mod tests {
 
     #[test]
     fn the_curves_steps_come_from_the_cached_loadgen_capacity_and_are_recorded() {
-        let mut request = check(&["--scenario", "load-curve"]).unwrap();
+        let mut plan = check(&["--scenario", "load-curve"]).unwrap();
         // 600k chats per CPU-second on two cores: 1.2M/s.
-        let steps = place_curve_steps_in(&mut request, Some(&saved(600_000.0)), 2.0).unwrap();
+        let steps = place_curve_steps(&mut plan, Some(&saved(600_000.0)), 2.0).unwrap();
         assert_eq!(
             steps,
             CurveSteps {
@@ -354,38 +350,38 @@ mod tests {
                 loadgen_measured_at: Some("20261128-060000".into()),
             }
         );
-        assert_eq!(curve_levels(&request), steps.deliveries_per_s);
+        assert_eq!(curve_levels(&plan), steps.deliveries_per_s);
         // Every placed step is within what k6 receives: nothing is refused.
-        assert!(refuse_unreachable_in(&request, Some(&saved(600_000.0)), 2.0).is_ok());
+        assert!(refuse_unreachable(&plan, Some(&saved(600_000.0)), 2.0).is_ok());
     }
 
     #[test]
     fn given_steps_a_smoke_run_or_no_measurement_keep_the_curves_steps() {
         let own = LoadCurveShape::of(Mode::Quick).steps;
-        let mut request = check(&["--scenario", "load-curve"]).unwrap();
-        let steps = place_curve_steps_in(&mut request, None, 2.0).unwrap();
+        let mut plan = check(&["--scenario", "load-curve"]).unwrap();
+        let steps = place_curve_steps(&mut plan, None, 2.0).unwrap();
         assert_eq!(
             (steps.deliveries_per_s, steps.loadgen_ceiling_per_s),
             (own, None)
         );
-        let mut request = check(&[
+        let mut plan = check(&[
             "--scenario",
             "load-curve",
             "--sweep",
             "deliveries=60000,90000",
         ])
         .unwrap();
-        let steps = place_curve_steps_in(&mut request, Some(&saved(600_000.0)), 2.0).unwrap();
+        let steps = place_curve_steps(&mut plan, Some(&saved(600_000.0)), 2.0).unwrap();
         assert_eq!(steps.deliveries_per_s, [60_000.0, 90_000.0]);
-        let mut request = check(&["--scenario", "load-curve", "--mode", "smoke"]).unwrap();
-        let steps = place_curve_steps_in(&mut request, Some(&saved(600_000.0)), 2.0).unwrap();
+        let mut plan = check(&["--scenario", "load-curve", "--mode", "smoke"]).unwrap();
+        let steps = place_curve_steps(&mut plan, Some(&saved(600_000.0)), 2.0).unwrap();
         assert_eq!(
             steps.deliveries_per_s,
             LoadCurveShape::of(Mode::Smoke).steps
         );
-        let mut request = check(&["--scenario", "steady"]).unwrap();
+        let mut plan = check(&["--scenario", "steady"]).unwrap();
         assert_eq!(
-            place_curve_steps_in(&mut request, Some(&saved(600_000.0)), 2.0),
+            place_curve_steps(&mut plan, Some(&saved(600_000.0)), 2.0),
             None
         );
     }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use wscbench_engine::native::{self, NativeReport};
+use wscbench_engine::load::native::{self, NativeReport};
 
 use crate::errors::{Doing, ExpectedError};
 use crate::exit::ExitCode;

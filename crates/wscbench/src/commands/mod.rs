@@ -20,10 +20,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use wscbench_engine::catalog::images::{self, Image};
+use wscbench_engine::catalog::local::{self, LocalServer};
 use wscbench_engine::catalog::{self, Server};
-use wscbench_engine::docker::DockerEngine;
-use wscbench_engine::images::{self, Image};
-use wscbench_engine::local::{self, LocalServer};
+use wscbench_engine::docker::daemon::DockerEngine;
 
 use crate::errors::{Doing, ExpectedError};
 
@@ -55,7 +55,7 @@ pub async fn start_local_with(
     server: &Server,
     binary: &Path,
     extra: &[String],
-    tls: Option<std::sync::Arc<wscbench_engine::tls::ClientConfig>>,
+    tls: Option<std::sync::Arc<wscbench_engine::net::tls::ClientConfig>>,
     show_logs: bool,
 ) -> Result<LocalServer, ExpectedError> {
     let starting = || format!("starting {}", server.id);
@@ -137,7 +137,7 @@ fn k6_path_in(env: Env, is_file: &dyn Fn(&Path) -> bool) -> PathBuf {
 
 /// Builds (or reuses) the image of every server, printing one line each.
 pub async fn build_images(
-    engine: &dyn wscbench_engine::engine::Engine,
+    engine: &dyn wscbench_engine::docker::Engine,
     servers: &[Server],
     rebuild: bool,
 ) -> Result<Vec<Image>, ExpectedError> {
@@ -162,7 +162,7 @@ pub async fn build_images(
 
 /// Builds (or reuses) the k6 image.
 pub async fn build_k6_image(
-    engine: &dyn wscbench_engine::engine::Engine,
+    engine: &dyn wscbench_engine::docker::Engine,
     rebuild: bool,
 ) -> Result<Image, images::ImageError> {
     let started = Instant::now();

@@ -7,19 +7,17 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
-use wscbench_engine::docker::DockerEngine;
-use wscbench_engine::engine::Engine;
-use wscbench_engine::runner::{
-    self, Limits, LoadgenEngine, Plan, PlannedServer, Progress, ServerSource,
-};
+use wscbench_engine::docker::Engine;
+use wscbench_engine::docker::daemon::DockerEngine;
+use wscbench_engine::runner::{self, Limits, LoadgenEngine, Plan, Progress, Setup};
 use wscbench_report::{Report, html};
 use wscbench_results::dimensions::params_text;
 use wscbench_results::{
-    Conditions, EngineConditions, HTML_REPORT_FILE, Outcome, RUN_MANIFEST_FILE, RunManifest,
-    RunResult, RunStatus, SCHEMA_VERSION,
+    Conditions, EngineConditions, HTML_REPORT_FILE, LoadParam, Outcome, RUN_MANIFEST_FILE,
+    RunManifest, RunResult, RunStatus, SCHEMA_VERSION,
 };
 
-use crate::commands::run_request::{RunArgs, RunRequest};
+use crate::commands::run_request::{self, Known, RunArgs, RunRequest};
 use crate::errors::{Doing, Expected, ExpectedError};
 use crate::exit::ExitCode;
 
@@ -29,10 +27,10 @@ const OVERHEAD_ESTIMATE: Duration = runner::POINT_OVERHEAD;
 pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> {
     // Every check of the command line before the results folder, any build or any container;
     // from here on the checked request is all there is of the command line.
-    let mut request = RunRequest::check(&args, &super::discover(root)?)?;
+    let request = run_request::check(&args, &Known::read(root)?)?;
     drop(args);
-    let curve_steps = super::loadgen_capacity::place_curve_steps(&mut request);
-    if let Some(ceiling) = curve_steps.as_ref().and_then(|c| c.loadgen_ceiling_per_s) {
+    let curve_steps = request.plan.curve_steps.as_ref();
+    if let Some(ceiling) = curve_steps.and_then(|c| c.loadgen_ceiling_per_s) {
         eprintln!(
             "load curve: steps of {} deliveries/s, placed up to the {ceiling:.0}/s k6 was measured to receive here (wscbench loadgen-capacity)",
             curve_steps
@@ -42,9 +40,8 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
                 .join(", ")
         );
     }
-    super::loadgen_capacity::refuse_unreachable(&request)?;
     // An external server answers and keeps the protocol, or nothing of the run begins.
-    if let Some(external) = &request.external {
+    if let Some(external) = request.plan.external() {
         super::external::preflight(external).await?;
     }
     for id in &request.left_out {
@@ -56,13 +53,15 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
     // The results folder first: a disk or permission problem shows before any build or container.
     let run_id = runner::new_run_id();
     let results_dir = results_root(root, &request.results).join(&run_id);
-    let mut manifest = RunLog::open(&run_id, &results_dir, &request, curve_steps)?;
-    let judge = request.precision_pct.map(PrecisionJudge);
+    let mut run_log = RunLog::open(&run_id, &results_dir, &request.plan)?;
+    let judge = request.plan.precision_pct.map(PrecisionJudge);
     let format = (request.format, request.width);
-    let prepared = prepare(root, request, &run_id, &results_dir).await;
-    let (engines, plan) = match prepared {
-        Ok(ready) => ready,
-        Err(err) => return Err(manifest.failed(err)),
+    let RunRequest {
+        mut plan, rebuild, ..
+    } = request;
+    let engines = match prepare(root, &mut plan, rebuild, &run_id, &results_dir).await {
+        Ok(engines) => engines,
+        Err(err) => return Err(run_log.failed(err)),
     };
     eprintln!(
         "run {run_id}: {} server row(s) × {} scenario(s) ({} point(s) a round, a sweep's values each one, a load curve's levels inside one) × {} round(s){}, {} mode, {} load path, about {} min; results in {}",
@@ -99,11 +98,11 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
         Ok(output) => output,
         Err(err) => {
             let err = err.while_doing("the run stopped: a result could not be written".into());
-            return Err(manifest.failed(err));
+            return Err(run_log.failed(err));
         }
     };
-    manifest.manifest.rounds = output.rounds;
-    manifest.manifest.stops = output.stops;
+    run_log.manifest.rounds = output.rounds;
+    run_log.manifest.stops = output.stops;
     let results = output.results;
     // The report of the run, built once: the page beside run.json and the tables printed.
     // run.json, written when the run opened, already holds the transports not offered.
@@ -112,7 +111,7 @@ pub async fn run(root: &Path, args: RunArgs) -> Result<ExitCode, ExpectedError> 
         eprintln!("warning: {warning}");
     }
     let report = (!results.is_empty()).then(|| Report::from_results_with(&results, &records));
-    manifest.close(&results, report.as_ref(), signal)?;
+    run_log.close(&results, report.as_ref(), signal)?;
     Ok(finish(
         format,
         &results,
@@ -162,7 +161,7 @@ async fn execute(
     ExpectedError,
 > {
     let (cancel_tx, cancel_rx) = watch::channel(false);
-    let signalled = watch_signals(cancel_tx, engines.all(), plan.run_id.clone())?;
+    let signalled = watch_signals(cancel_tx, engines.all(), plan.setup.run_id.clone())?;
     let mut display = Display::new(plan);
     let loadgens: Vec<&DockerEngine> = engines.loadgens.iter().collect();
     let outcome = runner::execute_rounds(
@@ -177,12 +176,12 @@ async fn execute(
     display.finish();
     let mut leftover = 0;
     for engine in engines.all() {
-        leftover += engine.remove_run(&plan.run_id).await.unwrap_or(0);
+        leftover += engine.remove_run(&plan.setup.run_id).await.unwrap_or(0);
     }
     if leftover > 0 {
         eprintln!(
             "removed {leftover} leftover container(s) of run {}",
-            plan.run_id
+            plan.setup.run_id
         );
     }
     let signal = *signalled.borrow();
@@ -196,45 +195,24 @@ struct RunLog {
 }
 
 impl RunLog {
-    fn open(
-        run_id: &str,
-        results_dir: &Path,
-        request: &RunRequest,
-        curve_steps: Option<wscbench_results::CurveSteps>,
-    ) -> Result<RunLog, ExpectedError> {
+    /// `run.json` as the run opens: its header, then the plan as it records itself (see
+    /// [`Plan`]'s serialised fields), read back as the manifest that the run then updates.
+    fn open(run_id: &str, results_dir: &Path, plan: &Plan) -> Result<RunLog, ExpectedError> {
+        let opening = Opening {
+            schema_version: SCHEMA_VERSION,
+            run_id,
+            status: RunStatus::Running,
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            wscbench_version: env!("CARGO_PKG_VERSION"),
+            plan,
+            planned_points: plan.len() as u32,
+            written_points: 0,
+            started_at: now(),
+            written_at: now(),
+        };
         let mut log = RunLog {
             path: results_dir.join(RUN_MANIFEST_FILE),
-            manifest: RunManifest {
-                schema_version: SCHEMA_VERSION,
-                run_id: run_id.to_string(),
-                status: RunStatus::Running,
-                status_detail: None,
-                command: std::env::args().collect::<Vec<_>>().join(" "),
-                wscbench_version: env!("CARGO_PKG_VERSION").to_string(),
-                mode: request.mode,
-                load_path: request.load_path,
-                repetitions: request.min_rounds,
-                precision_pct: request.precision_pct,
-                budget_s: request.adaptive.budget.map(|b| b.as_secs()),
-                seed: Some(request.adaptive.seed),
-                rounds: Vec::new(),
-                stops: Vec::new(),
-                servers: request.labels(),
-                scenarios: request.scenarios.clone(),
-                sweep: request.sweep.as_map(),
-                curve_steps,
-                transports: request.transports.clone(),
-                not_offered: request.not_offered.clone(),
-                planned_points: (request.row_transports
-                    * wscbench_engine::runner::points_per_row(
-                        &request.scenarios,
-                        &request.load_points,
-                    )) as u32
-                    * request.min_rounds,
-                written_points: 0,
-                started_at: now(),
-                written_at: now(),
-            },
+            manifest: opening.manifest(),
         };
         log.write().doing(|| {
             format!(
@@ -293,6 +271,31 @@ impl RunLog {
     }
 }
 
+/// `run.json` as a run opens: the manifest's header and counts around the plan's own record.
+#[derive(serde::Serialize)]
+struct Opening<'p> {
+    schema_version: u32,
+    run_id: &'p str,
+    status: RunStatus,
+    command: String,
+    wscbench_version: &'static str,
+    #[serde(flatten)]
+    plan: &'p Plan,
+    planned_points: u32,
+    written_points: u32,
+    started_at: String,
+    written_at: String,
+}
+
+impl Opening<'_> {
+    /// The manifest this opening reads as: the plan's fields under the names the manifest
+    /// reads, never copied one by one.
+    fn manifest(&self) -> RunManifest {
+        let json = serde_json::to_string(self).expect("a plan serialises");
+        RunManifest::from_json(&json).expect("an opening reads as a manifest")
+    }
+}
+
 /// The server's engine and the load generators' (none: k6 runs on the server's).
 struct Engines {
     server: DockerEngine,
@@ -311,11 +314,11 @@ impl Engines {
 /// Connects to every `--loadgen-engine`, records its conditions and builds the k6 image on
 /// it (FROM scratch: it builds on any engine).
 async fn connect_loadgens(
-    endpoints: &[String],
+    loadgens: &[LoadgenEngine],
     rebuild: bool,
-) -> Result<(Vec<DockerEngine>, Vec<LoadgenEngine>, Vec<EngineConditions>), ExpectedError> {
-    let (mut engines, mut slots, mut conditions) = (Vec::new(), Vec::new(), Vec::new());
-    for endpoint in endpoints {
+) -> Result<(Vec<DockerEngine>, Vec<EngineConditions>), ExpectedError> {
+    let (mut engines, mut conditions) = (Vec::new(), Vec::new());
+    for LoadgenEngine { endpoint, .. } in loadgens {
         let engine = DockerEngine::connect_to(endpoint)
             .await
             .doing(|| format!("connecting to the load engine {endpoint}"))?;
@@ -328,14 +331,6 @@ async fn connect_loadgens(
         super::build_k6_image(&engine, rebuild)
             .await
             .doing(|| format!("building the k6 image on {endpoint}"))?;
-        let api_host = endpoint
-            .strip_prefix("tcp://")
-            .and_then(|a| a.rsplit_once(':'))
-            .map_or("127.0.0.1".to_string(), |(host, _)| host.to_string());
-        slots.push(LoadgenEngine {
-            endpoint: endpoint.clone(),
-            api_host,
-        });
         conditions.push(EngineConditions {
             endpoint: endpoint.clone(),
             host_name: info.host_name.clone(),
@@ -348,48 +343,47 @@ async fn connect_loadgens(
         });
         engines.push(engine);
     }
-    Ok((engines, slots, conditions))
+    Ok((engines, conditions))
 }
 
-/// Builds the images and the plan: everything a run needs before its first container.
+/// Builds the images and the plan's setup: everything a run needs before its first
+/// container. A server by URL, which wscbench does not limit, is judged against the
+/// machine's cores ([`server_limits`]).
 async fn prepare(
     root: &Path,
-    request: RunRequest,
+    plan: &mut Plan,
+    rebuild: bool,
     run_id: &str,
     results_dir: &Path,
-) -> Result<(Engines, Plan), ExpectedError> {
+) -> Result<Engines, ExpectedError> {
     // One image per server, shared by its variants (a variant is not a rebuild), except a
     // variant with a binary of its own (server.toml `binary`), which has its own image.
-    let built = request.servers_to_build();
+    let built = plan.servers_to_build();
     super::check_toolchains(&built).await?;
     let engine = super::connect().await?;
     let info = engine
         .info()
         .await
         .doing(|| "asking the engine for its version")?;
-    let k6_image = super::build_k6_image(&engine, request.rebuild)
+    let k6_image = super::build_k6_image(&engine, rebuild)
         .await
         .doing(|| "building the k6 image")?;
-    let images = super::build_images(&engine, &built, request.rebuild).await?;
-    let (loadgen_engines, loadgens, loadgen_conditions) =
-        connect_loadgens(&request.loadgen_engines, request.rebuild).await?;
+    let images = super::build_images(&engine, &built, rebuild).await?;
+    let (loadgen_engines, loadgen_conditions) = connect_loadgens(&plan.loadgens, rebuild).await?;
     let machine_cores = if info.cpus > 0 {
         info.cpus
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
     };
-    let limits = server_limits(&request.limits, request.external.is_some(), machine_cores);
-    let (cpu_model, cpu_mhz) = wscbench_engine::calibrate::cpu_model();
+    let external = plan.external().is_some();
+    plan.limits = server_limits(&plan.limits, external, machine_cores);
+    let (cpu_model, cpu_mhz) = wscbench_engine::load::calibrate::cpu_model();
     let conditions = Conditions {
         // An external server ran under no limit of wscbench's: 0 says none was set.
-        server_cpus: if request.external.is_some() {
-            0.0
-        } else {
-            limits.cpus
-        },
-        server_memory_bytes: limits.memory_bytes,
-        cpuset_server: limits.cpuset_server.clone(),
-        cpuset_loadgen: limits.cpuset_loadgen.clone(),
+        server_cpus: if external { 0.0 } else { plan.limits.cpus },
+        server_memory_bytes: plan.limits.memory_bytes,
+        cpuset_server: plan.limits.cpuset_server.clone(),
+        cpuset_loadgen: plan.limits.cpuset_loadgen.clone(),
         machine_cores,
         cpu_model,
         cpu_mhz,
@@ -397,76 +391,29 @@ async fn prepare(
         docker_version: info.version.clone(),
         docker_api_version: info.api_version.clone(),
         k6_version: k6_image.version.clone().unwrap_or_default(),
-        loadgen_memory_bytes: limits.loadgen_memory_bytes,
-        container_hardening: wscbench_engine::engine::Hardening::default().describe(),
+        loadgen_memory_bytes: plan.limits.loadgen_memory_bytes,
+        container_hardening: wscbench_engine::docker::Hardening::default().describe(),
         variant_args: Vec::new(),
         variant_env: Vec::new(),
         loadgen_engines: loadgen_conditions,
-        server_address: request.server_address.clone(),
-        pause_server: request.pause_server.map(|p| p.text()),
+        server_address: plan.server_address.clone(),
+        pause_server: plan.pause_server.map(|p| p.text()),
         host_limits: None,
     };
-    let plan = Plan {
+    plan.setup = Setup {
         run_id: run_id.to_string(),
-        servers: planned_servers(request.rows, request.external, &built, &images),
-        scenarios: request.scenarios,
-        load_points: request.load_points,
-        mode: request.mode,
-        soak_seconds: request.soak_seconds,
-        slo_p95_ms: request.slo_p95_ms,
-        slo_p99_ms: request.slo_p99_ms,
-        load_path: request.load_path,
-        repetitions: request.min_rounds,
-        adaptive: request.adaptive.clone(),
-        limits,
-        verify: request.verify,
-        // Every run records what RFC 6455 work each row does, unless checks are off.
-        conformance: request.verify != runner::VerifyLevel::Off,
+        results_dir: results_dir.to_owned(),
         scenarios_dir: std::path::absolute(root.join("scenarios"))
             .doing(|| "finding the scenarios folder")?,
-        results_dir: results_dir.to_owned(),
         k6_image: k6_image.tag.clone(),
+        images,
         conditions,
-        loadgens,
-        server_address: request.server_address,
-        pause_server: request.pause_server,
-        tls: run_cert(&request.transports)?,
-        transports: request.transports,
+        tls: run_cert(plan.transports())?,
     };
-    Ok((
-        Engines {
-            server: engine,
-            loadgens: loadgen_engines,
-        },
-        plan,
-    ))
-}
-
-/// The plan's rows: each managed row with its server's image, or the one external server.
-fn planned_servers(
-    rows: Vec<wscbench_engine::catalog::Row>,
-    external: Option<runner::External>,
-    built: &[wscbench_engine::catalog::Server],
-    images: &[wscbench_engine::images::Image],
-) -> Vec<PlannedServer> {
-    if let Some(external) = external {
-        return vec![PlannedServer::external_server(external)];
-    }
-    rows.into_iter()
-        .map(|(server, variant)| {
-            let image = built
-                .iter()
-                .zip(images)
-                .find(|(b, _)| b.tag == server.tag)
-                .map(|(_, image)| image.clone())
-                .expect("every row's server was built");
-            PlannedServer {
-                server,
-                source: ServerSource::Managed(image),
-                variant,
-            }
-        })
-        .collect()
+    Ok(Engines {
+        server: engine,
+        loadgens: loadgen_engines,
+    })
 }
 
 /// The server's limits as the runner applies and judges them: the flags' (`asked`) for a
@@ -488,11 +435,11 @@ fn server_limits(asked: &Limits, external: bool, machine_cores: u32) -> Limits {
 /// ends (docs/transports.md).
 fn run_cert(
     transports: &[wscbench_results::Transport],
-) -> Result<Option<std::sync::Arc<wscbench_engine::tls::RunCert>>, ExpectedError> {
+) -> Result<Option<std::sync::Arc<wscbench_engine::net::tls::RunCert>>, ExpectedError> {
     if !transports.iter().any(|t| t.is_tls()) {
         return Ok(None);
     }
-    let cert = wscbench_engine::tls::RunCert::make()
+    let cert = wscbench_engine::net::tls::RunCert::make()
         .doing(|| "making the run's TLS certificate for wss")?;
     Ok(Some(std::sync::Arc::new(cert)))
 }
@@ -650,7 +597,9 @@ impl Display {
                 let params: String = params_text(&point.load_params())
                     .into_iter()
                     .map(|(k, v)| match levels {
-                        n if n > 1 && k == "deliveries" => format!(" {k}={v} (+{} levels)", n - 1),
+                        n if n > 1 && k == LoadParam::Deliveries => {
+                            format!(" {k}={v} (+{} levels)", n - 1)
+                        }
                         _ => format!(" {k}={v}"),
                     })
                     .collect();
@@ -829,7 +778,65 @@ fn clock(d: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+    use wscbench_results::{Mode, Scenario, Transport};
+
     use super::*;
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn run_json_records_the_plan_under_the_names_the_manifest_reads() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let known = Known {
+            servers: crate::commands::discover(Path::new(root)).unwrap(),
+            loadgen_capacity: None,
+            cores: 2.0,
+        };
+        let flags = [
+            "wscbench",
+            "run",
+            "--server",
+            "profile-b/go",
+            "--scenario",
+            "steady",
+            "--sweep",
+            "clients=10,20",
+            "--seed",
+            "7",
+            "--budget",
+            "40m",
+        ];
+        let Command::Run(args) = Cli::try_parse_from(flags).unwrap().command else {
+            panic!("not run")
+        };
+        let plan = run_request::check(&args, &known).unwrap().plan;
+        let opening = Opening {
+            schema_version: SCHEMA_VERSION,
+            run_id: "20261128-000000",
+            status: RunStatus::Running,
+            command: "wscbench run".into(),
+            wscbench_version: "0.1.0",
+            plan: &plan,
+            planned_points: plan.len() as u32,
+            written_points: 0,
+            started_at: "2026-11-28T00:00:00Z".into(),
+            written_at: "2026-11-28T00:00:00Z".into(),
+        };
+        let manifest = opening.manifest();
+        assert_eq!((manifest.mode, manifest.repetitions), (Mode::Quick, 3));
+        assert_eq!(manifest.precision_pct, Some(5.0));
+        assert_eq!((manifest.budget_s, manifest.seed), (Some(2400), Some(7)));
+        assert_eq!(manifest.servers, ["profile-b/go"]);
+        assert_eq!(manifest.scenarios, [Scenario::Steady]);
+        assert_eq!(manifest.transports, [Transport::Ws]);
+        assert_eq!(
+            manifest.sweep,
+            std::collections::BTreeMap::from([(LoadParam::Clients, vec![10.0, 20.0])])
+        );
+        // Two clients values × three rounds of one server's steady.
+        assert_eq!(manifest.planned_points, 6);
+        assert_eq!(manifest.curve_steps, None);
+    }
 
     #[test]
     fn a_planned_round_reads_as_its_place_and_an_added_one_says_why_it_runs() {

@@ -1,28 +1,33 @@
 //! `wscbench run`'s command line, parsed and checked once and as a whole (ripgrep's `LowArgs`
-//! → `HiArgs`): what clap parsed ([`RunArgs`]) and the servers found become a [`RunRequest`],
-//! or one [`UsageError`]. Every refusal of `run` is raised here, before the results folder,
-//! any build or any engine; clap refuses single values that do not parse.
+//! → `HiArgs`): what clap parsed ([`RunArgs`]) and what is [`Known`] become a [`RunRequest`]
+//! — the engine's `Plan`, which the runner executes and `run.json` records, and how the
+//! binary stores and shows it — or one [`UsageError`]. Every refusal of `run` is raised here,
+//! before the results folder, any build or any engine; clap refuses single values that do
+//! not parse. [`check`] is the one function that reads [`RunArgs`].
 //!
-//! A new flag adds its refusals to [`refusals`] (a combination of flags) or a step of
-//! [`RunRequest::check`] (a check that needs the servers, the scenarios or the plan's size).
+//! A new flag becomes a field of the plan (or of [`RunRequest`]) in [`check`], and adds its
+//! refusals to [`refusals`] (a combination of flags) or a step of [`check`] (a check that
+//! needs the servers, the scenarios or the plan's size).
 
 use std::collections::BTreeMap;
 use std::fmt::Display;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
-use wscbench_engine::catalog::{self, Row, Server};
+use wscbench_engine::catalog::{self, Server};
+use wscbench_engine::load::loadgen_capacity::Saved;
+use wscbench_engine::load::sweep::Sweep;
+use wscbench_engine::load::{host_limits, scenarios};
 use wscbench_engine::runner::rounds::{self, Adaptive};
-use wscbench_engine::runner::{External, Limits, PauseServer, VerifyLevel};
-use wscbench_engine::sweep::Sweep;
+use wscbench_engine::runner::{
+    External, Limits, LoadgenEngine, Plan, PlannedServer, Setup, VerifyLevel,
+};
 use wscbench_engine::verify::Target;
-use wscbench_engine::{runner, scenarios};
 use wscbench_results::UsageSource;
-use wscbench_results::dimensions::server_label;
 use wscbench_results::{LoadPath, Mode, NotOffered, Scenario, Transport};
 
 use crate::args::{SelectArgs, one_of, parse_bytes, parse_format, transports_asked};
-use crate::errors::UsageError;
+use crate::errors::{ExpectedError, UsageError};
 
 /// `wscbench run`'s command line as clap parses it: read once, by [`RunRequest::check`].
 #[derive(Debug, Args)]
@@ -97,7 +102,7 @@ pub struct RunArgs {
     /// (seconds between one user's pings and chats) and churn (percent of users leaving and
     /// joining again a minute, 0 to 100)
     #[arg(long = "sweep", value_name = "KEY=V1,V2,...", value_parser = parse_sweep)]
-    pub sweep: Vec<wscbench_engine::sweep::SweepKey>,
+    pub sweep: Vec<wscbench_engine::load::sweep::SweepKey>,
     /// Refuse, before building anything, a run whose estimated length (its scenarios plus
     /// about 5 s per point) exceeds this, e.g. 30m, 4h
     #[arg(long, default_value = "2h", value_name = "DURATION", value_parser = parse_duration)]
@@ -215,9 +220,9 @@ fn parse_engine_url(text: &str) -> Result<String, String> {
     }
 }
 
-fn parse_sweep(s: &str) -> Result<wscbench_engine::sweep::SweepKey, String> {
+fn parse_sweep(s: &str) -> Result<wscbench_engine::load::sweep::SweepKey, String> {
     s.parse()
-        .map_err(|e: wscbench_engine::sweep::SweepError| e.to_string())
+        .map_err(|e: wscbench_engine::load::sweep::SweepError| e.to_string())
 }
 
 fn parse_precision(s: &str) -> Result<f64, String> {
@@ -266,61 +271,41 @@ fn parse_cpus(s: &str) -> Result<f64, String> {
 const DEFAULT_BUDGET: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 /// How long each of the two calibration loops runs at the start of a round.
 const CALIBRATION_EACH: std::time::Duration = std::time::Duration::from_secs(1);
-/// What a run will do, as its command line asks and as checked: the one value `run` reads
-/// after [`RunRequest::check`]; nothing after it reads [`RunArgs`].
+
+/// What [`check`] reads besides the command line: the servers with a manifest, and what k6
+/// was measured to receive on this host (`wscbench loadgen-capacity`, kept in the cache)
+/// with its cores, which place and bound the load curve's steps.
+pub struct Known {
+    /// The servers with a manifest.
+    pub servers: Vec<Server>,
+    /// The cached `loadgen-capacity` measurement, if there is one.
+    pub loadgen_capacity: Option<Saved>,
+    /// This host's cores.
+    pub cores: f64,
+}
+
+impl Known {
+    /// The project's servers and this host's measurement and cores.
+    pub fn read(root: &Path) -> Result<Known, ExpectedError> {
+        Ok(Known {
+            servers: super::discover(root)?,
+            loadgen_capacity: super::loadgen_capacity::read_cached(),
+            cores: super::loadgen_capacity::host_cores(),
+        })
+    }
+}
+
+/// What `run` does, as its command line asks and as checked: the one value `run` reads after
+/// [`check`]; nothing after it reads [`RunArgs`]. The plan is what the runner executes and
+/// `run.json` records; the rest says how the binary builds, stores and shows it.
 #[derive(Debug)]
 pub struct RunRequest {
-    /// smoke, quick, seed or soak (`--mode`).
-    pub mode: Mode,
-    /// native or js (`--loadgen`).
-    pub load_path: LoadPath,
-    /// The selected servers, each built once whatever its variants.
-    pub servers: Vec<Server>,
-    /// The scenarios, in run order.
-    pub scenarios: Vec<Scenario>,
-    /// Each server as itself or as one of its variants, in run order.
-    pub rows: Vec<Row>,
+    /// The plan, with its setup still empty.
+    pub plan: Plan,
     /// Selected servers that declare none of the variants asked for.
     pub left_out: Vec<String>,
-    /// The sweep as given.
-    pub sweep: Sweep,
-    /// Its load points (none without a sweep).
-    pub load_points: Vec<BTreeMap<String, f64>>,
-    /// The rounds every point gets (`--runs`, by mode when not given).
-    pub min_rounds: u32,
-    /// How rounds are added for precision, within the budget.
-    pub adaptive: Adaptive,
-    /// The precision goal in percent, when rounds are added for it.
-    pub precision_pct: Option<f64>,
-    /// The server given by `--url`, the plan's only row; `servers` and `rows` are then empty.
-    pub external: Option<External>,
-    /// The transports, in order, each once (`--transport`; `ws` when not given).
-    pub transports: Vec<Transport>,
-    /// The (server, transport) points left out because the server does not offer the
-    /// transport, with its manifest's reason: the report's "not offered" cells.
-    pub not_offered: Vec<NotOffered>,
-    /// Rows times the transports each offers (the external server counts once): the points
-    /// of one round per scenario and load point.
-    pub row_transports: usize,
     /// The variants asked for (`--variant`), as given: named when a server declares none.
     pub variants: Vec<String>,
-    /// How long steady and churn run in soak mode, in seconds (`--duration`).
-    pub soak_seconds: Option<u64>,
-    /// The capacity scenario's latency target (`--slo-p95-ms`).
-    pub slo_p95_ms: f64,
-    /// The load curve's latency target (`--slo-p99-ms`).
-    pub slo_p99_ms: f64,
-    /// The limits and pinning the flags ask for a managed server and for k6 (an external
-    /// server is limited by nothing of wscbench's: see `run`'s `server_limits`).
-    pub limits: Limits,
-    /// The load generators' engines (`--loadgen-engine`); none: one k6 on the server's.
-    pub loadgen_engines: Vec<String>,
-    /// The server's address as the load generators reach it (`--server-address`).
-    pub server_address: Option<String>,
-    /// The server's freezes during each load (`--pause-server`).
-    pub pause_server: Option<PauseServer>,
-    /// The verification each fresh server container gets (`--verify`).
-    pub verify: VerifyLevel,
     /// Where runs are stored, as given (`--results`; relative to the project root).
     pub results: PathBuf,
     /// Rebuild images even when their sources have not changed (`--rebuild`).
@@ -334,137 +319,147 @@ pub struct RunRequest {
 /// The longest `--name`.
 const NAME_MAX: usize = 40;
 
-impl RunRequest {
-    /// Checks `args` against the servers `known` (those with a manifest): the first refusal
-    /// is the error.
-    pub fn check(args: &RunArgs, known: &[Server]) -> Result<RunRequest, UsageError> {
-        let scenarios = scenarios_of(args);
-        if let Some((_, why)) = refusals(args, &scenarios)
-            .into_iter()
-            .find(|(refused, _)| *refused)
-        {
-            return Err(UsageError::new(why));
+/// Checks `args` against what is `known`, and builds the plan: the first refusal is the
+/// error. Every refusal of `run` is here or in a function it calls.
+pub fn check(args: &RunArgs, known: &Known) -> Result<RunRequest, UsageError> {
+    let scenarios = scenarios_of(&args.scenarios, args.loadgen);
+    let soak_length = args.duration.is_some();
+    let loadgens = args.loadgen_engines.len();
+    if let Some((_, why)) = refusals(args.mode, args.loadgen, loadgens, soak_length, &scenarios)
+        .into_iter()
+        .find(|(refused, _)| *refused)
+    {
+        return Err(UsageError::new(why));
+    }
+    // The catalog, the sweep and the duration check fail only on what was asked for.
+    let external = external(
+        args.url.as_deref(),
+        args.name.as_deref(),
+        args.pid,
+        args.container.as_deref(),
+    )?;
+    let transports = transports_asked(&args.transports);
+    let (servers, left_out, not_offered) = match external {
+        Some(external) => (
+            vec![PlannedServer::external_server(external)],
+            Vec::new(),
+            external_transports(&transports)?,
+        ),
+        None => {
+            let selected = args
+                .select
+                .selection()
+                .apply(&known.servers)
+                .map_err(usage)?;
+            let (rows, left_out) =
+                catalog::with_variants(&selected, &args.variants).map_err(usage)?;
+            let not_offered =
+                check_transports(args.loadgen, &args.select.servers, &selected, &transports)?;
+            let rows = rows
+                .into_iter()
+                .map(|(server, variant)| PlannedServer::managed(server, variant));
+            (rows.collect(), left_out, not_offered)
         }
-        // The catalog, the sweep and the duration check fail only on what was asked for.
-        let external = external(args)?;
-        let (servers, rows, left_out) = match external {
-            Some(_) => (Vec::new(), Vec::new(), Vec::new()),
-            None => {
-                let servers = args.select.selection().apply(known).map_err(usage)?;
-                let (rows, left_out) =
-                    catalog::with_variants(&servers, &args.variants).map_err(usage)?;
-                (servers, rows, left_out)
-            }
-        };
-        let transports = transports_asked(&args.transports);
-        let not_offered = match external {
-            Some(_) => external_transports(&transports)?,
-            None => check_transports(args, &servers, &transports)?,
-        };
-        let sweep = Sweep::new(args.sweep.clone()).map_err(usage)?;
-        sweep.check(&scenarios, args.mode).map_err(usage)?;
-        let load_points = wscbench_engine::sweep::run_points(&sweep, &scenarios, args.mode);
-        let quick = args.mode == Mode::Quick;
-        let (min_rounds, max_rounds) = rounds_of(args)?;
-        check_host_limits(args, &scenarios, &load_points)?;
-        let budget = args.budget.or(quick.then_some(DEFAULT_BUDGET));
-        let row_transports = row_transports(&rows, &transports, external.is_some());
-        let estimate = runner::check_duration(
-            row_transports,
-            &scenarios,
-            &load_points,
-            (min_rounds, max_rounds),
-            args.mode,
-            args.duration,
-            args.max_duration,
-        )
-        .map_err(usage)?;
-        if let Some(budget) = budget.filter(|b| estimate > *b) {
-            return Err(UsageError::new(format!(
-                "--budget {} is too small for {min_rounds} round(s) of this plan, which take about {} min; the smallest budget that works is {}m (or lower --runs, or narrow the plan)",
-                humantime::format_duration(budget),
-                estimate.as_secs().div_ceil(60),
-                estimate.as_secs().div_ceil(60)
-            )));
-        }
-        let adaptive = Adaptive {
+    };
+    let sweep = Sweep::new(args.sweep.clone()).map_err(usage)?;
+    sweep.check(&scenarios, args.mode).map_err(usage)?;
+    let (repetitions, max_rounds) = rounds_of(args.mode, args.runs, args.max_rounds)?;
+    let mut plan = Plan {
+        mode: args.mode,
+        load_path: args.loadgen,
+        repetitions,
+        precision_pct: (max_rounds > repetitions).then_some(args.precision),
+        adaptive: Adaptive {
             max_rounds,
-            budget,
+            budget: args
+                .budget
+                .or((args.mode == Mode::Quick).then_some(DEFAULT_BUDGET)),
             seed: args.seed.unwrap_or_else(rounds::fresh_seed),
             calibrate_each: (!args.no_calibration).then_some(CALIBRATION_EACH),
-        };
-        Ok(RunRequest {
-            mode: args.mode,
-            load_path: args.loadgen,
-            servers,
-            scenarios,
-            rows,
-            left_out,
-            sweep,
-            load_points,
-            min_rounds,
-            precision_pct: (max_rounds > min_rounds).then_some(args.precision),
-            adaptive,
-            external,
-            transports,
-            not_offered,
-            row_transports,
-            variants: args.variants.clone(),
-            soak_seconds: args.duration,
-            slo_p95_ms: args.slo_p95_ms,
-            slo_p99_ms: args.slo_p99_ms,
-            limits: limits_of(args),
-            loadgen_engines: args.loadgen_engines.clone(),
-            server_address: args.server_address.clone(),
-            pause_server: args.pause_server,
-            verify: args.verify,
-            results: args.results.clone(),
-            rebuild: args.rebuild,
-            format: args.format,
-            width: if args.wide {
-                wscbench_report::Width::Wide
-            } else {
-                wscbench_report::Width::Fit
-            },
-        })
-    }
-
-    /// Each row's label, `ID` or `ID@VARIANT`; `external/NAME` for a server by URL.
-    pub fn labels(&self) -> Vec<String> {
-        self.rows
+        },
+        servers,
+        load_points: wscbench_engine::load::sweep::run_points(&sweep, &scenarios, args.mode),
+        scenarios,
+        transports,
+        not_offered,
+        sweep,
+        curve_steps: None,
+        soak_seconds: args.duration,
+        slo_p95_ms: args.slo_p95_ms,
+        slo_p99_ms: args.slo_p99_ms,
+        pause_server: args.pause_server,
+        limits: Limits {
+            cpus: args.cpus,
+            memory_bytes: args.memory,
+            cpuset_server: args.cpuset_server.clone(),
+            cpuset_loadgen: args.cpuset_loadgen.clone(),
+            loadgen_memory_bytes: Some(args.loadgen_memory),
+        },
+        verify: args.verify,
+        // Every run records what RFC 6455 work each row does, unless checks are off.
+        conformance: args.verify != VerifyLevel::Off,
+        loadgens: args
+            .loadgen_engines
             .iter()
-            .map(|(s, v)| server_label(&s.id, v.as_ref().map(|v| v.name.as_str())))
-            .chain(
-                self.external
-                    .iter()
-                    .map(|e| format!("{}/{}", runner::EXTERNAL_PROFILE, e.name)),
-            )
-            .collect()
-    }
+            .map(|e| loadgen_engine(e))
+            .collect(),
+        server_address: args.server_address.clone(),
+        setup: Setup::default(),
+    };
+    check_host_limits(&plan)?;
+    check_length(&plan, args.max_duration)?;
+    let capacity = known.loadgen_capacity.as_ref();
+    plan.curve_steps = super::loadgen_capacity::place_curve_steps(&mut plan, capacity, known.cores);
+    super::loadgen_capacity::refuse_unreachable(&plan, capacity, known.cores)?;
+    Ok(RunRequest {
+        plan,
+        left_out,
+        variants: args.variants.clone(),
+        results: args.results.clone(),
+        rebuild: args.rebuild,
+        format: args.format,
+        width: if args.wide {
+            wscbench_report::Width::Wide
+        } else {
+            wscbench_report::Width::Fit
+        },
+    })
+}
 
-    /// The selected servers that some row runs: those to build.
-    pub fn servers_to_build(&self) -> Vec<Server> {
-        // One image per tag: a variant with a binary of its own has its own tag.
-        let mut built: Vec<Server> = Vec::new();
-        for server in &self.servers {
-            for (row, _) in self.rows.iter().filter(|(row, _)| row.id == server.id) {
-                if !built.iter().any(|b| b.tag == row.tag) {
-                    built.push(row.clone());
-                }
-            }
-        }
-        built
+/// A `--loadgen-engine` as the runner reaches it: k6's REST API on `127.0.0.1` for a
+/// `unix://` engine, on the URL's host for a `tcp://` one.
+fn loadgen_engine(endpoint: &str) -> LoadgenEngine {
+    let api_host = endpoint
+        .strip_prefix("tcp://")
+        .and_then(|a| a.rsplit_once(':'))
+        .map_or("127.0.0.1".to_string(), |(host, _)| host.to_string());
+    LoadgenEngine {
+        endpoint: endpoint.to_string(),
+        api_host,
     }
+}
+
+/// Refuses a plan longer than `--max-duration`, or whose first rounds do not fit its budget.
+fn check_length(plan: &Plan, max_duration: std::time::Duration) -> Result<(), UsageError> {
+    let estimate = plan.check_duration(max_duration).map_err(usage)?;
+    if let Some(budget) = plan.adaptive.budget.filter(|b| estimate > *b) {
+        return Err(UsageError::new(format!(
+            "--budget {} is too small for {} round(s) of this plan, which take about {} min; the smallest budget that works is {}m (or lower --runs, or narrow the plan)",
+            humantime::format_duration(budget),
+            plan.repetitions,
+            estimate.as_secs().div_ceil(60),
+            estimate.as_secs().div_ceil(60)
+        )));
+    }
+    Ok(())
 }
 
 /// The rounds every point gets and the most any gets: `--runs` and `--max-rounds`, by mode
 /// when not given (quick: 3, up to 10; else 1, none added).
-fn rounds_of(args: &RunArgs) -> Result<(u32, u32), UsageError> {
-    let quick = args.mode == Mode::Quick;
-    let min_rounds = args.runs.unwrap_or(if quick { 3 } else { 1 });
-    let max_rounds = args
-        .max_rounds
-        .unwrap_or(if quick { 10 } else { min_rounds });
+fn rounds_of(mode: Mode, runs: Option<u32>, max: Option<u32>) -> Result<(u32, u32), UsageError> {
+    let quick = mode == Mode::Quick;
+    let min_rounds = runs.unwrap_or(if quick { 3 } else { 1 });
+    let max_rounds = max.unwrap_or(if quick { 10 } else { min_rounds });
     if max_rounds < min_rounds {
         return Err(UsageError::new(format!(
             "--max-rounds {max_rounds} is fewer than --runs {min_rounds}"
@@ -473,66 +468,45 @@ fn rounds_of(args: &RunArgs) -> Result<(u32, u32), UsageError> {
     Ok((min_rounds, max_rounds))
 }
 
-/// The limits and pinning the flags ask for a managed server and for k6.
-fn limits_of(args: &RunArgs) -> Limits {
-    Limits {
-        cpus: args.cpus,
-        memory_bytes: args.memory,
-        cpuset_server: args.cpuset_server.clone(),
-        cpuset_loadgen: args.cpuset_loadgen.clone(),
-        loadgen_memory_bytes: Some(args.loadgen_memory),
-    }
-}
-
-/// Rows times the transports each offers, plus the external server if there is one: points
-/// a server does not offer are not run, so only the offered ones count.
-fn row_transports(rows: &[Row], transports: &[Transport], external: bool) -> usize {
-    rows.iter()
-        .map(|(s, _)| transports.iter().filter(|&&t| s.offers(t).is_ok()).count())
-        .sum::<usize>()
-        + usize::from(external)
-}
-
 /// The scenarios asked for, or the default set; the js load path has no rooms, so its
 /// default is the seed's four shapes.
-fn scenarios_of(args: &RunArgs) -> Vec<Scenario> {
-    if args.scenarios.is_empty() {
+fn scenarios_of(asked: &[Scenario], load_path: LoadPath) -> Vec<Scenario> {
+    if asked.is_empty() {
         Scenario::DEFAULT
             .iter()
             .copied()
-            .filter(|s| args.loadgen == LoadPath::Native || !s.native_only())
+            .filter(|s| load_path == LoadPath::Native || !s.native_only())
             .collect()
     } else {
-        args.scenarios.clone()
+        asked.to_vec()
     }
 }
 
-/// Refuses an idle-capacity step the machine cannot serve, before anything is built or
-/// started.
-fn check_host_limits(
-    args: &RunArgs,
-    scenarios: &[Scenario],
-    load_points: &[BTreeMap<String, f64>],
-) -> Result<(), UsageError> {
-    let loadgens = args.loadgen_engines.len().max(1) as u32;
-    if scenarios.contains(&Scenario::Population) && args.server_address.is_none() {
+/// Refuses an idle-capacity step or a population the machine cannot serve, before anything
+/// is built or started.
+fn check_host_limits(plan: &Plan) -> Result<(), UsageError> {
+    let loadgens = plan.loadgens.len().max(1) as u32;
+    if plan.scenarios.contains(&Scenario::Population) && plan.server_address.is_none() {
         let default = [BTreeMap::new()];
-        let points = if load_points.is_empty() { &default[..] } else { load_points };
+        let points = if plan.load_points.is_empty() {
+            &default[..]
+        } else {
+            &plan.load_points
+        };
         for params in points {
-            let users =
-                wscbench_engine::scenarios::PopulationShape::with_params(args.mode, params).users;
-            wscbench_engine::host_limits::for_population(users, loadgens).map_err(|e| {
+            let users = scenarios::PopulationShape::with_params(plan.mode, params).users;
+            host_limits::for_population(users, loadgens).map_err(|e| {
                 UsageError::new(format!(
                     "a population of {users} users cannot run on this machine: {e}"
                 ))
             })?;
         }
     }
-    if scenarios.contains(&Scenario::IdleCapacity) && args.server_address.is_none() {
-        wscbench_engine::host_limits::for_idle_capacity(args.mode, loadgens).map_err(|e| {
+    if plan.scenarios.contains(&Scenario::IdleCapacity) && plan.server_address.is_none() {
+        host_limits::for_idle_capacity(plan.mode, loadgens).map_err(|e| {
             UsageError::new(format!(
                 "idle-capacity in {} mode cannot run on this machine: {e}",
-                args.mode
+                plan.mode
             ))
         })?;
     }
@@ -541,15 +515,20 @@ fn check_host_limits(
 
 /// The flag combinations `run` refuses: (refused, the line that says what to change), one
 /// per rule, in the order they are reported.
-fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)> {
-    let soak_length = args.duration.is_some();
+fn refusals(
+    mode: Mode,
+    load_path: LoadPath,
+    loadgens: usize,
+    soak_length: bool,
+    scenarios: &[Scenario],
+) -> Vec<(bool, &'static str)> {
     vec![
         (
-            args.loadgen_engines.len() > 1 && args.loadgen == LoadPath::Js,
+            loadgens > 1 && load_path == LoadPath::Js,
             "several --loadgen-engine need the native load path: only its histograms merge exactly (drop --loadgen js)",
         ),
         (
-            soak_length && args.mode != Mode::Soak,
+            soak_length && mode != Mode::Soak,
             "--duration sets how long a soak runs: add --mode soak",
         ),
         (
@@ -557,7 +536,7 @@ fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)>
             "--duration lengthens steady and churn only; none of them is selected",
         ),
         (
-            scenarios.contains(&Scenario::Capacity) && args.loadgen != LoadPath::Native,
+            scenarios.contains(&Scenario::Capacity) && load_path != LoadPath::Native,
             "the capacity scenario needs the native load path (its per-step histograms come from k6/x/chat): drop --loadgen js",
         ),
         (
@@ -566,7 +545,7 @@ fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)>
                     s,
                     Scenario::Fanout | Scenario::SlowConsumers | Scenario::LoadCurve
                 )
-            }) && args.loadgen != LoadPath::Native,
+            }) && load_path != LoadPath::Native,
             "the fanout, load-curve and slow-consumers scenarios need the native load path (their rooms and slow readers are k6/x/chat's): drop --loadgen js",
         ),
     ]
@@ -575,20 +554,25 @@ fn refusals(args: &RunArgs, scenarios: &[Scenario]) -> Vec<(bool, &'static str)>
 /// The server of `--url`, checked: a `ws://` URL, a safe name, and a `--pid` that names a
 /// running process. (clap has already refused `--url` beside server selection, variants or
 /// limits, `--name` without it, and `--pid` with `--container`.)
-fn external(args: &RunArgs) -> Result<Option<External>, UsageError> {
-    let Some(url) = &args.url else {
+fn external(
+    url: Option<&str>,
+    name: Option<&str>,
+    pid: Option<u32>,
+    container: Option<&str>,
+) -> Result<Option<External>, UsageError> {
+    let Some(url) = url else {
         return Ok(None);
     };
     Target::from_url(url).map_err(usage)?;
-    let name = args.name.clone().unwrap_or_default();
+    let name = name.unwrap_or_default().to_string();
     if !is_safe_name(&name) {
         return Err(UsageError::new(format!(
             "--name {name:?} cannot name a server: use lower-case letters, digits, '-', '_' and '.', starting with a letter or digit, at most {NAME_MAX} (e.g. local-go)"
         )));
     }
-    let usage_source = match (args.pid, &args.container) {
+    let usage_source = match (pid, container) {
         (Some(pid), _) => {
-            let reading = wscbench_engine::process::read(pid)
+            let reading = wscbench_engine::catalog::process::read(pid)
                 .map_err(|e| UsageError::new(format!("--pid {pid}: {e}")))?;
             if !reading.alive() {
                 return Err(UsageError::new(format!(
@@ -598,13 +582,13 @@ fn external(args: &RunArgs) -> Result<Option<External>, UsageError> {
             UsageSource::Process { pid }
         }
         (None, Some(container)) => UsageSource::Container {
-            container: container.clone(),
+            container: container.to_string(),
         },
         (None, None) => UsageSource::Absent,
     };
     Ok(Some(External {
         name,
-        url: url.clone(),
+        url: url.to_string(),
         usage: usage_source,
     }))
 }
@@ -634,19 +618,17 @@ fn external_transports(transports: &[Transport]) -> Result<Vec<NotOffered>, Usag
 /// profile, language or not at all leave a transport they do not offer out, as a "not
 /// offered" cell, unless none of them offers it. The js load path speaks `ws` only.
 fn check_transports(
-    args: &RunArgs,
+    load_path: LoadPath,
+    named: &[String],
     servers: &[Server],
     transports: &[Transport],
 ) -> Result<Vec<NotOffered>, UsageError> {
-    if args.loadgen == LoadPath::Js && transports.iter().any(|t| !t.is_ws()) {
+    if load_path == LoadPath::Js && transports.iter().any(|t| !t.is_ws()) {
         return Err(UsageError::new(
             "--transport other than ws needs the native load path (k6/x/chat speaks wss and permessage-deflate; k6/websockets does not): drop --loadgen js",
         ));
     }
-    for server in servers
-        .iter()
-        .filter(|s| args.select.servers.contains(&s.id))
-    {
+    for server in servers.iter().filter(|s| named.contains(&s.id)) {
         server.check_transports(transports).map_err(usage)?;
     }
     let mut not_offered = Vec::new();
@@ -680,6 +662,7 @@ fn usage(err: impl Display) -> UsageError {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use wscbench_results::LoadParam;
 
     use super::*;
     use crate::cli::{Cli, Command};
@@ -693,21 +676,26 @@ mod tests {
 
     fn check(flags: &[&str]) -> Result<RunRequest, UsageError> {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-        let known = crate::commands::discover(std::path::Path::new(root)).unwrap();
+        // No measurement of k6: the load curve keeps its own steps.
+        let known = Known {
+            servers: crate::commands::discover(std::path::Path::new(root)).unwrap(),
+            loadgen_capacity: None,
+            cores: 2.0,
+        };
         let cli = Cli::try_parse_from(["wscbench", "run"].iter().chain(flags)).unwrap();
         let Command::Run(args) = cli.command else {
             panic!("not run")
         };
-        RunRequest::check(&args, &known)
+        super::check(&args, &known)
     }
 
     #[test]
     fn a_plain_run_is_every_server_under_the_default_scenarios() {
         let request = check(&[]).unwrap();
-        assert_eq!(request.scenarios, Scenario::DEFAULT);
-        assert_eq!(request.servers.len(), 6);
-        assert_eq!(request.labels().len(), 6);
-        assert_eq!(request.servers_to_build().len(), 6);
+        assert_eq!(request.plan.scenarios, Scenario::DEFAULT);
+        assert_eq!(request.plan.servers.len(), 6);
+        assert_eq!(request.plan.labels().len(), 6);
+        assert_eq!(request.plan.servers_to_build().len(), 6);
     }
 
     #[test]
@@ -723,12 +711,13 @@ mod tests {
         .unwrap();
         assert!(
             request
+                .plan
                 .labels()
                 .contains(&"profile-a/zig@debian-lws".to_string())
         );
         // Its own binary, so its own image: seven to build.
-        assert_eq!(request.servers_to_build().len(), 7);
-        assert!(request.load_points.is_empty() && request.left_out.is_empty());
+        assert_eq!(request.plan.servers_to_build().len(), 7);
+        assert!(request.plan.load_points.is_empty() && request.left_out.is_empty());
     }
 
     #[test]
@@ -746,13 +735,15 @@ mod tests {
             "clients=10,20",
         ])
         .unwrap();
-        assert_eq!(request.load_points.len(), 2);
+        assert_eq!(request.plan.load_points.len(), 2);
         assert!(
             request
+                .plan
                 .labels()
                 .contains(&"profile-b/go@gomaxprocs-1".to_string())
         );
         let built: Vec<String> = request
+            .plan
             .servers_to_build()
             .into_iter()
             .map(|s| s.id)
@@ -772,8 +763,13 @@ mod tests {
             "room-size=2,10,100,1000",
         ])
         .unwrap();
-        assert_eq!(request.scenarios, [Scenario::Fanout]);
-        let sizes: Vec<f64> = request.load_points.iter().map(|p| p["room-size"]).collect();
+        assert_eq!(request.plan.scenarios, [Scenario::Fanout]);
+        let sizes: Vec<f64> = request
+            .plan
+            .load_points
+            .iter()
+            .map(|p| p[&LoadParam::RoomSize])
+            .collect();
         assert_eq!(sizes, [2.0, 10.0, 100.0, 1000.0]);
         // Smoke mode's 100 clients make no room of 1,000.
         let err = check(&[
@@ -800,8 +796,8 @@ mod tests {
     #[test]
     fn transports_default_to_ws_and_repeat_once() {
         let request = check(&["--server", "profile-b/go"]).unwrap();
-        assert_eq!(request.transports, [Transport::Ws]);
-        assert!(request.not_offered.is_empty());
+        assert_eq!(request.plan.transports, [Transport::Ws]);
+        assert!(request.plan.not_offered.is_empty());
         let request = check(&[
             "--server",
             "profile-b/go",
@@ -811,7 +807,7 @@ mod tests {
             "ws",
         ])
         .unwrap();
-        assert_eq!(request.transports, [Transport::Ws]);
+        assert_eq!(request.plan.transports, [Transport::Ws]);
     }
 
     #[test]
@@ -860,12 +856,14 @@ mod tests {
     #[test]
     fn a_url_with_a_name_is_one_external_row_with_its_usage_absent() {
         let request = check(&["--url", "ws://127.0.0.1:9/ws", "--name", "local-go"]).unwrap();
-        assert_eq!(request.labels(), ["external/local-go"]);
-        assert_eq!(request.row_transports, 1);
-        let external = request.external.unwrap();
+        let plan = request.plan;
+        assert_eq!(plan.labels(), ["external/local-go"]);
+        // One row over ws: each scenario starts once a round.
+        assert_eq!(plan.round_starts().len(), plan.scenarios.len());
+        let external = plan.external().unwrap();
         assert_eq!(external.name, "local-go");
         assert_eq!(external.usage, UsageSource::Absent);
-        assert!(request.rows.is_empty() && request.servers.is_empty());
+        assert!(plan.servers_to_build().is_empty());
     }
 
     #[test]
@@ -932,7 +930,7 @@ mod tests {
         let own = std::process::id().to_string();
         let request = check(&["--url", "ws://127.0.0.1:9/ws", "--name", "x", "--pid", &own]);
         assert_eq!(
-            request.unwrap().external.unwrap().usage,
+            request.unwrap().plan.external().unwrap().usage,
             UsageSource::Process {
                 pid: std::process::id()
             }
@@ -946,7 +944,7 @@ mod tests {
             "c",
         ]);
         assert_eq!(
-            request.unwrap().external.unwrap().usage,
+            request.unwrap().plan.external().unwrap().usage,
             UsageSource::Container {
                 container: "c".into()
             }

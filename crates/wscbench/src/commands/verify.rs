@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use clap::Args;
 use wscbench_engine::catalog::Server;
-use wscbench_engine::local::{self, LocalServer};
-use wscbench_engine::tls::RunCert;
+use wscbench_engine::catalog::local::{self, LocalServer};
+use wscbench_engine::net::tls::RunCert;
 use wscbench_engine::verify::{self, CheckResult, Target, VerifyReport, conformance, hostile};
 use wscbench_report::{Format, Report};
 use wscbench_results::{CaseResult, ServerConformance, Transport};

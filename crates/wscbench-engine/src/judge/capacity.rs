@@ -5,9 +5,9 @@
 
 use wscbench_results::{BoundReason, Capacity, CapacityStep, Outcome, Sample, StepReason};
 
-use crate::native::{self, MergedWindow};
-use crate::series::at;
-use crate::verdict::{self, Ceilings, Counters};
+use crate::judge::loadgen_bound::{self, Ceilings, Counters};
+use crate::judge::series::at;
+use crate::load::native::{self, MergedWindow};
 
 /// A step holds only while the server dropped less than this share of messages.
 pub const MAX_DROP_RATIO: f64 = 0.001;
@@ -147,7 +147,7 @@ pub fn bytes_per_client(steps: &[CapacityStep]) -> Option<f64> {
         .take_while(|s| s.held)
         .map(|s| (s.clients as f64, s.server_peak_mem_bytes as f64))
         .collect();
-    crate::series::least_squares_slope(&points)
+    crate::judge::series::least_squares_slope(&points)
 }
 
 fn step(inputs: &CapacityInputs<'_>, w: &MergedWindow, died: Option<Outcome>) -> CapacityStep {
@@ -181,7 +181,7 @@ fn step(inputs: &CapacityInputs<'_>, w: &MergedWindow, died: Option<Outcome>) ->
     };
     let c = &w.counters;
     // The whole-run rule, over the hold alone; sessions end after the last step, not in one.
-    let loadgen_reasons = verdict::verdict(
+    let loadgen_reasons = loadgen_bound::reasons(
         // The verdict leaves out its first sample (docker's has no previous reading): give
         // it the one before the hold.
         &series

@@ -1,5 +1,6 @@
-//! The load-generator verdict: a pure function from a result's per-second series and
-//! counters to the reasons (data) why the load generator, not the server, was the limit.
+//! Whether the load generator, not the server, was the limit of a result (its
+//! `loadgen_bound`): a pure function ([`reasons`]) from the result's per-second series and
+//! counters to the reasons (data) why it was; none when the server was the limit.
 //! The rule is documented in docs/methodology.md; each reason has a test below, the
 //! timer's on real samples.
 
@@ -92,7 +93,7 @@ fn timer_late_is_loadgens(
 }
 
 /// Every reason that applies, in a fixed order; empty when the server was the limit.
-pub fn verdict(series: &[Sample], counters: &Counters, ceilings: &Ceilings) -> Vec<BoundReason> {
+pub fn reasons(series: &[Sample], counters: &Counters, ceilings: &Ceilings) -> Vec<BoundReason> {
     let mut reasons = Vec::new();
     if let Some(limit_bytes) = counters.loadgen_oom_limit_bytes {
         reasons.push(BoundReason::LoadgenOutOfMemory { limit_bytes });
@@ -209,7 +210,7 @@ mod tests {
 
     #[test]
     fn a_quiet_run_that_received_everything_is_not_bound() {
-        assert!(verdict(&series(10, 30.0, 20.0), &all_received(10_000), &CEILINGS).is_empty());
+        assert!(reasons(&series(10, 30.0, 20.0), &all_received(10_000), &CEILINGS).is_empty());
     }
 
     #[test]
@@ -220,9 +221,9 @@ mod tests {
             ..all_received(10_000)
         };
         // 8 % sent late by k6's own timer: still sent, the offered load unchanged.
-        assert!(verdict(&series(10, 30.0, 20.0), &late(800), &CEILINGS).is_empty());
+        assert!(reasons(&series(10, 30.0, 20.0), &late(800), &CEILINGS).is_empty());
         assert_eq!(
-            verdict(&series(10, 30.0, 20.0), &late(1_200), &CEILINGS),
+            reasons(&series(10, 30.0, 20.0), &late(1_200), &CEILINGS),
             [BoundReason::TimerLate {
                 late: 1_200,
                 intended: 10_000
@@ -234,7 +235,7 @@ mod tests {
             ..late(200)
         };
         assert_eq!(
-            verdict(&series(10, 30.0, 20.0), &missed, &CEILINGS).len(),
+            reasons(&series(10, 30.0, 20.0), &missed, &CEILINGS).len(),
             1
         );
     }
@@ -277,14 +278,14 @@ mod tests {
             401,
             108,
         );
-        assert!(verdict(&series, &counters, &CEILINGS).is_empty());
+        assert!(reasons(&series, &counters, &CEILINGS).is_empty());
         let (series, counters) = recorded(
             &[0.0, 0.0, 102.0, 102.0, 122.0, 135.0, 122.0, 6.0],
             &[0.0, 68.0, 85.0, 85.0, 56.0, 49.0, 50.0, 2.0],
             391,
             45,
         );
-        assert!(verdict(&series, &counters, &CEILINGS).is_empty());
+        assert!(reasons(&series, &counters, &CEILINGS).is_empty());
     }
 
     #[test]
@@ -307,7 +308,7 @@ mod tests {
             11_462,
         );
         assert_eq!(
-            verdict(&series, &counters, &CEILINGS),
+            reasons(&series, &counters, &CEILINGS),
             [BoundReason::TimerLate {
                 late: 11_462,
                 intended: 78_644
@@ -322,7 +323,7 @@ mod tests {
             ..all_received(10_000)
         };
         assert_eq!(
-            verdict(&series(10, 30.0, 20.0), &counters, &CEILINGS),
+            reasons(&series(10, 30.0, 20.0), &counters, &CEILINGS),
             [BoundReason::ReceivedShort {
                 received: 9_700,
                 delivered: 10_000
@@ -332,7 +333,7 @@ mod tests {
             received: Some(9_850),
             ..all_received(10_000)
         };
-        assert!(verdict(&series(10, 30.0, 20.0), &counters, &CEILINGS).is_empty());
+        assert!(reasons(&series(10, 30.0, 20.0), &counters, &CEILINGS).is_empty());
     }
 
     #[test]
@@ -342,7 +343,7 @@ mod tests {
             ..all_received(10_000)
         };
         assert_eq!(
-            verdict(&series(10, 30.0, 20.0), &counters, &CEILINGS),
+            reasons(&series(10, 30.0, 20.0), &counters, &CEILINGS),
             [BoundReason::SessionsCutOff {
                 cut_off: 3,
                 sessions: 100
@@ -357,7 +358,7 @@ mod tests {
             cores: 2,
         };
         assert_eq!(
-            verdict(&series(10, 50.0, 95.0), &all_received(10_000), &ceilings),
+            reasons(&series(10, 50.0, 95.0), &all_received(10_000), &ceilings),
             [BoundReason::LoadgenCpuSaturated {
                 busy_s: 10,
                 measured_s: 10,
@@ -369,17 +370,17 @@ mod tests {
     #[test]
     fn a_saturated_machine_counts_only_when_the_load_generator_took_half_of_it() {
         // k6 took 120 of 190: it competed with the server.
-        let reasons = verdict(&series(10, 70.0, 120.0), &all_received(10_000), &CEILINGS);
+        let found = reasons(&series(10, 70.0, 120.0), &all_received(10_000), &CEILINGS);
         assert!(
             matches!(
-                reasons[..],
+                found[..],
                 [BoundReason::MachineSaturated { busy_s: 10, measured_s: 10, cores: 2, loadgen_share_ratio }]
                     if (loadgen_share_ratio - 120.0 / 190.0).abs() < 1e-9
             ),
-            "{reasons:?}"
+            "{found:?}"
         );
         // A cheap load generator on a machine the server saturates: the server was the limit.
-        assert!(verdict(&series(10, 160.0, 30.0), &all_received(10_000), &CEILINGS).is_empty());
+        assert!(reasons(&series(10, 160.0, 30.0), &all_received(10_000), &CEILINGS).is_empty());
     }
 
     #[test]
@@ -389,11 +390,11 @@ mod tests {
             ..all_received(10_000)
         };
         assert!(
-            verdict(&series(10, 160.0, 30.0), &counters, &CEILINGS).is_empty(),
+            reasons(&series(10, 160.0, 30.0), &counters, &CEILINGS).is_empty(),
             "the server's own writers fell behind"
         );
         assert_eq!(
-            verdict(&series(10, 70.0, 120.0), &counters, &CEILINGS)[1],
+            reasons(&series(10, 70.0, 120.0), &counters, &CEILINGS)[1],
             BoundReason::SlowConsumerDrops {
                 dropped: 500,
                 delivered: 10_000
@@ -409,7 +410,7 @@ mod tests {
             ..all_received(10_000)
         };
         assert_eq!(
-            verdict(&series(10, 30.0, 20.0), &counters, &CEILINGS),
+            reasons(&series(10, 30.0, 20.0), &counters, &CEILINGS),
             [BoundReason::LoadgenOutOfMemory {
                 limit_bytes: 1 << 30
             }]
@@ -420,6 +421,6 @@ mod tests {
     fn one_busy_second_is_not_enough() {
         let mut s = series(10, 30.0, 20.0);
         s[3].loadgen_cpu_percent = 199.0;
-        assert!(verdict(&s, &all_received(10_000), &CEILINGS).is_empty());
+        assert!(reasons(&s, &all_received(10_000), &CEILINGS).is_empty());
     }
 }

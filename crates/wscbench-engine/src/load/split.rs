@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::http;
+use crate::net::http;
 
 /// k6's `ExecutionStatusPausedBeforeRun` (lib/execution.go): initialised and waiting.
 const PAUSED_BEFORE_RUN: u64 = 4;

@@ -3,6 +3,8 @@
 //! CPU: `(Δ container usage / Δ system usage) × online CPUs × 100`, from one response's
 //! `cpu_stats` and `precpu_stats`. Memory: usage minus inactive page cache
 //! (`total_inactive_file` on cgroup v1, `inactive_file` on cgroup v2, `cache` on old engines).
+//! And the memory split into its user-space and its kernel part ([`anon_bytes`],
+//! [`kernel_bytes`]), which `docker stats` does not show.
 
 use bollard::models::ContainerStatsResponse;
 
@@ -64,6 +66,40 @@ pub fn online_cpus(stats: &ContainerStatsResponse) -> Option<u32> {
     stats.cpu_stats.as_ref()?.online_cpus.filter(|n| *n > 0)
 }
 
+/// A `memory.stat` counter of a Docker stats response, by its v2 or its v1 (hierarchical
+/// first) name.
+fn stat(stats: &ContainerStatsResponse, names: &[&str]) -> Option<u64> {
+    let detail = stats.memory_stats.as_ref()?.stats.as_ref()?;
+    names.iter().find_map(|n| detail.get(*n).copied())
+}
+
+/// The container's anonymous (user-space) memory: what its processes allocated, in bytes:
+/// `anon` on cgroup v2, `total_rss` (or `rss`) on v1.
+pub fn anon_bytes(stats: &ContainerStatsResponse) -> Option<u64> {
+    stat(stats, &["anon", "total_rss", "rss"])
+}
+
+/// The kernel's memory charged to the container, in bytes: on cgroup v2 its `kernel`
+/// counter (kernels from 5.18), else `slab` + `sock` + `kernel_stack` + `pagetables` +
+/// `percpu`; on v1, whose `memory.stat` has no kernel line, what the cgroup is charged
+/// beyond anonymous memory and page cache (`usage` − `total_rss` − `total_cache`), which on
+/// the kernels that charge kernel memory to v1 cgroups is slab, stacks and page tables
+/// (sockets' buffers only where `memory.kmem.tcp` accounting is on).
+pub fn kernel_bytes(stats: &ContainerStatsResponse) -> Option<u64> {
+    let detail = stats.memory_stats.as_ref()?.stats.as_ref()?;
+    if detail.contains_key("anon") {
+        if let Some(k) = detail.get("kernel") {
+            return Some(*k);
+        }
+        let parts = ["slab", "sock", "kernel_stack", "pagetables", "percpu"];
+        return Some(parts.iter().filter_map(|n| detail.get(*n)).sum());
+    }
+    let usage = stats.memory_stats.as_ref()?.usage?;
+    let rss = stat(stats, &["total_rss", "rss"])?;
+    let cache = stat(stats, &["total_cache", "cache"])?;
+    Some(usage.saturating_sub(rss + cache))
+}
+
 /// Where a container's cumulative CPU time lives on its host, by cgroup layout: v1's
 /// `cpuacct.usage` (nanoseconds) under the cgroupfs or the systemd driver, then v2's
 /// `cpu.stat` (`usage_usec`) under either.
@@ -106,6 +142,53 @@ pub fn cgroup_cpu_used_ms(root: &std::path::Path, id: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bollard::models::ContainerMemoryStats;
+    use std::collections::HashMap;
+
+    fn response(usage: u64, stat: &[(&str, u64)]) -> ContainerStatsResponse {
+        ContainerStatsResponse {
+            memory_stats: Some(ContainerMemoryStats {
+                usage: Some(usage),
+                stats: Some(
+                    stat.iter()
+                        .map(|(k, v)| (k.to_string(), *v))
+                        .collect::<HashMap<_, _>>(),
+                ),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn cgroup_v2_names_its_anonymous_and_kernel_memory() {
+        let r = response(
+            100,
+            &[("anon", 60), ("kernel", 30), ("slab", 20), ("file", 10)],
+        );
+        assert_eq!((anon_bytes(&r), kernel_bytes(&r)), (Some(60), Some(30)));
+        let older = response(
+            100,
+            &[("anon", 60), ("slab", 20), ("sock", 4), ("kernel_stack", 2)],
+        );
+        assert_eq!(kernel_bytes(&older), Some(26));
+    }
+
+    #[test]
+    fn on_cgroup_v1_the_kernels_part_is_what_is_neither_anonymous_nor_cache() {
+        let r = response(100, &[("total_rss", 50), ("rss", 49), ("total_cache", 20)]);
+        assert_eq!((anon_bytes(&r), kernel_bytes(&r)), (Some(50), Some(30)));
+        assert_eq!(
+            kernel_bytes(&response(10, &[("total_rss", 50), ("total_cache", 20)])),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn no_memory_stat_says_nothing() {
+        let r = ContainerStatsResponse::default();
+        assert_eq!((anon_bytes(&r), kernel_bytes(&r)), (None, None));
+    }
 
     fn write(root: &std::path::Path, rel: &str, text: &str) {
         let path = root.join(rel);

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
-use wscbench_results::ServerStats;
+use wscbench_results::{Language, ServerStats};
 
 use crate::catalog::Server;
-use crate::http;
+use crate::net::http;
 
 /// Why a local server could not be built or run.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +70,7 @@ pub enum LocalError {
     NoPort(#[source] std::io::Error),
     /// A runtime server's runtime does not answer.
     #[error(transparent)]
-    Runtime(#[from] crate::runtime::RuntimeError),
+    Runtime(#[from] crate::catalog::runtime::RuntimeError),
 }
 
 impl LocalError {
@@ -97,7 +97,7 @@ pub struct Toolchain {
     /// Its name, e.g. `cargo`.
     pub name: &'static str,
     /// The `language` of the manifests it builds.
-    pub language: &'static str,
+    pub language: Language,
     /// The program and arguments that print its version.
     pub version_command: &'static [&'static str],
     /// How to install it.
@@ -108,19 +108,19 @@ pub struct Toolchain {
 pub const TOOLCHAINS: [Toolchain; 3] = [
     Toolchain {
         name: "go",
-        language: "go",
+        language: Language::Go,
         version_command: &["go", "version"],
         remedy: "install Go 1.26",
     },
     Toolchain {
         name: "cargo",
-        language: "rust",
+        language: Language::Rust,
         version_command: &["cargo", "--version"],
         remedy: "install Rust with rustup",
     },
     Toolchain {
         name: "zig",
-        language: "zig",
+        language: Language::Zig,
         version_command: &["python3", "-m", "ziglang", "version"],
         remedy: "run scripts/setup (pip install ziglang==0.17.1)",
     },
@@ -129,7 +129,7 @@ pub const TOOLCHAINS: [Toolchain; 3] = [
 impl Toolchain {
     /// The toolchain that builds servers in `language`, if one is known.
     pub fn of(language: &str) -> Option<&'static Toolchain> {
-        TOOLCHAINS.iter().find(|t| t.language == language)
+        TOOLCHAINS.iter().find(|t| t.language.as_str() == language)
     }
 
     /// The first line its version command prints, or why it did not answer.
@@ -185,7 +185,7 @@ pub async fn check_toolchains(servers: &[Server]) -> Result<(), LocalError> {
     let mut checked = Vec::new();
     for server in servers {
         if let Some(spec) = &server.runtime {
-            crate::runtime::probe(&server.id, &server.dir, spec).await?;
+            crate::catalog::runtime::probe(&server.id, &server.dir, spec).await?;
         }
         if let Some(toolchain) = Toolchain::of(&server.language)
             && !checked.contains(&toolchain.name)
@@ -471,7 +471,7 @@ mod tests {
         ] {
             let zig = Toolchain {
                 name: "zig",
-                language: "sh",
+                language: Language::Zig,
                 version_command: command,
                 remedy: "run scripts/setup",
             };

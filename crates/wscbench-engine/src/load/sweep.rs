@@ -2,14 +2,14 @@
 //! whole sweep against the scenarios it will run, the points it expands to (the product of
 //! its keys, with the load curve's own steps when no sweep gives them), and which of those
 //! points each scenario runs. Which scenario takes which key is
-//! [`crate::scenarios::load_params`].
+//! [`Scenario::load_params`].
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use wscbench_results::{Mode, Scenario};
+use wscbench_results::{LoadParam, LoadParams, Mode, Scenario};
 
-use crate::scenarios;
+use crate::load::scenarios;
 
 /// Why a sweep cannot run; each is one line naming what to change.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -18,30 +18,36 @@ pub enum SweepError {
     #[error("--sweep {given:?}: expected KEY=V1,V2,... such as clients=100,200,500")]
     Malformed { given: String },
     /// A key no scenario takes.
-    #[error("--sweep {key}: unknown load parameter; the parameters are {}", scenarios::LOAD_PARAMS.join(", "))]
+    #[error("--sweep {key}: unknown load parameter; the parameters are {}", names(&LoadParam::ALL))]
     UnknownKey { key: String },
     /// A value the key does not allow ([`scenarios::requirement`]).
-    #[error("--sweep {key}: {value:?} is not {}", scenarios::requirement(key))]
-    BadValue { key: String, value: String },
+    #[error("--sweep {key}: {value:?} is not {}", scenarios::requirement(*key))]
+    BadValue { key: LoadParam, value: String },
     /// The same value twice in one key.
     #[error("--sweep {key}: {value} is given twice")]
-    DuplicateValue { key: String, value: String },
+    DuplicateValue { key: LoadParam, value: String },
     /// The same key in two `--sweep` flags.
     #[error("--sweep {key} is given twice; put every value in one flag: {key}=V1,V2,...")]
-    DuplicateKey { key: String },
+    DuplicateKey { key: LoadParam },
     /// A key one of the chosen scenarios does not take.
-    #[error("--sweep {key}: the {scenario} scenario does not take it (it takes {}); choose scenarios with --scenario", scenarios::load_params(*scenario).join(", "))]
-    NotTaken { key: String, scenario: Scenario },
+    #[error("--sweep {key}: the {scenario} scenario does not take it (it takes {}); choose scenarios with --scenario", names(scenario.load_params()))]
+    NotTaken { key: LoadParam, scenario: Scenario },
     /// A point whose parameters make no shape that can run.
     #[error(transparent)]
     Shape(#[from] scenarios::ShapeError),
 }
 
+/// Load parameters' names, `a, b, c`, as messages list them.
+fn names(params: &[LoadParam]) -> String {
+    let names: Vec<&str> = params.iter().map(|p| p.as_str()).collect();
+    names.join(", ")
+}
+
 /// One `--sweep` flag: a load parameter and its values, in the order given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepKey {
-    /// One of [`scenarios::LOAD_PARAMS`].
-    pub key: String,
+    /// The parameter.
+    pub key: LoadParam,
     /// The values, each one [`scenarios::requirement`] allows.
     pub values: Vec<f64>,
 }
@@ -58,17 +64,15 @@ impl FromStr for SweepKey {
         if key.is_empty() || values.trim().is_empty() {
             return Err(malformed());
         }
-        if !scenarios::LOAD_PARAMS.contains(&key.as_str()) {
-            return Err(SweepError::UnknownKey { key });
-        }
+        let key: LoadParam = key.parse().map_err(|_| SweepError::UnknownKey { key })?;
         let mut parsed: Vec<f64> = Vec::new();
         for text in values.split(',').map(str::trim) {
             let bad = || SweepError::BadValue {
-                key: key.clone(),
+                key,
                 value: text.to_string(),
             };
             let value: f64 = text.parse().map_err(|_| bad())?;
-            if !scenarios::accepts(&key, value) {
+            if !scenarios::accepts(key, value) {
                 return Err(bad());
             }
             if parsed.contains(&value) {
@@ -92,12 +96,19 @@ pub struct Sweep {
     keys: Vec<SweepKey>,
 }
 
+/// A sweep is recorded (`run.json`'s `sweep`) as its keys, each with its values.
+impl serde::Serialize for Sweep {
+    fn serialize<S: serde::Serializer>(&self, to: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&self.as_map(), to)
+    }
+}
+
 impl Sweep {
     /// The sweep of these flags, refusing a key given twice.
     pub fn new(keys: Vec<SweepKey>) -> Result<Sweep, SweepError> {
         for (i, k) in keys.iter().enumerate() {
             if keys[..i].iter().any(|earlier| earlier.key == k.key) {
-                return Err(SweepError::DuplicateKey { key: k.key.clone() });
+                return Err(SweepError::DuplicateKey { key: k.key });
             }
         }
         Ok(Sweep { keys })
@@ -107,17 +118,14 @@ impl Sweep {
     /// make a shape that cannot run in `mode` (a fan-out room larger than its clients).
     pub fn check(&self, scenarios: &[Scenario], mode: Mode) -> Result<(), SweepError> {
         for k in &self.keys {
-            if let Some(&scenario) = scenarios
-                .iter()
-                .find(|s| !scenarios::load_params(**s).contains(&k.key.as_str()))
-            {
+            if let Some(&scenario) = scenarios.iter().find(|s| !s.load_params().contains(&k.key)) {
                 return Err(SweepError::NotTaken {
-                    key: k.key.clone(),
+                    key: k.key,
                     scenario,
                 });
             }
         }
-        if let Some(steps) = self.keys.iter().find(|k| k.key == DELIVERIES) {
+        if let Some(steps) = self.keys.iter().find(|k| k.key == LoadParam::Deliveries) {
             scenarios::check_steps(&steps.values)?;
         }
         for point in self.points() {
@@ -134,16 +142,16 @@ impl Sweep {
     }
 
     /// Key to values, as the run manifest records it.
-    pub fn as_map(&self) -> BTreeMap<String, Vec<f64>> {
+    pub fn as_map(&self) -> BTreeMap<LoadParam, Vec<f64>> {
         self.keys
             .iter()
-            .map(|k| (k.key.clone(), k.values.clone()))
+            .map(|k| (k.key, k.values.clone()))
             .collect()
     }
 
     /// The load parameters of every point: the product of the keys' values, the first key
     /// outermost, each key's values in the order given. One empty set without a sweep.
-    pub fn points(&self) -> Vec<BTreeMap<String, f64>> {
+    pub fn points(&self) -> Vec<LoadParams> {
         let mut points = vec![BTreeMap::new()];
         for k in &self.keys {
             points = points
@@ -151,7 +159,7 @@ impl Sweep {
                 .flat_map(|point| {
                     k.values.iter().map(move |&v| {
                         let mut next = point.clone();
-                        next.insert(k.key.clone(), v);
+                        next.insert(k.key, v);
                         next
                     })
                 })
@@ -161,30 +169,23 @@ impl Sweep {
     }
 }
 
-/// The load parameter of a load-curve step: its offered deliveries per second.
-pub const DELIVERIES: &str = "deliveries";
-
 /// A run's load points: `sweep`'s, times the load curve's own steps in `mode` when the run
 /// has the load curve and no sweep gives its steps (`--sweep deliveries=...`). Scenarios
 /// other than the curve do not take `deliveries` and run once per other value
 /// ([`loads_of`]).
-pub fn run_points(sweep: &Sweep, scenarios: &[Scenario], mode: Mode) -> Vec<BTreeMap<String, f64>> {
+pub fn run_points(sweep: &Sweep, scenarios: &[Scenario], mode: Mode) -> Vec<LoadParams> {
     run_points_at(sweep, scenarios, &scenarios::LoadCurveShape::of(mode).steps)
 }
 
 /// [`run_points`] with the load curve's steps `steps` in place of its own in the mode (the
 /// steps placed from the load generator's measured limit).
-pub fn run_points_at(
-    sweep: &Sweep,
-    scenarios: &[Scenario],
-    steps: &[f64],
-) -> Vec<BTreeMap<String, f64>> {
+pub fn run_points_at(sweep: &Sweep, scenarios: &[Scenario], steps: &[f64]) -> Vec<LoadParams> {
     let points = if sweep.is_empty() {
         Vec::new()
     } else {
         sweep.points()
     };
-    let given = sweep.keys.iter().any(|k| k.key == DELIVERIES);
+    let given = sweep.keys.iter().any(|k| k.key == LoadParam::Deliveries);
     if given || !scenarios.contains(&Scenario::LoadCurve) {
         return points;
     }
@@ -197,7 +198,7 @@ pub fn run_points_at(
         .flat_map(|point| {
             steps.iter().map(move |&d| {
                 let mut next = point.clone();
-                next.insert(DELIVERIES.to_string(), d);
+                next.insert(LoadParam::Deliveries, d);
                 next
             })
         })
@@ -205,22 +206,19 @@ pub fn run_points_at(
 }
 
 /// `point`'s parameters that `scenario` takes: what it runs with.
-pub fn taken(scenario: Scenario, point: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
-    let keys = scenarios::load_params(scenario);
+pub fn taken(scenario: Scenario, point: &LoadParams) -> LoadParams {
+    let keys = scenario.load_params();
     point
         .iter()
-        .filter(|(k, _)| keys.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), *v))
+        .filter(|(k, _)| keys.contains(k))
+        .map(|(k, v)| (*k, *v))
         .collect()
 }
 
 /// The load points `scenario` runs, in order: one per distinct set of the parameters it
 /// takes, so that a scenario without `deliveries` runs once where the curve runs each step.
-pub fn loads_of(
-    scenario: Scenario,
-    load_points: &[BTreeMap<String, f64>],
-) -> Vec<&BTreeMap<String, f64>> {
-    let mut seen: Vec<BTreeMap<String, f64>> = Vec::new();
+pub fn loads_of(scenario: Scenario, load_points: &[LoadParams]) -> Vec<&LoadParams> {
+    let mut seen: Vec<LoadParams> = Vec::new();
     let mut loads = Vec::new();
     for point in load_points {
         let own = taken(scenario, point);
@@ -235,13 +233,10 @@ pub fn loads_of(
 /// The points `scenario` runs as one start each, in order: [`loads_of`], with a load
 /// curve's levels (the loads that differ only in `deliveries`) together as one point, levels
 /// in the order given (rising: [`Sweep::check`]).
-pub fn started_points(
-    scenario: Scenario,
-    load_points: &[BTreeMap<String, f64>],
-) -> Vec<Vec<&BTreeMap<String, f64>>> {
-    let mut groups: Vec<Vec<&BTreeMap<String, f64>>> = Vec::new();
+pub fn started_points(scenario: Scenario, load_points: &[LoadParams]) -> Vec<Vec<&LoadParams>> {
+    let mut groups: Vec<Vec<&LoadParams>> = Vec::new();
     for point in loads_of(scenario, load_points) {
-        let same_curve = |group: &Vec<&BTreeMap<String, f64>>| {
+        let same_curve = |group: &Vec<&LoadParams>| {
             scenario == Scenario::LoadCurve && without_level(group[0]) == without_level(point)
         };
         match groups.iter_mut().find(|g| same_curve(g)) {
@@ -253,11 +248,11 @@ pub fn started_points(
 }
 
 /// A point's parameters without the load curve's level (`deliveries`): its curve.
-pub fn without_level(point: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+pub fn without_level(point: &LoadParams) -> LoadParams {
     point
         .iter()
-        .filter(|(k, _)| k.as_str() != DELIVERIES)
-        .map(|(k, v)| (k.clone(), *v))
+        .filter(|(k, _)| **k != LoadParam::Deliveries)
+        .map(|(k, v)| (*k, *v))
         .collect()
 }
 
@@ -274,7 +269,10 @@ mod tests {
         assert_eq!(loads_of(Scenario::LoadCurve, &points).len(), steps.len());
         assert_eq!(loads_of(Scenario::Steady, &points).len(), 1);
         assert!(taken(Scenario::Steady, &points[2]).is_empty());
-        assert_eq!(taken(Scenario::LoadCurve, &points[2])[DELIVERIES], steps[2]);
+        assert_eq!(
+            taken(Scenario::LoadCurve, &points[2])[&LoadParam::Deliveries],
+            steps[2]
+        );
         // Without the curve, a run has no load points of its own.
         assert!(run_points(&Sweep::default(), &[Scenario::Steady], Mode::Quick).is_empty());
         // A sweep of the curve's clients: each value runs every step.
@@ -285,8 +283,8 @@ mod tests {
         let started = started_points(Scenario::LoadCurve, &points);
         assert_eq!(started.len(), 2);
         assert!(started.iter().all(|levels| levels.len() == steps.len()));
-        assert_eq!(started[1][3][DELIVERIES], steps[3]);
-        assert_eq!(started[1][0]["clients"], 500.0);
+        assert_eq!(started[1][3][&LoadParam::Deliveries], steps[3]);
+        assert_eq!(started[1][0][&LoadParam::Clients], 500.0);
         // Steady takes the clients alone: one point per value.
         assert_eq!(started_points(Scenario::Steady, &points).len(), 2);
     }
@@ -320,7 +318,7 @@ mod tests {
         assert_eq!(
             key("clients=100, 200,50").unwrap(),
             SweepKey {
-                key: "clients".into(),
+                key: LoadParam::Clients,
                 values: vec![100.0, 200.0, 50.0]
             }
         );
@@ -405,12 +403,12 @@ mod tests {
             key("rate=1,5").unwrap(),
         ])
         .unwrap();
-        let points: Vec<Vec<(String, f64)>> = sweep
+        let points: Vec<Vec<(LoadParam, f64)>> = sweep
             .points()
             .into_iter()
             .map(|p| p.into_iter().collect())
             .collect();
-        let p = |c: f64, r: f64| vec![("clients".to_string(), c), ("rate".to_string(), r)];
+        let p = |c: f64, r: f64| vec![(LoadParam::Clients, c), (LoadParam::Rate, r)];
         assert_eq!(points, [p(10., 1.), p(10., 5.), p(20., 1.), p(20., 5.)]);
         assert_eq!(Sweep::default().points(), [BTreeMap::new()]);
     }

@@ -13,10 +13,11 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use wscbench_results::{LoadPath, Transport};
 
+use crate::catalog::local;
+use crate::docker::{ContainerSpec, Engine, EngineError};
 use crate::docker::{RUN_LABEL, nano_cpus};
-use crate::engine::{ContainerSpec, Engine, EngineError};
-use crate::native::NativeReport;
-use crate::{k6, local};
+use crate::load::k6;
+use crate::load::native::NativeReport;
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -49,12 +50,12 @@ pub struct CapacitySpec {
     /// How k6 reaches the blaster.
     pub transport: Transport,
     /// The certificate the blaster serves wss with (needed for the TLS transports).
-    pub tls: Option<std::sync::Arc<crate::tls::RunCert>>,
+    pub tls: Option<std::sync::Arc<crate::net::tls::RunCert>>,
 }
 
 impl CapacitySpec {
     /// The certificate of a TLS transport, or `None` in cleartext.
-    fn cert(&self) -> Option<&crate::tls::RunCert> {
+    fn cert(&self) -> Option<&crate::net::tls::RunCert> {
         self.tls.as_deref().filter(|_| self.transport.is_tls())
     }
 
@@ -291,9 +292,12 @@ async fn start_blaster<E: Engine>(
         .await?;
     let addr = format!("127.0.0.1:{port}");
     let tls = spec.cert().map(|c| c.client_config());
-    if crate::http::wait_healthy_over(&addr, tls.as_ref(), Duration::from_secs(10), async || {
-        None::<()>
-    })
+    if crate::net::http::wait_healthy_over(
+        &addr,
+        tls.as_ref(),
+        Duration::from_secs(10),
+        async || None::<()>,
+    )
     .await
     .is_err()
     {
@@ -339,8 +343,8 @@ async fn start_k6<E: Engine>(
     if let Some(cert) = spec.cert() {
         env.push(format!(
             "TLS_CA_FILE={}/{}",
-            crate::tls::CONTAINER_DIR,
-            crate::tls::CERT_FILE
+            crate::net::tls::CONTAINER_DIR,
+            crate::net::tls::CERT_FILE
         ));
         binds.push(cert.bind());
     }

@@ -2,16 +2,7 @@
 //! connections and memory), the most idle clients held, the memory each costs and what ended
 //! the ramp. Pure functions; the rule is in docs/methodology.md ("Idle capacity").
 
-use wscbench_results::{ErrorCounts, FailedSide, IdleCapacity, IdleLimit, Mode, Outcome, Sample};
-
-/// The clients of each step in `mode` (`idle-capacity` in `scenarios/lib/modes.js`; a test
-/// in `scenarios.rs` checks them): what the host limits are planned for.
-pub fn steps(mode: Mode) -> &'static [u64] {
-    match mode {
-        Mode::Smoke => &[1_000, 2_000, 3_000],
-        _ => &[10_000, 25_000, 50_000, 100_000, 150_000, 200_000],
-    }
-}
+use wscbench_results::{ErrorCounts, FailedSide, IdleCapacity, IdleLimit, Outcome, Sample};
 
 /// The run is stopped when the server's memory reaches this share of its limit.
 pub const MEMORY_NEAR_LIMIT: f64 = 0.9;
@@ -106,7 +97,7 @@ pub fn idle_capacity(series: &[Sample], limit_bytes: u64, ending: &Ending) -> Id
             .filter(|s| s.server_mem_bytes.is_some_and(|m| m > 0))
             .filter_map(|s| Some((s.connections? as f64, mem(s)? as f64)))
             .collect();
-        crate::series::least_squares_slope(&points)
+        crate::judge::series::least_squares_slope(&points)
     };
     let limited_by = match (ending.died, &ending.loadgen_failed) {
         (Some(outcome), _) => IdleLimit::ServerDied {

@@ -6,8 +6,8 @@
 
 use wscbench_results::{ErrorCounts, IdleLimit, Population, PopulationLevel, Sample};
 
-use crate::idle::Ending;
-use crate::native::MergedWindow;
+use crate::judge::idle::Ending;
+use crate::load::native::MergedWindow;
 
 /// A level counts as held when the server's mean connections over its hold reach this share
 /// of the level's users (churn keeps a few away for a moment).
@@ -126,7 +126,7 @@ pub fn errors_while_held(
 /// The slope of `y` against the levels' connections.
 fn slope(held: &[&PopulationLevel], y: impl Fn(&PopulationLevel) -> Option<f64>) -> Option<f64> {
     let points: Option<Vec<(f64, f64)>> = held.iter().map(|l| Some((l.connections, y(l)?))).collect();
-    crate::series::least_squares_slope(&points?)
+    crate::judge::series::least_squares_slope(&points?)
 }
 
 /// What the population cost the server, from its series, its levels' holds and how it ended.
@@ -150,7 +150,7 @@ pub fn population(inputs: &Inputs, ending: &Ending) -> Population {
         .filter_map(|s| s.connections)
         .max()
         .unwrap_or(0);
-    let idle = crate::idle::idle_capacity(inputs.series, inputs.memory_limit_bytes, ending);
+    let idle = crate::judge::idle::idle_capacity(inputs.series, inputs.memory_limit_bytes, ending);
     let limited_by = match idle.limited_by {
         // Every level reached, yet one not held: the server did not keep its users.
         IdleLimit::AllHeld if held.len() < inputs.levels.len() => IdleLimit::ClientErrors {
@@ -351,7 +351,7 @@ mod tests {
         let period = |from_s: u64, connect_errors: u64, abnormal_closes: u64| MergedWindow {
             from_ms: START + from_s * 1000,
             to_ms: START + (from_s + 1) * 1000,
-            counters: crate::native::NativeCounters {
+            counters: crate::load::native::NativeCounters {
                 connect_errors,
                 abnormal_closes,
                 ..Default::default()

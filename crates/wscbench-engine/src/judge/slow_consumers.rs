@@ -7,8 +7,8 @@ use hdrhistogram::Histogram;
 use wscbench_results::slow_consumers::{RECOVERY_FACTOR, RECOVERY_WINDOWS};
 use wscbench_results::{Sample, SlowConsumers};
 
-use crate::native::{MergedSlow, MergedWindow};
-use crate::scenarios::SlowConsumersShape;
+use crate::load::native::{MergedSlow, MergedWindow};
+use crate::load::scenarios::SlowConsumersShape;
 
 /// What the figures are computed from.
 #[derive(Debug, Clone, Copy)]

@@ -96,7 +96,7 @@ async fn exchange(
             source,
         };
         let tcp = TcpStream::connect(addr).await.map_err(io)?;
-        let stream = crate::tls::Stream::over(tcp, tls).await.map_err(io)?;
+        let stream = crate::net::tls::Stream::over(tcp, tls).await.map_err(io)?;
         let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
             .map_err(http)?;

@@ -1,12 +1,12 @@
-//! The scenario set as the runner plans it: how long each shape runs in each mode, which
-//! load parameters (`--sweep` keys) each shape takes and what values they accept, and the
-//! shapes of fan-out and slow consumers, whose figures are derived from their phases and room
-//! sizes. All are those of `scenarios/lib/modes.js` (tests read that file under node and
-//! check them).
+//! The scenario set as the runner plans it: how long each shape runs in each mode, what
+//! values each load parameter accepts (which shape takes which is
+//! [`Scenario::load_params`]), and the shapes of fan-out and slow consumers, whose figures are
+//! derived from their phases and room sizes. All are those of `scenarios/lib/modes.js`
+//! (tests read that file under node and check them, the load parameters included).
 
 use std::collections::BTreeMap;
 
-use wscbench_results::{Mode, Scenario};
+use wscbench_results::{LoadParam, LoadParams, Mode, Scenario};
 
 /// [`seconds`], with soak's length set by `wscbench run --duration` (`DURATION` in k6's
 /// environment) for the shapes that have one (steady's hold, churn's duration).
@@ -20,7 +20,7 @@ pub fn point_seconds(
     scenario: Scenario,
     mode: Mode,
     soak_seconds: Option<u64>,
-    params: &BTreeMap<String, f64>,
+    params: &LoadParams,
 ) -> u64 {
     match (scenario, mode, soak_seconds) {
         (Scenario::Population, _, _) => PopulationShape::with_params(mode, params).seconds(),
@@ -32,6 +32,15 @@ pub fn point_seconds(
 /// True when `--duration` changes this scenario's length.
 pub fn has_soak_length(scenario: Scenario) -> bool {
     matches!(scenario, Scenario::Steady | Scenario::Churn)
+}
+
+/// The clients of each idle-capacity step in `mode` (`idle-capacity` in
+/// `scenarios/lib/modes.js`; a test below checks them): what the host limits are planned for.
+pub fn idle_capacity_steps(mode: Mode) -> &'static [u64] {
+    match mode {
+        Mode::Smoke => &[1_000, 2_000, 3_000],
+        _ => &[10_000, 25_000, 50_000, 100_000, 150_000, 200_000],
+    }
 }
 
 /// How long a scenario's k6 executor runs, in seconds, before k6's graceful stop: used for
@@ -113,21 +122,21 @@ impl PopulationShape {
     }
 
     /// The shape of `mode` with a point's load parameters applied.
-    pub fn with_params(mode: Mode, params: &BTreeMap<String, f64>) -> Self {
+    pub fn with_params(mode: Mode, params: &LoadParams) -> Self {
         let mut shape = Self::of(mode);
-        if let Some(&n) = params.get("users") {
+        if let Some(&n) = params.get(&LoadParam::Users) {
             shape.users = n as u64;
         }
-        if let Some(&n) = params.get("room-size") {
+        if let Some(&n) = params.get(&LoadParam::RoomSize) {
             shape.room_size = n as u64;
         }
-        if let Some(&s) = params.get("ping-s") {
+        if let Some(&s) = params.get(&LoadParam::PingS) {
             shape.ping_s = s;
         }
-        if let Some(&s) = params.get("chat-s") {
+        if let Some(&s) = params.get(&LoadParam::ChatS) {
             shape.chat_s = s;
         }
-        if let Some(&c) = params.get("churn") {
+        if let Some(&c) = params.get(&LoadParam::Churn) {
             shape.churn_percent = c;
         }
         shape
@@ -167,76 +176,31 @@ impl PopulationShape {
     }
 }
 
-/// The load parameters a sweep can set, each passed to k6 as its environment variable
-/// ([`env_name`]: `room-size` → `ROOM_SIZE`): `clients` is how many clients the shape holds
-/// (at once, or over its length for churn), `rate` the chats per second each client sends,
-/// `room-size` the clients of each room, `slow-share` the share of slow-consumers' clients
-/// that are slow, `deliveries` the deliveries per second a load-curve step offers.
-pub const LOAD_PARAMS: &[&str] = &[
-    "clients",
-    "rate",
-    "room-size",
-    "slow-share",
-    "deliveries",
-    "users",
-    "ping-s",
-    "chat-s",
-    "churn",
-];
-
-/// The load parameters scenario `scenario` takes (`SWEEP_KEYS` in `scenarios/lib/modes.js`).
-/// A burst's clients chat once and a churn client once per stay, so only the shapes that
-/// chat at a rate take `rate`.
-pub fn load_params(scenario: Scenario) -> &'static [&'static str] {
-    match scenario {
-        Scenario::Steady | Scenario::Saturation => &["clients", "rate"],
-        Scenario::Burst | Scenario::Churn => &["clients"],
-        // Stepped by design: their steps are the knob.
-        Scenario::Capacity | Scenario::IdleCapacity => &[],
-        // Its chat rate follows from the room size: the deliveries asked are fixed.
-        Scenario::Fanout => &["clients", "room-size"],
-        Scenario::SlowConsumers => &["clients", "slow-share"],
-        // Its steps are `deliveries` values: the curve's own when no sweep gives them.
-        Scenario::LoadCurve => &["deliveries", "clients", "room-size"],
-        Scenario::Population => &["users", "room-size", "ping-s", "chat-s", "churn"],
-    }
-}
-
-/// True when a value of `key` must be a whole number (a count of clients).
-pub fn is_count(key: &str) -> bool {
-    matches!(key, "clients" | "room-size" | "users")
-}
-
 /// What a value of `key` must be, as error messages say it.
-pub fn requirement(key: &str) -> &'static str {
+pub fn requirement(key: LoadParam) -> &'static str {
     match key {
-        "room-size" => "a whole number of at least 2",
-        "slow-share" => "a fraction between 0 and 1 (both excluded)",
-        "churn" => "a percentage from 0 to 100",
-        "ping-s" | "chat-s" => "a positive number of seconds",
-        key if is_count(key) => "a positive whole number",
+        LoadParam::RoomSize => "a whole number of at least 2",
+        LoadParam::SlowShare => "a fraction between 0 and 1 (both excluded)",
+        LoadParam::Churn => "a percentage from 0 to 100",
+        LoadParam::PingS | LoadParam::ChatS => "a positive number of seconds",
+        key if key.is_count() => "a positive whole number",
         _ => "a positive number",
     }
 }
 
 /// True when `value` is one [`requirement`] allows for `key`.
-pub fn accepts(key: &str, value: f64) -> bool {
-    if key == "churn" {
+pub fn accepts(key: LoadParam, value: f64) -> bool {
+    if key == LoadParam::Churn {
         return (0.0..=100.0).contains(&value);
     }
     value.is_finite()
         && value > 0.0
-        && (!is_count(key) || value.fract() == 0.0)
+        && (!key.is_count() || value.fract() == 0.0)
         && match key {
-            "room-size" => value >= 2.0,
-            "slow-share" => value < 1.0,
+            LoadParam::RoomSize => value >= 2.0,
+            LoadParam::SlowShare => value < 1.0,
             _ => true,
         }
-}
-
-/// The environment variable k6 reads `key` from: upper case, `-` → `_`.
-pub fn env_name(key: &str) -> String {
-    key.to_ascii_uppercase().replace('-', "_")
 }
 
 /// The fan-out shape (`fanout` in `scenarios/lib/modes.js`): `clients` split into rooms of
@@ -356,19 +320,16 @@ impl LoadCurveShape {
     /// The shape in `mode` with a point's load parameters (`clients`, `room-size`; a room
     /// size given without clients sizes the clients to one room of it only when the default
     /// is one room) applied.
-    pub fn with_params(
-        mode: Mode,
-        params: &std::collections::BTreeMap<String, f64>,
-    ) -> LoadCurveShape {
+    pub fn with_params(mode: Mode, params: &LoadParams) -> LoadCurveShape {
         let mut shape = LoadCurveShape::of(mode);
         let one_room = shape.room_size == shape.clients;
-        if let Some(&n) = params.get("clients") {
+        if let Some(&n) = params.get(&LoadParam::Clients) {
             shape.clients = n as u64;
-            if one_room && !params.contains_key("room-size") {
+            if one_room && !params.contains_key(&LoadParam::RoomSize) {
                 shape.room_size = shape.clients;
             }
         }
-        if let Some(&s) = params.get("room-size") {
+        if let Some(&s) = params.get(&LoadParam::RoomSize) {
             shape.room_size = s as u64;
         }
         shape
@@ -494,15 +455,12 @@ impl SlowConsumersShape {
     }
 
     /// The shape in `mode` with a point's load parameters (`clients`, `slow-share`) applied.
-    pub fn with_params(
-        mode: Mode,
-        params: &std::collections::BTreeMap<String, f64>,
-    ) -> SlowConsumersShape {
+    pub fn with_params(mode: Mode, params: &LoadParams) -> SlowConsumersShape {
         let mut shape = SlowConsumersShape::of(mode);
-        if let Some(&n) = params.get("clients") {
+        if let Some(&n) = params.get(&LoadParam::Clients) {
             shape.clients = n as u64;
         }
-        if let Some(&s) = params.get("slow-share") {
+        if let Some(&s) = params.get(&LoadParam::SlowShare) {
             shape.slow_share = s;
         }
         shape
@@ -581,25 +539,21 @@ pub const RATE_LIMIT_PER_S: f64 = 10.0;
 /// Checks that a point's load parameters make a shape that can run in `mode`: rooms no
 /// larger than the clients, and within the rate limit (fan-out, and every step of a load
 /// curve: the point's own, or the curve's default steps when it has none).
-pub fn check_point(
-    scenario: Scenario,
-    mode: Mode,
-    params: &std::collections::BTreeMap<String, f64>,
-) -> Result<(), ShapeError> {
+pub fn check_point(scenario: Scenario, mode: Mode, params: &LoadParams) -> Result<(), ShapeError> {
     let steps: Vec<FanoutShape> = match scenario {
         Scenario::Fanout => {
             let mut shape = FanoutShape::of(mode);
-            if let Some(&n) = params.get("clients") {
+            if let Some(&n) = params.get(&LoadParam::Clients) {
                 shape.clients = n as u64;
             }
-            if let Some(&s) = params.get("room-size") {
+            if let Some(&s) = params.get(&LoadParam::RoomSize) {
                 shape.room_size = s as u64;
             }
             vec![shape]
         }
         Scenario::LoadCurve => {
             let curve = LoadCurveShape::with_params(mode, params);
-            match params.get("deliveries") {
+            match params.get(&LoadParam::Deliveries) {
                 Some(&d) => vec![curve.at(d)],
                 None => curve.steps.iter().map(|&d| curve.at(d)).collect(),
             }
@@ -701,11 +655,11 @@ mod tests {
             "console.log(JSON.stringify({ keys: m.SWEEP_KEYS, params: m.LOAD_PARAMS }));",
         )
         .unwrap();
-        assert_eq!(keys["params"], serde_json::json!(LOAD_PARAMS));
+        assert_eq!(keys["params"], serde_json::json!(LoadParam::ALL));
         for &scenario in Scenario::ALL {
             assert_eq!(
                 keys["keys"][scenario.as_str()],
-                serde_json::json!(load_params(scenario)),
+                serde_json::json!(scenario.load_params()),
                 "{scenario}"
             );
         }
@@ -829,7 +783,7 @@ mod tests {
                 .iter()
                 .map(|v| v.as_u64().unwrap())
                 .collect();
-            assert_eq!(crate::idle::steps(mode), steps, "{mode}");
+            assert_eq!(idle_capacity_steps(mode), steps, "{mode}");
         }
     }
 
@@ -842,8 +796,8 @@ mod tests {
                     users.map(|u| u.to_string()).unwrap_or_default()
                 );
                 let js = node(&env, "console.log(JSON.stringify(m.shapeOf('population')));").unwrap();
-                let params: BTreeMap<String, f64> =
-                    users.map(|u| ("users".to_string(), u as f64)).into_iter().collect();
+                let params: LoadParams =
+                    users.map(|u| (LoadParam::Users, u as f64)).into_iter().collect();
                 let shape = PopulationShape::with_params(mode, &params);
                 let steps: Vec<u64> = js["steps"]
                     .as_array()
@@ -992,7 +946,7 @@ mod tests {
             "console.log(JSON.stringify(m.shapeOf('load-curve')));",
         )
         .unwrap();
-        let params = [("clients".to_string(), 200.0)].into_iter().collect();
+        let params = [(LoadParam::Clients, 200.0)].into_iter().collect();
         let rust = LoadCurveShape::with_params(Mode::Quick, &params);
         assert_eq!(
             (small["clients"].as_u64(), small["roomSize"].as_u64()),
@@ -1043,9 +997,7 @@ mod tests {
         );
         assert!(check_steps(&[50_000.0, 50_000.0]).is_err());
         // 500 clients in one room: 10 chats/s each is 2,495,000 deliveries/s.
-        let at = |d: f64| -> std::collections::BTreeMap<String, f64> {
-            [("deliveries".to_string(), d)].into_iter().collect()
-        };
+        let at = |d: f64| -> LoadParams { [(LoadParam::Deliveries, d)].into_iter().collect() };
         assert!(check_point(Scenario::LoadCurve, Mode::Quick, &at(2_495_000.0)).is_ok());
         let err = check_point(Scenario::LoadCurve, Mode::Quick, &at(3_000_000.0)).unwrap_err();
         assert!(
@@ -1074,8 +1026,8 @@ mod tests {
         // What the orchestrator refuses before a run, the script refuses too.
         for (clients, room_size) in [(60.0, 2.0), (50.0, 100.0)] {
             let params = [
-                ("clients".to_string(), clients),
-                ("room-size".to_string(), room_size),
+                (LoadParam::Clients, clients),
+                (LoadParam::RoomSize, room_size),
             ]
             .into_iter()
             .collect();
@@ -1086,7 +1038,7 @@ mod tests {
         let slow = shape("MODE: 'quick', SLOW_SHARE: '0.25'", "slow-consumers").unwrap();
         assert_eq!(slow["slowShare"].as_f64(), Some(0.25));
         let mut params = std::collections::BTreeMap::new();
-        params.insert("slow-share".to_string(), 0.25);
+        params.insert(LoadParam::SlowShare, 0.25);
         let ours = SlowConsumersShape::with_params(Mode::Quick, &params);
         assert_eq!(ours.slow_share, 0.25);
         assert_eq!(ours.slow_clients(), 75);
@@ -1094,31 +1046,27 @@ mod tests {
 
     #[test]
     fn every_load_parameter_has_its_environment_name_and_its_allowed_values() {
-        assert_eq!(env_name("room-size"), "ROOM_SIZE");
-        assert_eq!(env_name("slow-share"), "SLOW_SHARE");
-        assert_eq!(env_name("clients"), "CLIENTS");
-        assert!(accepts("room-size", 2.0) && accepts("room-size", 1000.0));
-        assert!(!accepts("room-size", 1.0) && !accepts("room-size", 2.5));
-        assert!(accepts("slow-share", 0.1) && accepts("slow-share", 0.99));
-        assert!(!accepts("slow-share", 0.0) && !accepts("slow-share", 1.0));
-        assert!(!accepts("slow-share", f64::NAN));
-        assert!(accepts("rate", 2.5) && !accepts("clients", 2.5));
-        assert_eq!(requirement("room-size"), "a whole number of at least 2");
+        use LoadParam::*;
+        assert_eq!(RoomSize.env_name(), "ROOM_SIZE");
+        assert_eq!(SlowShare.env_name(), "SLOW_SHARE");
+        assert_eq!(Clients.env_name(), "CLIENTS");
+        assert!(accepts(RoomSize, 2.0) && accepts(RoomSize, 1000.0));
+        assert!(!accepts(RoomSize, 1.0) && !accepts(RoomSize, 2.5));
+        assert!(accepts(SlowShare, 0.1) && accepts(SlowShare, 0.99));
+        assert!(!accepts(SlowShare, 0.0) && !accepts(SlowShare, 1.0));
+        assert!(!accepts(SlowShare, f64::NAN));
+        assert!(accepts(Rate, 2.5) && !accepts(Clients, 2.5));
+        assert_eq!(requirement(RoomSize), "a whole number of at least 2");
     }
 
     #[test]
     fn a_fanout_room_larger_than_the_clients_or_over_the_rate_limit_is_refused() {
-        let params = |pairs: &[(&str, f64)]| {
-            pairs
-                .iter()
-                .map(|&(k, v)| (k.to_string(), v))
-                .collect::<std::collections::BTreeMap<_, _>>()
-        };
+        let params = |pairs: &[(LoadParam, f64)]| pairs.iter().copied().collect::<LoadParams>();
         assert!(
             check_point(
                 Scenario::Fanout,
                 Mode::Quick,
-                &params(&[("room-size", 1000.0)])
+                &params(&[(LoadParam::RoomSize, 1000.0)])
             )
             .is_ok()
         );
@@ -1126,14 +1074,14 @@ mod tests {
             check_point(
                 Scenario::Fanout,
                 Mode::Quick,
-                &params(&[("room-size", 2.0)])
+                &params(&[(LoadParam::RoomSize, 2.0)])
             )
             .is_ok()
         );
         let err = check_point(
             Scenario::Fanout,
             Mode::Smoke,
-            &params(&[("room-size", 1000.0)]),
+            &params(&[(LoadParam::RoomSize, 1000.0)]),
         )
         .unwrap_err();
         assert_eq!(
@@ -1144,14 +1092,14 @@ mod tests {
         let err = check_point(
             Scenario::Fanout,
             Mode::Smoke,
-            &params(&[("room-size", 2.0), ("clients", 40.0)]),
+            &params(&[(LoadParam::RoomSize, 2.0), (LoadParam::Clients, 40.0)]),
         )
         .unwrap_err();
         assert!(
             err.to_string().contains("20.0 chats per second per client"),
             "{err}"
         );
-        assert!(check_point(Scenario::Steady, Mode::Smoke, &params(&[("clients", 1.0)])).is_ok());
+        assert!(check_point(Scenario::Steady, Mode::Smoke, &params(&[(LoadParam::Clients, 1.0)])).is_ok());
     }
 
     #[test]

@@ -1,4 +1,15 @@
-//! The catalog: servers found through their `server.toml` manifests (the scenarios are in [`crate::scenarios`]).
+//! The servers wscbench knows and how it gets them running outside a run's containers: the
+//! catalog itself (here: servers found through their `server.toml` manifests, their variants
+//! and selections; the scenarios are in [`crate::load::scenarios`]), the runtimes a server
+//! may run on ([`runtime`]), local builds and processes ([`local`]), a process wscbench did
+//! not start ([`process`]) and the images packed from them ([`images`]).
+//!
+//! Uses `net/` and `docker/`; never `verify/`, `load/`, `judge/` nor `runner/`.
+
+pub mod images;
+pub mod local;
+pub mod process;
+pub mod runtime;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -8,7 +19,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use wscbench_results::Transport;
 
-use crate::runtime::RuntimeSpec;
+use crate::catalog::runtime::RuntimeSpec;
 
 /// The group of the servers beside the two profiles (`servers/extra/`): never in a run
 /// unless named by `--server` or `--group extra`, and reported in a group of their own.
@@ -113,7 +124,7 @@ pub struct Server {
     #[serde(default)]
     pub variants: BTreeMap<String, VariantSpec>,
     /// For a server that runs on a runtime: how its image is assembled from the host's
-    /// runtime instead of from one static binary ([`crate::runtime`]). Its `binary` is then a
+    /// runtime instead of from one static binary ([`crate::catalog::runtime`]). Its `binary` is then a
     /// launcher that runs it as a local process (for `verify`).
     #[serde(default)]
     pub runtime: Option<RuntimeSpec>,

@@ -2,7 +2,7 @@
 //! from what the host has — the runtime's executable, the shared libraries it and its
 //! extension modules load (as `ldd` names them, the dynamic loader included), its standard
 //! library — plus the server's own files and installed packages under `/app`. Nothing is
-//! pulled. [`crate::images`] builds the image from the context made here.
+//! pulled. [`crate::catalog::images`] builds the image from the context made here.
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -14,16 +14,11 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
-use crate::engine::{
-    BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Hardening, ImageInfo, Usage,
-    UsageStream,
+use crate::docker::stats;
+use crate::docker::{
+    BoxFuture, ContainerSpec, ContainerState, Engine, EngineError, Hardening, ImageInfo, LABEL,
+    RUN_LABEL, Usage, UsageStream,
 };
-use crate::stats;
-
-/// The label every wscbench container and image carries.
-pub const LABEL: &str = "wscbench";
-/// The label naming the run a container belongs to.
-pub const RUN_LABEL: &str = "wscbench.run";
 
 /// How long the first exchange with the engine may take before it counts as unreachable: a
 /// missing socket fails at once, but a wrong `DOCKER_HOST` address would otherwise hang.
@@ -473,8 +468,8 @@ fn usage_stream(
         .map(|response| Usage {
             cpu_percent: stats::cpu_percent(&response),
             mem_bytes: stats::memory_bytes(&response),
-            anon_bytes: crate::memory::anon_bytes(&response),
-            kernel_bytes: crate::memory::kernel_bytes(&response),
+            anon_bytes: stats::anon_bytes(&response),
+            kernel_bytes: stats::kernel_bytes(&response),
             read_epoch_ms: response.read.as_deref().and_then(epoch_ms),
             cpu_used_ms: stats::cpu_used_ms(&response),
         })
@@ -486,9 +481,4 @@ fn epoch_ms(time: &str) -> Option<u64> {
     let at = humantime::parse_rfc3339(time).ok()?;
     let ms = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as u64;
     (ms > 0).then_some(ms)
-}
-
-/// A CPU count (`--cpus 1.5`) in the billionths of a CPU that Docker's `NanoCpus` takes.
-pub fn nano_cpus(cpus: f64) -> i64 {
-    (cpus * 1e9).round() as i64
 }

@@ -9,10 +9,10 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::catalog::Server;
+use crate::catalog::local;
+use crate::catalog::runtime;
 use crate::docker::LABEL;
-use crate::engine::{Engine, EngineError};
-use crate::local;
-use crate::runtime;
+use crate::docker::{Engine, EngineError};
 
 /// The label carrying the hash of what an image was built from.
 pub const HASH_LABEL: &str = "wscbench.source-hash";
@@ -35,7 +35,7 @@ pub enum ImageError {
     #[error(transparent)]
     Catalog(#[from] crate::catalog::CatalogError),
     #[error(transparent)]
-    Runtime(#[from] crate::runtime::RuntimeError),
+    Runtime(#[from] crate::catalog::runtime::RuntimeError),
     #[error("reading {}: {source}", path.display())]
     Io {
         path: std::path::PathBuf,

@@ -1,7 +1,15 @@
-//! The narrow interface to Docker: every container and image operation wscbench makes
+//! Docker, behind one narrow interface: every container and image operation wscbench makes
 //! (start, inspect, stats, stop, logs, removal, image build, inspect, list and removal) goes
-//! through [`Engine`], so a fake engine can fail any one of them; [`crate::docker::DockerEngine`]
-//! is the real one. [`Hardening`] is what every container is started with unless told otherwise.
+//! through [`Engine`], so a fake engine can fail any one of them; [`daemon::DockerEngine`]
+//! is the real one, bollard against a Docker daemon, and [`stats`] reads Docker's stats
+//! responses (CPU, memory and its user-space and kernel parts) as the docker CLI does.
+//! [`Hardening`] is what every container is started with unless told otherwise; the labels
+//! and the CPU arithmetic every caller needs are here too, so none reaches past the trait.
+//!
+//! Uses no other folder of this crate (only [`crate::ErrorClass`]).
+
+pub mod daemon;
+pub mod stats;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,6 +17,17 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use futures_util::Stream;
+
+/// The label every wscbench container and image carries.
+pub const LABEL: &str = "wscbench";
+/// The label naming the run a container belongs to ([`Engine::remove_run`] removes by it).
+pub const RUN_LABEL: &str = "wscbench.run";
+
+/// A CPU count (`--cpus 1.5`) in the billionths of a CPU that [`ContainerSpec::nano_cpus`]
+/// (Docker's `NanoCpus`) takes.
+pub fn nano_cpus(cpus: f64) -> i64 {
+    (cpus * 1e9).round() as i64
+}
 
 /// What to start.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -165,10 +184,10 @@ pub struct Usage {
     /// Memory without page cache, in bytes.
     pub mem_bytes: u64,
     /// Of it, anonymous (user-space) memory, in bytes, where the cgroup says
-    /// ([`crate::memory::anon_bytes`]).
+    /// ([`stats::anon_bytes`]).
     pub anon_bytes: Option<u64>,
     /// Of it, the kernel's memory charged to the container (slab, sockets, stacks, page
-    /// tables), in bytes, where the cgroup says ([`crate::memory::kernel_bytes`]).
+    /// tables), in bytes, where the cgroup says ([`stats::kernel_bytes`]).
     pub kernel_bytes: Option<u64>,
     /// When the figures were read (Unix time, milliseconds): the CPU percent is that of the
     /// interval ending then. `None` where the source gives no time.

@@ -194,7 +194,12 @@ pub fn for_idle_capacity(mode: Mode, loadgens: u32) -> Result<Option<HostLimits>
     let Some(facts) = HostFacts::read() else {
         return Ok(None);
     };
-    for_steps(crate::idle::steps(mode), loadgens, &facts).map(Some)
+    for_steps(
+        crate::load::scenarios::idle_capacity_steps(mode),
+        loadgens,
+        &facts,
+    )
+    .map(Some)
 }
 
 /// The limits of a population of `users` (its full level) with `loadgens` k6 processes on

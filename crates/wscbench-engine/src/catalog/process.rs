@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::engine::{ContainerState, Usage, UsageStream};
+use crate::docker::{ContainerState, Usage, UsageStream};
 
 /// One reading of a process's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

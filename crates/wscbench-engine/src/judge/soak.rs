@@ -5,8 +5,8 @@
 
 use wscbench_results::{KpiVerdict, Sample, SoakKpis};
 
-use crate::native::MergedWindow;
-use crate::series::{at, least_squares_slope};
+use crate::judge::series::{at, least_squares_slope};
+use crate::load::native::MergedWindow;
 
 /// Runs at least this long get soak KPIs in any mode, in ms.
 pub const SOAK_MIN_MS: u64 = 300_000;
@@ -258,7 +258,7 @@ mod tests {
             clients: 0,
             from_ms: 0,
             to_ms: 10_000,
-            counters: crate::native::NativeCounters {
+            counters: crate::load::native::NativeCounters {
                 ws_errors: errors,
                 ..Default::default()
             },
