@@ -21,9 +21,9 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::watch;
 use wscbench_results::{
-    Conditions, CurveSteps, LoadParam, LoadParams, LoadPath, MachineSpeed, Mode, NotOffered, Outcome, PointKey, PointStop,
-    Repetition, Round, RoundRecord, RunResult, Sample, Scenario, StopReason, Transport,
-    UsageSource,
+    Conditions, CurveSteps, LoadParam, LoadParams, LoadPath, MachineSpeed, Mode, NotOffered,
+    Outcome, PointKey, PointStop, Repetition, Round, RoundRecord, RunResult, Sample, Scenario,
+    StopReason, Transport, UsageSource,
 };
 
 use crate::catalog::images::Image;
@@ -895,33 +895,20 @@ pub async fn execute_rounds<E: crate::docker::Engine>(
     cancel: watch::Receiver<bool>,
     on: &mut (dyn FnMut(Progress<'_>) + Send),
 ) -> Result<RoundsOutput, WriteError> {
-    let loadgens: Vec<&E> = if loadgen_engines.is_empty() {
-        vec![server_engine]
-    } else {
-        loadgen_engines.to_vec()
-    };
+    let loadgens = Some(loadgen_engines.to_vec())
+        .filter(|l| !l.is_empty())
+        .unwrap_or_else(|| vec![server_engine]);
     let started = std::time::Instant::now();
     let min_rounds = plan.repetitions.max(1);
-    let max_rounds = if judge.is_some() {
-        plan.adaptive.max_rounds.max(min_rounds)
-    } else {
-        min_rounds
-    };
+    let max_rounds = judge.map_or(min_rounds, |_| plan.adaptive.max_rounds.max(min_rounds));
     // Each scenario's least rounds: more for the curve only where a judge adds rounds.
-    let least = |scenario: Scenario| {
-        if judge.is_some() {
-            plan.min_rounds(scenario)
-        } else {
-            min_rounds
-        }
-    };
+    let least = |scenario: Scenario| judge.map_or(min_rounds, |_| plan.min_rounds(scenario));
     let base = plan.round_points();
     let keys: Vec<PointKey> = base.iter().map(|p| p.key()).collect();
     // What each start measures, as indices of `base`: a load curve's levels run as one.
     let starts = starts_of(&base);
     let start_least: Vec<u32> = starts.iter().map(|s| least(base[s[0]].scenario)).collect();
-    // Each scenario's measured time per start (container to container), once one ran.
-    let mut took: BTreeMap<Scenario, (Duration, u32)> = BTreeMap::new();
+    let mut took = Took::default();
     let mut output = RoundsOutput::default();
     let mut stops: BTreeMap<PointKey, StopReason> = BTreeMap::new();
     let mut active: Vec<usize> = (0..base.len()).collect();
@@ -930,16 +917,10 @@ pub async fn execute_rounds<E: crate::docker::Engine>(
     'rounds: while !active.is_empty() && !interrupted {
         round += 1;
         // A start runs again while any of its points (a curve: any level) is undecided.
-        let running: Vec<usize> = (0..starts.len())
-            .filter(|&s| starts[s].iter().any(|i| active.contains(i)))
-            .collect();
-        // The starts a round owes first (shuffled), then those it adds for precision, the
-        // plan's first scenarios first (shuffled within each), so a budget that runs out
-        // cuts the least important.
-        let order = rounds::owed_first(
-            rounds::shuffled(running, plan.adaptive.seed, round),
-            |&s| (round > start_least[s]).then(|| scenario_rank(plan, base[starts[s][0]].scenario)),
-        );
+        let running = (0..starts.len()).filter(|&s| starts[s].iter().any(|i| active.contains(i)));
+        let order = round_order(plan, running.collect(), round, |s| {
+            (round > start_least[s]).then_some(base[starts[s][0]].scenario)
+        });
         let machine_speed = start_round(plan, &cancel, round, order.len(), &mut output, on).await;
         for (position, &s) in order.iter().enumerate() {
             if *cancel.borrow() {
@@ -958,27 +939,20 @@ pub async fn execute_rounds<E: crate::docker::Engine>(
                 continue;
             };
             let expected = plan.start_seconds(&points);
-            let scenario = first.scenario;
-            // Its planned length, or what its scenario's starts took where that was longer.
-            let planned = expected + mean_overhead(&output.results);
-            let length = took
-                .get(&scenario)
-                .map_or(planned, |&(t, n)| planned.max(t / n));
-            if round > start_least[s] {
-                // An added round runs only where it leaves room for every round still owed.
-                let owed: Duration = (0..starts.len())
-                    .filter(|&t| starts[t].iter().any(|i| active.contains(i)))
-                    .map(|t| {
-                        let rounds_left = start_least[t].saturating_sub(round);
-                        let scenario = base[starts[t][0]].scenario;
-                        let each = took.get(&scenario).map_or(length, |&(d, n)| d / n);
-                        each * rounds_left
-                    })
-                    .sum();
-                if !rounds::fits(started.elapsed() + owed, length, plan.adaptive.budget) {
-                    stops.extend(starts[s].iter().map(|&j| (keys[j].clone(), StopReason::Budget)));
-                    continue;
-                }
+            let length = took.length(first.scenario, expected + mean_overhead(&output.results));
+            // An added round runs only where it leaves room for every round still owed.
+            let owed = || {
+                owed_time(&starts, &start_least, &active, round, |t| {
+                    took.length(base[starts[t][0]].scenario, length)
+                })
+            };
+            if round > start_least[s]
+                && !rounds::fits(started.elapsed() + owed(), length, plan.adaptive.budget)
+            {
+                let budget = |&j: &usize| (keys[j].clone(), StopReason::Budget);
+                stops.extend(starts[s].iter().map(budget));
+                active.retain(|i| !starts[s].contains(i));
+                continue;
             }
             let start_began = std::time::Instant::now();
             on(Progress::Starting {
@@ -1001,15 +975,9 @@ pub async fn execute_rounds<E: crate::docker::Engine>(
             if interrupted {
                 break 'rounds;
             }
-            let entry = took.entry(scenario).or_default();
-            entry.0 += start_began.elapsed();
-            entry.1 += 1;
+            took.add(first.scenario, start_began.elapsed());
         }
-        let active_keys: Vec<PointKey> = active
-            .iter()
-            .filter(|&&i| !stops.contains_key(&keys[i]))
-            .map(|&i| keys[i].clone())
-            .collect();
+        let active_keys: Vec<PointKey> = active.iter().map(|&i| keys[i].clone()).collect();
         let (again, stopped) = decide(
             judge,
             &output.results,
@@ -1180,13 +1148,60 @@ async fn start_round(
     machine_speed
 }
 
-/// Where `scenario` stands in the plan's order of scenarios (the first is the most
-/// important: the default bench lists its headline first).
-fn scenario_rank(plan: &Plan, scenario: Scenario) -> usize {
-    plan.scenarios
-        .iter()
-        .position(|&s| s == scenario)
-        .unwrap_or(plan.scenarios.len())
+/// What each scenario's starts took so far, container to container.
+#[derive(Default)]
+struct Took(BTreeMap<Scenario, (Duration, u32)>);
+
+impl Took {
+    /// A start of `scenario` planned to take `planned`: that, or the mean its scenario's
+    /// starts took where that was longer.
+    fn length(&self, scenario: Scenario, planned: Duration) -> Duration {
+        self.0
+            .get(&scenario)
+            .map_or(planned, |&(t, n)| planned.max(t / n))
+    }
+
+    fn add(&mut self, scenario: Scenario, took: Duration) {
+        let entry = self.0.entry(scenario).or_default();
+        entry.0 += took;
+        entry.1 += 1;
+    }
+}
+
+/// The time the starts still active owe after round `round`: each start's rounds left to
+/// its least (`least`) times its length (`each`).
+fn owed_time(
+    starts: &[Vec<usize>],
+    least: &[u32],
+    active: &[usize],
+    round: u32,
+    each: impl Fn(usize) -> Duration,
+) -> Duration {
+    (0..starts.len())
+        .filter(|&t| starts[t].iter().any(|i| active.contains(i)))
+        .map(|t| each(t) * least[t].saturating_sub(round))
+        .sum()
+}
+
+/// The order of round `round`'s starts (`running`): those the round owes first, shuffled
+/// from the plan's seed, then those it adds for precision (`added` names their scenario),
+/// the plan's first scenarios first (the default bench lists its headline first), shuffled
+/// within each, so a budget that runs out cuts the least important.
+fn round_order(
+    plan: &Plan,
+    running: Vec<usize>,
+    round: u32,
+    added: impl Fn(usize) -> Option<Scenario>,
+) -> Vec<usize> {
+    let rank = |scenario: Scenario| {
+        plan.scenarios
+            .iter()
+            .position(|&s| s == scenario)
+            .unwrap_or(plan.scenarios.len())
+    };
+    rounds::owed_first(rounds::shuffled(running, plan.adaptive.seed, round), |&s| {
+        added(s).map(rank)
+    })
 }
 
 /// After round `round`: the points of `active` that get another, and why the others stop.

@@ -14,8 +14,8 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 use wscbench_results::{
     Distributed, ErrorCounts, HostLimits, InstanceSample, LoadParam, LoadParams, LoadPath,
-    LoadgenInstance, Outcome,
-    RunResult, SCHEMA_VERSION, Sample, Scenario, ServerConformance, ServerIdentity, UsageSource,
+    LoadgenInstance, Outcome, RunResult, SCHEMA_VERSION, Sample, Scenario, ServerConformance,
+    ServerIdentity, UsageSource,
 };
 
 use super::collect::{Context, K6_OVERRUN, LoadEnd, Outputs, Teardown, collect, died, last_lines};
@@ -150,6 +150,21 @@ impl<E: Engine> Session<'_, E> {
     }
 
     /// The server's per-second usage, or `None` when nothing measures it.
+    /// `usage` with the server's CPU read from its cgroup now, at `t_ms` of the load (the
+    /// instant of its counters), where the engine can: Docker's reading lags its sample by
+    /// about a second.
+    fn with_cpu_now(&self, usage: Option<Usage>, t_ms: u64) -> Option<Usage> {
+        let mut usage = usage?;
+        if let Some(used) = self
+            .usage_container()
+            .and_then(|id| self.engine.cpu_used_ms_now(id))
+        {
+            usage.cpu_used_ms = Some(used);
+            usage.read_epoch_ms = Some(self.load_started_epoch_ms + t_ms);
+        }
+        Some(usage)
+    }
+
     /// The container whose usage is the server's: ours, or a watched one.
     fn usage_container(&self) -> Option<&str> {
         match self.server.as_ref()? {
@@ -1064,17 +1079,7 @@ impl<E: Engine> Session<'_, E> {
             }
             let stats = verify::read_stats_quiet(target).await;
             let t_ms = load_started.elapsed().as_millis() as u64;
-            let mut s: Option<Usage> = server_usage.as_ref().map(|u| *u.borrow());
-            // The server's CPU read from its cgroup at the instant of its counters, where the
-            // engine can: Docker's reading lags its sample by about a second.
-            if let Some(u) = s.as_mut()
-                && let Some(used) = self
-                    .usage_container()
-                    .and_then(|id| self.engine.cpu_used_ms_now(id))
-            {
-                u.cpu_used_ms = Some(used);
-                u.read_epoch_ms = Some(self.load_started_epoch_ms + t_ms);
-            }
+            let s = self.with_cpu_now(server_usage.as_ref().map(|u| *u.borrow()), t_ms);
             let instances: Vec<InstanceSample> = loadgen_usage
                 .iter()
                 .map(|usage| {
@@ -1085,12 +1090,7 @@ impl<E: Engine> Session<'_, E> {
                     }
                 })
                 .collect();
-            let sample = self.one_sample(
-                t_ms,
-                stats.as_ref(),
-                s,
-                instances,
-            );
+            let sample = self.one_sample(t_ms, stats.as_ref(), s, instances);
             let now = Instant::now();
             let rate = match (stats.as_ref(), last_deliveries) {
                 (Some(st), Some((prev, at))) => Some(

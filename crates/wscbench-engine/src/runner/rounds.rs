@@ -228,7 +228,11 @@ mod tests {
             (key("b"), Some(StopReason::Precise)),
         ]);
         let (again, stopped) = next_round(&points, &verdicts, &|_| false, 2, &|_| 3, 10);
-        assert_eq!(again, vec![key("b")], "a precise point still runs its minimum");
+        assert_eq!(
+            again,
+            vec![key("b")],
+            "a precise point still runs its minimum"
+        );
         assert_eq!(stopped[&key("a")], StopReason::LoadgenBound);
     }
 
@@ -245,8 +249,16 @@ mod tests {
     fn a_curve_owes_more_rounds_than_the_other_points_only_where_rounds_are_added() {
         assert_eq!(min_rounds(Scenario::LoadCurve, 3, 10), CURVE_MIN_ROUNDS);
         assert_eq!(min_rounds(Scenario::Population, 3, 10), 3);
-        assert_eq!(min_rounds(Scenario::LoadCurve, 3, 3), 3, "exactly --runs rounds");
-        assert_eq!(min_rounds(Scenario::LoadCurve, 3, 4), 4, "never past the most");
+        assert_eq!(
+            min_rounds(Scenario::LoadCurve, 3, 3),
+            3,
+            "exactly --runs rounds"
+        );
+        assert_eq!(
+            min_rounds(Scenario::LoadCurve, 3, 4),
+            4,
+            "never past the most"
+        );
         assert_eq!(min_rounds(Scenario::LoadCurve, 7, 10), 7);
     }
 
@@ -268,7 +280,14 @@ mod tests {
     #[test]
     fn a_round_runs_what_it_owes_first_then_what_it_adds_by_rank() {
         // (item, rank if added)
-        let order = vec![(1, Some(2)), (2, None), (3, Some(0)), (4, None), (5, Some(2)), (6, Some(0))];
+        let order = vec![
+            (1, Some(2)),
+            (2, None),
+            (3, Some(0)),
+            (4, None),
+            (5, Some(2)),
+            (6, Some(0)),
+        ];
         let sorted: Vec<u32> = owed_first(order, |&(_, rank)| rank)
             .into_iter()
             .map(|(i, _)| i)
