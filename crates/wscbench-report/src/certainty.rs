@@ -16,8 +16,16 @@ pub(crate) const CERTAINTY_TITLE: &str = "Certainty of the headline figures";
 
 /// The headline figures counted, each under the scenario that measures it.
 const FIGURES: [(&str, Scenario, &Metric); 4] = [
-    ("Memory per user", Scenario::Population, &metrics::MEMORY_PER_USER),
-    ("CPU per 1,000 users", Scenario::Population, &metrics::CPU_PER_1K_USERS),
+    (
+        "Memory per user",
+        Scenario::Population,
+        &metrics::MEMORY_PER_USER,
+    ),
+    (
+        "CPU per 1,000 users",
+        Scenario::Population,
+        &metrics::CPU_PER_1K_USERS,
+    ),
     (
         "Cost per delivery (every curve step)",
         Scenario::LoadCurve,

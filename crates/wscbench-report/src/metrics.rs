@@ -495,12 +495,7 @@ pub fn headline(scenario: Scenario) -> &'static [&'static Metric] {
             &DELIVERED_OF_OFFERED,
             &PEAK_MEMORY,
         ],
-        Scenario::Population => &[
-            &MEMORY_PER_USER,
-            &CPU_PER_1K_USERS,
-            &PONG_P99,
-            &USERS_HELD,
-        ],
+        Scenario::Population => &[&MEMORY_PER_USER, &CPU_PER_1K_USERS, &PONG_P99, &USERS_HELD],
     }
 }
 

@@ -277,5 +277,8 @@ fn every_scorecard_of_every_reference_run_fits_120_columns_at_the_default_width(
             );
         }
     }
-    assert!(cards >= runs, "only {cards} scorecards in {runs} reference runs");
+    assert!(
+        cards >= runs,
+        "only {cards} scorecards in {runs} reference runs"
+    );
 }

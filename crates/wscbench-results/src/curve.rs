@@ -80,7 +80,10 @@ mod tests {
     #[test]
     fn a_step_is_carried_when_nearly_all_arrived_within_the_latency_target() {
         assert!(step(Some(0.9995)).carried(12.0));
-        assert!(step(Some(0.997)).carried(12.0), "within the windows' edge noise");
+        assert!(
+            step(Some(0.997)).carried(12.0),
+            "within the windows' edge noise"
+        );
         assert!(!step(Some(0.98)).carried(12.0), "too little arrived");
         assert!(!step(Some(1.0)).carried(50.1), "too late");
         assert!(!step(None).carried(1.0), "nothing known of what arrived");

@@ -182,7 +182,11 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
             p.users_held >= 291 && p.limited_by == wscbench_results::IdleLimit::AllHeld,
             "{server}: {p:?}"
         );
-        for bytes in [p.mem_bytes_per_user, p.user_bytes_per_user, p.kernel_bytes_per_user] {
+        for bytes in [
+            p.mem_bytes_per_user,
+            p.user_bytes_per_user,
+            p.kernel_bytes_per_user,
+        ] {
             assert!(bytes.is_some(), "{server}: {p:?}");
         }
         assert!(
@@ -198,13 +202,7 @@ fn a_smoke_run_of_every_server_and_scenario_reports_every_row_with_real_numbers(
 
     let json: Value = serde_json::from_str(&report("json", results.path())).unwrap();
     let text = json.to_string();
-    for title in [
-        "Population",
-        "Load curve",
-        "Burst",
-        "Churn",
-        "Binary sizes",
-    ] {
+    for title in ["Population", "Load curve", "Burst", "Churn", "Binary sizes"] {
         assert!(text.contains(title), "report lacks a {title} table");
     }
     assert!(report("markdown", results.path()).contains("| Language |"));

@@ -199,7 +199,11 @@ mod tests {
     #[test]
     fn a_cgroup_v1_container_reads_its_cpu_in_nanoseconds_as_milliseconds() {
         let root = tempfile::tempdir().unwrap();
-        write(root.path(), "cpuacct/docker/abc123/cpuacct.usage", "2500000000\n");
+        write(
+            root.path(),
+            "cpuacct/docker/abc123/cpuacct.usage",
+            "2500000000\n",
+        );
         assert_eq!(cgroup_cpu_used_ms(root.path(), "abc123"), Some(2500.0));
     }
 
@@ -218,6 +222,10 @@ mod tests {
     fn a_container_whose_cgroup_is_not_on_this_host_has_no_reading() {
         let root = tempfile::tempdir().unwrap();
         assert_eq!(cgroup_cpu_used_ms(root.path(), "abc123"), None);
-        assert_eq!(cgroup_cpu_used_ms(root.path(), "../../etc"), None, "an id is hex only");
+        assert_eq!(
+            cgroup_cpu_used_ms(root.path(), "../../etc"),
+            None,
+            "an id is hex only"
+        );
     }
 }

@@ -125,7 +125,8 @@ pub fn errors_while_held(
 
 /// The slope of `y` against the levels' connections.
 fn slope(held: &[&PopulationLevel], y: impl Fn(&PopulationLevel) -> Option<f64>) -> Option<f64> {
-    let points: Option<Vec<(f64, f64)>> = held.iter().map(|l| Some((l.connections, y(l)?))).collect();
+    let points: Option<Vec<(f64, f64)>> =
+        held.iter().map(|l| Some((l.connections, y(l)?))).collect();
     crate::judge::series::least_squares_slope(&points?)
 }
 
@@ -176,7 +177,8 @@ pub fn population(inputs: &Inputs, ending: &Ending) -> Population {
         pong_p99_ms: top.and_then(|l| l.pong_p99_ms),
         connects_per_s: inputs.connects_per_s,
         loadgen_bytes_per_user: slope(&measured, |l| Some(l.loadgen_mem_bytes)),
-        loadgen_cpu_ms_per_s_per_1k_users: top.and_then(|l| per_1k(Some(l.loadgen_cpu_ms_per_s), l)),
+        loadgen_cpu_ms_per_s_per_1k_users: top
+            .and_then(|l| per_1k(Some(l.loadgen_cpu_ms_per_s), l)),
         peak_mem_bytes: idle.peak_mem_bytes,
         memory_limit_bytes: inputs.memory_limit_bytes,
         levels,
@@ -221,18 +223,42 @@ mod tests {
     fn zig_smoke() -> (Vec<Sample>, Vec<MergedWindow>) {
         let rows: [Row; 12] = [
             // t_ms, connections, mem, anon, kernel, cpu read ms, cpu used ms, k6 mem
-            (1_000, 0, 1_830_912, 200_704, 1_564_672, 200, 12.0, 18_000_000),
-            (2_000, 100, 8_441_856, 3_354_624, 5_087_232, 1_200, 25.0, 21_800_000),
-            (3_000, 100, 8_478_720, 3_366_912, 5_111_808, 2_200, 28.8, 21_830_000),
-            (4_000, 100, 8_509_440, 3_379_200, 5_130_240, 3_200, 32.6, 21_860_000),
-            (5_000, 200, 16_674_816, 6_619_136, 10_055_680, 4_200, 50.0, 29_200_000),
-            (6_000, 200, 16_732_160, 6_643_712, 10_088_448, 5_200, 54.1, 29_300_000),
-            (7_000, 200, 16_764_928, 6_651_904, 10_113_024, 6_200, 58.2, 29_300_000),
-            (8_000, 200, 16_748_544, 6_647_808, 10_100_736, 7_200, 62.3, 29_310_000),
-            (9_000, 300, 24_698_880, 9_895_936, 14_802_944, 8_200, 85.0, 35_800_000),
-            (10_000, 300, 24_756_224, 9_916_416, 14_839_808, 9_200, 92.0, 35_850_000),
-            (11_000, 300, 24_793_088, 9_932_800, 14_860_288, 10_200, 99.0, 35_860_000),
-            (12_000, 300, 24_774_656, 9_928_704, 14_845_952, 11_200, 106.0, 35_860_000),
+            (
+                1_000, 0, 1_830_912, 200_704, 1_564_672, 200, 12.0, 18_000_000,
+            ),
+            (
+                2_000, 100, 8_441_856, 3_354_624, 5_087_232, 1_200, 25.0, 21_800_000,
+            ),
+            (
+                3_000, 100, 8_478_720, 3_366_912, 5_111_808, 2_200, 28.8, 21_830_000,
+            ),
+            (
+                4_000, 100, 8_509_440, 3_379_200, 5_130_240, 3_200, 32.6, 21_860_000,
+            ),
+            (
+                5_000, 200, 16_674_816, 6_619_136, 10_055_680, 4_200, 50.0, 29_200_000,
+            ),
+            (
+                6_000, 200, 16_732_160, 6_643_712, 10_088_448, 5_200, 54.1, 29_300_000,
+            ),
+            (
+                7_000, 200, 16_764_928, 6_651_904, 10_113_024, 6_200, 58.2, 29_300_000,
+            ),
+            (
+                8_000, 200, 16_748_544, 6_647_808, 10_100_736, 7_200, 62.3, 29_310_000,
+            ),
+            (
+                9_000, 300, 24_698_880, 9_895_936, 14_802_944, 8_200, 85.0, 35_800_000,
+            ),
+            (
+                10_000, 300, 24_756_224, 9_916_416, 14_839_808, 9_200, 92.0, 35_850_000,
+            ),
+            (
+                11_000, 300, 24_793_088, 9_932_800, 14_860_288, 10_200, 99.0, 35_860_000,
+            ),
+            (
+                12_000, 300, 24_774_656, 9_928_704, 14_845_952, 11_200, 106.0, 35_860_000,
+            ),
         ];
         let series = rows
             .iter()
@@ -298,7 +324,10 @@ mod tests {
         assert_eq!(p.chat_p99_ms.map(f64::round), Some(8.0));
         assert_eq!(p.pong_p99_ms.map(f64::round), Some(10.0));
         let k6 = p.loadgen_cpu_ms_per_s_per_1k_users.unwrap();
-        assert!((k6 - 50.0).abs() < 0.1, "1.5 % of a core = 15 ms/s over 300 users: {k6}");
+        assert!(
+            (k6 - 50.0).abs() < 0.1,
+            "1.5 % of a core = 15 ms/s over 300 users: {k6}"
+        );
     }
 
     #[test]

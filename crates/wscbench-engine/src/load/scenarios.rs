@@ -795,9 +795,15 @@ mod tests {
                     "MODE: '{mode}', USERS: '{}'",
                     users.map(|u| u.to_string()).unwrap_or_default()
                 );
-                let js = node(&env, "console.log(JSON.stringify(m.shapeOf('population')));").unwrap();
-                let params: LoadParams =
-                    users.map(|u| (LoadParam::Users, u as f64)).into_iter().collect();
+                let js = node(
+                    &env,
+                    "console.log(JSON.stringify(m.shapeOf('population')));",
+                )
+                .unwrap();
+                let params: LoadParams = users
+                    .map(|u| (LoadParam::Users, u as f64))
+                    .into_iter()
+                    .collect();
                 let shape = PopulationShape::with_params(mode, &params);
                 let steps: Vec<u64> = js["steps"]
                     .as_array()
@@ -806,12 +812,24 @@ mod tests {
                     .map(|v| v.as_u64().unwrap())
                     .collect();
                 assert_eq!(shape.levels(), steps, "{mode} {users:?}");
-                assert_eq!(Some(shape.ramp_seconds()), js["rampSeconds"].as_u64(), "{mode}");
-                assert_eq!(Some(shape.hold_seconds), js["holdSeconds"].as_u64(), "{mode}");
+                assert_eq!(
+                    Some(shape.ramp_seconds()),
+                    js["rampSeconds"].as_u64(),
+                    "{mode}"
+                );
+                assert_eq!(
+                    Some(shape.hold_seconds),
+                    js["holdSeconds"].as_u64(),
+                    "{mode}"
+                );
                 assert_eq!(Some(shape.room_size), js["roomSize"].as_u64(), "{mode}");
                 assert_eq!(Some(shape.ping_s), js["pingSeconds"].as_f64(), "{mode}");
                 assert_eq!(Some(shape.chat_s), js["chatSeconds"].as_f64(), "{mode}");
-                assert_eq!(Some(shape.churn_percent), js["churnPercent"].as_f64(), "{mode}");
+                assert_eq!(
+                    Some(shape.churn_percent),
+                    js["churnPercent"].as_f64(),
+                    "{mode}"
+                );
             }
         }
     }
@@ -1099,7 +1117,14 @@ mod tests {
             err.to_string().contains("20.0 chats per second per client"),
             "{err}"
         );
-        assert!(check_point(Scenario::Steady, Mode::Smoke, &params(&[(LoadParam::Clients, 1.0)])).is_ok());
+        assert!(
+            check_point(
+                Scenario::Steady,
+                Mode::Smoke,
+                &params(&[(LoadParam::Clients, 1.0)])
+            )
+            .is_ok()
+        );
     }
 
     #[test]

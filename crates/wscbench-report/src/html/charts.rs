@@ -267,7 +267,15 @@ pub(crate) fn knob_chart(
     numeric: bool,
     lines: &[Line],
 ) -> String {
-    lines_chart(KNOB_SIZE, title, (x_desc, y_desc), x_names, xs, numeric, lines)
+    lines_chart(
+        KNOB_SIZE,
+        title,
+        (x_desc, y_desc),
+        x_names,
+        xs,
+        numeric,
+        lines,
+    )
 }
 
 /// The population's memory against its users: one line per server through its levels (a

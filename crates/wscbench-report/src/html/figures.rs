@@ -488,7 +488,12 @@ pub(crate) fn population_figure(points: &[Point]) -> Figure {
     for point in points {
         let mut levels: BTreeMap<usize, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
         for r in &point.results {
-            for (i, l) in r.population.iter().flat_map(|p| p.levels.iter()).enumerate() {
+            for (i, l) in r
+                .population
+                .iter()
+                .flat_map(|p| p.levels.iter())
+                .enumerate()
+            {
                 let (connections, mem) = levels.entry(i).or_default();
                 connections.push(l.connections);
                 mem.push(l.mem_bytes / MIB);
