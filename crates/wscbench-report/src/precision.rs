@@ -71,7 +71,8 @@ pub fn relative_half_width(summary: &Summary) -> Option<f64> {
 /// separated from the intervals of its neighbours in that figure's ranking among like
 /// points (same scenario and load), `Some(LoadgenBound)` when two or more good rounds were
 /// all load-generator bound (another cannot decide anything), `None` while undecided (fewer
-/// than two good rounds included).
+/// than two good rounds included). A figure a busy k6 moves is read over the rounds free of
+/// the load generator where there are any, as the tables read it.
 pub fn verdicts(
     results: &[RunResult],
     precision_pct: f64,
@@ -80,12 +81,17 @@ pub fn verdicts(
     for result in results {
         by_point.entry(result.point()).or_default().push(result);
     }
+    // A figure a busy k6 moves is judged, as the tables read it, over the rounds free of
+    // the load generator where there are any.
     let summary = |point: &PointKey, metric: &Metric| {
-        let values: Vec<f64> = by_point[point]
-            .iter()
-            .filter(|r| r.is_ok())
-            .filter_map(|r| (metric.value)(r))
-            .collect();
+        let ok: Vec<&&RunResult> = by_point[point].iter().filter(|r| r.is_ok()).collect();
+        let free = |r: &&&RunResult| !(metric.loadgen_sensitive && r.loadgen_bound);
+        let rounds: Vec<&&RunResult> = if ok.iter().any(free) {
+            ok.into_iter().filter(free).collect()
+        } else {
+            ok
+        };
+        let values: Vec<f64> = rounds.iter().filter_map(|r| (metric.value)(r)).collect();
         Summary::of(&values)
     };
     let like = |a: &PointKey, b: &PointKey| {

@@ -85,7 +85,8 @@ pub(crate) fn metric_cell(metric: &Metric, group: &Group) -> Cell {
     };
     let bound = group.bound();
     cell.comparable &= !bound;
-    if bound && metric.loadgen_sensitive {
+    // An absent figure measured nothing, the load generator included: no mark.
+    if bound && metric.loadgen_sensitive && cell.value.is_some() {
         cell = cell.bound();
     }
     cell

@@ -219,7 +219,7 @@ fn candidates(
         let has_value = |r: &RunResult| (dimension.metric.value)(r).is_some();
         // A bound round measured the load generator, not the server, in the figures a busy
         // k6 moves: it is left out of those, and the server's other rounds still count. A
-        // figure k6 cannot move (memory per user, a binary's size) keeps every round, as the
+        // figure k6 cannot move (a binary's size, memory at a fixed load) keeps every round, as the
         // tables below do. Counted only where the figure exists, so "left out" means something.
         let (bound_rounds, free): (Vec<&&RunResult>, Vec<&&RunResult>) = ok
             .into_iter()

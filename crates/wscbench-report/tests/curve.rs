@@ -320,7 +320,7 @@ fn a_cost_row_names_the_latency_its_best_bought_it_at_when_that_is_significantly
 
 #[test]
 fn a_server_k6_limited_at_its_first_step_and_carrying_the_rest_is_at_least_the_top_step() {
-    // Zig std in run 20261128-031748: its 50k step k6's in every round, then every step
+    // Zig std in run 20261128-031748 (not kept): its 50k step k6's in every round, then every step
     // carried. The curve goes on past the bound step.
     let results = curves(
         &["profile-b/zig"],

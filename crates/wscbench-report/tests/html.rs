@@ -495,9 +495,9 @@ fn a_real_browser_shows_the_rooms_page_without_console_errors_and_not_blank() {
 /// The page of the current reference run, as `wscbench report results/<run> --format html`
 /// makes it (its conformance records included).
 fn answer_page() -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/20261128-031748");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/20261128-123613");
     let results = load_results(&dir, None).unwrap().results;
-    let records = wscbench_report::records(&dir, &["20261128-031748"]);
+    let records = wscbench_report::records(&dir, &["20261128-123613"]);
     let report = Report::from_selected_with(&results, &records);
     render_page(&results, &report, &PageContext::for_results(&dir, &results))
 }
@@ -530,11 +530,12 @@ fn the_page_leads_with_the_scorecards_then_the_headline_charts_then_the_conditio
     // Each scorecard is followed by its sentences, inside its own box.
     assert_eq!(count(&page, "<ul class=\"sentences\">"), 2);
     // Best and tie carry a colour and say so in text.
-    assert!(page.contains("<td class=\"num best\"><strong>8.59 ± 0.58 ms ★ best</strong></td>"));
+    assert!(page.contains("<td class=\"num best\"><strong>12.2 ms ± 1.15 ms /s ★ best</strong></td>"));
     assert!(page.contains("class=\"num tie\">"));
-    // The load curve's charts lead, drawn once; its section links to them.
+    // The population's chart and the load curve's two lead, drawn once; the curve's
+    // section links to them.
     let charts = &page[headline..conditions];
-    assert_eq!(count(charts, "<figure class=\"chart"), 2, "{charts}");
+    assert_eq!(count(charts, "<figure class=\"chart"), 3, "{charts}");
     assert!(charts.contains("against offered load"));
     let curve = section(&page, "load-curve");
     assert!(curve.contains("<a href=\"#headline-charts\">"));

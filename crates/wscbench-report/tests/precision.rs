@@ -104,3 +104,25 @@ fn a_point_bound_by_the_load_generator_in_every_round_gets_no_more_rounds() {
         Some(StopReason::LoadgenBound)
     );
 }
+
+#[test]
+fn a_round_bound_by_the_load_generator_is_left_out_of_the_figures_it_moves_as_in_the_tables() {
+    // Deliveries/s (k6 moves it) over three tight rounds of its own and one far off that
+    // k6 bounded; its CPU efficiency the same every round.
+    let mut results = saturation("profile-b/go", &[1000.0, 1005.0, 995.0, 700.0]);
+    for r in &mut results {
+        r.derived.deliveries_per_server_cpu_s = Some(1000.0);
+    }
+    results[3].loadgen_bound = true;
+    assert_eq!(
+        verdict_of(&results, "profile-b/go"),
+        Some(StopReason::Precise),
+        "precise on its own rounds, as the tables read them"
+    );
+    // One round of its own: undecided, whatever the bound rounds say.
+    for r in &mut results[..3] {
+        r.loadgen_bound = true;
+    }
+    results[3].loadgen_bound = false;
+    assert_eq!(verdict_of(&results, "profile-b/go"), None);
+}

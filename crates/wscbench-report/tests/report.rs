@@ -158,7 +158,7 @@ fn a_loadgen_bound_run_marks_its_load_dependent_figures_and_explains_why() {
             "5.7 MiB",
             "85.4%",
             "100.00% †",
-            "— †",
+            "—",
             "—",
             "0"
         ]

@@ -91,7 +91,7 @@ fn the_wide_terminal_report_prints_every_column_and_every_cell_in_place() {
 
 #[test]
 fn the_fitted_terminal_report_leaves_detail_columns_out_and_says_so() {
-    let report = report_of("20261128-031748");
+    let report = report_of("20261128-123613");
     let fit = Format::Terminal.render(&report);
     let wide = Format::Terminal.render_at(&report, Width::Wide);
     assert!(wide.contains("Service time p95"), "{wide}");
@@ -103,7 +103,7 @@ fn the_fitted_terminal_report_leaves_detail_columns_out_and_says_so() {
 
 #[test]
 fn markdown_keeps_every_column_whatever_the_terminal_width() {
-    let report = report_of("20261128-031748");
+    let report = report_of("20261128-123613");
     assert_eq!(
         Format::Markdown.render(&report),
         Format::Markdown.render_at(&report, Width::Fit)
