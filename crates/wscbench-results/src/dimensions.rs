@@ -104,8 +104,9 @@ impl Scenario {
     /// seed's burst and churn. Steady runs when named: its one headline, the peak memory of
     /// 100 clients, is what the population's memory per user measures properly, and its
     /// constant rate is the load curve's lowest step. Saturation runs when named: on this
-    /// machine kind k6 is its limit for most servers (4 of 6 load-generator bound in every
-    /// round of run 20261128-101730), so its rounds decide little, while the curve's
+    /// machine kind k6 is its limit for half its servers or more (3 of 6 load-generator
+    /// bound in every round of run 20261128-093342, 4 of 6 in 20261128-101730, not kept), so
+    /// its rounds decide little, while the curve's
     /// capacity answers how much a server carries with an interval; the 30-minute rounds
     /// spend its time on the curve's rounds.
     /// Capacity and idle capacity run until the server breaks, and fan-out and slow consumers

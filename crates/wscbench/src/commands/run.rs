@@ -537,6 +537,8 @@ struct Display {
     round_length: Duration,
     /// Rounds every point gets.
     min_rounds: u32,
+    /// Rounds the load curve gets, where it gets more than the others.
+    curve_rounds: u32,
     /// The round running.
     round: u32,
     current: String,
@@ -560,6 +562,12 @@ impl Display {
             remaining_after_current: Duration::ZERO,
             round_length,
             min_rounds: plan.repetitions.max(1),
+            curve_rounds: plan
+                .scenarios
+                .iter()
+                .map(|&s| plan.min_rounds(s))
+                .max()
+                .unwrap_or(1),
             round: 1,
             current: String::new(),
         }
@@ -671,8 +679,10 @@ impl Display {
                 m.loopback_roundtrips_per_s / 1e3
             )
         });
-        let added = if index > self.min_rounds {
+        let added = if index > self.curve_rounds {
             " (added for precision)"
+        } else if index > self.min_rounds {
+            " (the load curve's, then points added for precision)"
         } else {
             ""
         };

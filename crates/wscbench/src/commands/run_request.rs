@@ -68,7 +68,7 @@ pub struct RunArgs {
     pub pid: Option<u32>,
     /// Only this scenario (repeatable) [default: population (users in rooms of 50 that ping
     /// every 25 s, chat once a minute and churn 1 % a minute, in three levels: memory and CPU
-    /// per user), load-curve, burst, churn, saturation; steady, capacity,
+    /// per user), load-curve, burst, churn; steady, saturation, capacity,
     /// idle-capacity, fanout and slow-consumers run only when named: capacity steps chatting
     /// clients until latency p95 passes --slo-p95-ms, at most 4 min a server; idle-capacity
     /// steps idle clients until the server's memory nears its limit or connects fail;
@@ -131,7 +131,9 @@ pub struct RunArgs {
     #[arg(long, default_value = "native", value_parser = one_of(LoadPath::ALL, LoadPath::as_str))]
     pub loadgen: LoadPath,
     /// The rounds every point gets at least: each round runs every server × scenario once,
-    /// in an order shuffled from --seed, each its own result [default: 3 in quick mode, else 1]
+    /// in an order shuffled from --seed, each its own result; where rounds are added
+    /// (--max-rounds above --runs) the load curve's levels get at least 5 [default: 3 in
+    /// quick mode, else 1]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: Option<u32>,
     /// After the first --runs rounds, add rounds only to points whose headline figures' 95 %
