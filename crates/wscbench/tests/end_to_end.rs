@@ -485,7 +485,7 @@ fn a_server_started_by_hand_is_benchmarked_by_url_with_its_pid_measured_and_mark
         "--mode",
         "smoke",
     ]);
-    for scenario in ["burst", "churn", "saturation"] {
+    for scenario in ["burst", "churn"] {
         let result = ok_result(&run_dir, "external/local-go", scenario, LoadPath::Native);
         assert_eq!(result.external_url.as_deref(), Some(url.as_str()));
         assert_eq!(
