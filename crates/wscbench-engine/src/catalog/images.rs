@@ -98,20 +98,33 @@ pub async fn build_server_image(
         path: built.binary.clone(),
         source,
     })?;
-    let labels = HashMap::from([
-        (LABEL.to_string(), "1".to_string()),
-        (HASH_LABEL.to_string(), hash.clone()),
-        ("wscbench.server".to_string(), server.id.clone()),
-        (BINARY_SIZE_LABEL.to_string(), binary.len().to_string()),
-    ]);
+    let labels = server_labels(server, &hash, binary.len());
     build_scratch_image(engine, &server.tag, "server", &binary, &labels).await?;
-    let mut image =
-        existing(engine, &server.tag, &hash)
-            .await?
-            .ok_or_else(|| EngineError::Build {
-                tag: server.tag.clone(),
-                message: "the build finished but the image is not there".into(),
-            })?;
+    just_built(engine, &server.tag, &hash).await
+}
+
+/// The labels of a server's image: ours, its sources' hash, its id and what it ships.
+fn server_labels(
+    server: &Server,
+    hash: &str,
+    binary_bytes: impl ToString,
+) -> HashMap<String, String> {
+    HashMap::from([
+        (LABEL.to_string(), "1".to_string()),
+        (HASH_LABEL.to_string(), hash.to_string()),
+        ("wscbench.server".to_string(), server.id.clone()),
+        (BINARY_SIZE_LABEL.to_string(), binary_bytes.to_string()),
+    ])
+}
+
+/// The image of `tag` with `hash` that a build just made, marked rebuilt.
+async fn just_built(engine: &dyn Engine, tag: &str, hash: &str) -> Result<Image, ImageError> {
+    let mut image = existing(engine, tag, hash)
+        .await?
+        .ok_or_else(|| EngineError::Build {
+            tag: tag.to_string(),
+            message: "the build finished but the image is not there".into(),
+        })?;
     image.rebuilt = true;
     Ok(image)
 }
@@ -138,29 +151,13 @@ async fn build_runtime_image(
         return Ok(image);
     }
     let context = runtime::context(spec, &probe, &files)?;
-    let labels = HashMap::from([
-        (LABEL.to_string(), "1".to_string()),
-        (HASH_LABEL.to_string(), hash.clone()),
-        ("wscbench.server".to_string(), server.id.clone()),
-        (
-            BINARY_SIZE_LABEL.to_string(),
-            context.payload_bytes.to_string(),
-        ),
-        (
-            RUNTIME_LABEL.to_string(),
-            probe.executable.display().to_string(),
-        ),
-    ]);
+    let mut labels = server_labels(server, &hash, context.payload_bytes);
+    labels.insert(
+        RUNTIME_LABEL.to_string(),
+        probe.executable.display().to_string(),
+    );
     build_context_image(engine, &server.tag, context.tar, &labels).await?;
-    let mut image =
-        existing(engine, &server.tag, &hash)
-            .await?
-            .ok_or_else(|| EngineError::Build {
-                tag: server.tag.clone(),
-                message: "the build finished but the image is not there".into(),
-            })?;
-    image.rebuilt = true;
-    Ok(image)
+    just_built(engine, &server.tag, &hash).await
 }
 
 /// Builds the k6 image from the host's k6 binary unless the same binary is already packed.
