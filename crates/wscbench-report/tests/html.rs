@@ -530,7 +530,9 @@ fn the_page_leads_with_the_scorecards_then_the_headline_charts_then_the_conditio
     // Each scorecard is followed by its sentences, inside its own box.
     assert_eq!(count(&page, "<ul class=\"sentences\">"), 2);
     // Best and tie carry a colour and say so in text.
-    assert!(page.contains("<td class=\"num best\"><strong>12.2 ms ± 1.15 ms /s ★ best</strong></td>"));
+    assert!(
+        page.contains("<td class=\"num best\"><strong>12.2 ms ± 1.15 ms /s ★ best</strong></td>")
+    );
     assert!(page.contains("class=\"num tie\">"));
     // The population's chart and the load curve's two lead, drawn once; the curve's
     // section links to them.
