@@ -52,7 +52,8 @@ pub struct Population {
     pub limited_by: IdleLimit,
 }
 
-/// One level's hold: the means of the samples inside it.
+/// One level's hold: the means of the samples inside it (connections and memory over its
+/// later half, where the level has settled; CPU over the whole hold).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PopulationLevel {
     /// Users planned at this level.
@@ -61,9 +62,9 @@ pub struct PopulationLevel {
     pub from_ms: u64,
     /// Its end, in milliseconds since the load started.
     pub to_ms: u64,
-    /// The server's mean `connections_current` over the hold.
+    /// The server's mean `connections_current` over the hold's later half.
     pub connections: f64,
-    /// The server's mean memory, in bytes.
+    /// The server's mean memory over the hold's later half, in bytes.
     pub mem_bytes: f64,
     /// Of that, user space, in bytes (absent where the cgroup does not say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -71,7 +72,7 @@ pub struct PopulationLevel {
     /// Of that, the kernel's share, in bytes (absent where the cgroup does not say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_bytes: Option<f64>,
-    /// Every k6's memory, summed, in bytes.
+    /// Every k6's memory, summed, over the hold's later half, in bytes.
     pub loadgen_mem_bytes: f64,
     /// The server's CPU over the hold, in CPU milliseconds per second (absent: not read twice).
     #[serde(default, skip_serializing_if = "Option::is_none")]

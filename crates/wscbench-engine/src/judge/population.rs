@@ -56,7 +56,27 @@ fn p99_ms(h: &hdrhistogram::Histogram<u64>) -> Option<f64> {
     (!h.is_empty()).then(|| h.value_at_quantile(0.99) as f64 / 1000.0)
 }
 
-/// Each level's hold, as the samples inside its window read it.
+/// The samples of a hold's later half, where its level has settled: a ramp that runs late
+/// into the hold (k6 slow to connect) leaves memory still rising in its first samples
+/// (profile-b/zig in run 20261128-130727: 355.7 MiB at 4,999 users a second into its
+/// last hold, 387.1 MiB at 5,000 from the next second on, as in every other round). The
+/// whole hold where its later half has no sample.
+fn settled<'a>(inside: &[&'a Sample], from: u64, to: u64) -> Vec<&'a Sample> {
+    let middle = from + (to - from) / 2;
+    let later: Vec<&Sample> = inside
+        .iter()
+        .copied()
+        .filter(|s| s.t_ms >= middle)
+        .collect();
+    if later.is_empty() {
+        inside.to_vec()
+    } else {
+        later
+    }
+}
+
+/// Each level's hold, as the samples inside its window read it: its memory and connections
+/// where it settled (the hold's later half), its CPU over the whole hold.
 pub fn levels(inputs: &Inputs) -> Vec<PopulationLevel> {
     inputs
         .holds
@@ -64,22 +84,26 @@ pub fn levels(inputs: &Inputs) -> Vec<PopulationLevel> {
         .zip(inputs.levels)
         .filter_map(|(w, &users)| {
             let from = w.from_ms.saturating_sub(inputs.load_started_epoch_ms);
-            let to = w.to_ms.saturating_sub(inputs.load_started_epoch_ms);
+            let to = w
+                .to_ms
+                .saturating_sub(inputs.load_started_epoch_ms)
+                .max(from);
             let inside: Vec<&Sample> = inputs
                 .series
                 .iter()
                 .filter(|s| s.t_ms >= from && s.t_ms <= to)
                 .filter(|s| s.server_mem_bytes.is_some_and(|m| m > 0))
                 .collect();
+            let settled = settled(&inside, from, to);
             Some(PopulationLevel {
                 users_planned: users,
                 from_ms: from,
                 to_ms: to,
-                connections: mean(&inside, |s| s.connections.map(|c| c as f64))?,
-                mem_bytes: mean(&inside, |s| s.server_mem_bytes.map(|m| m as f64))?,
-                user_bytes: mean(&inside, |s| s.server_anon_bytes.map(|m| m as f64)),
-                kernel_bytes: mean(&inside, |s| s.server_kernel_bytes.map(|m| m as f64)),
-                loadgen_mem_bytes: mean(&inside, |s| Some(s.loadgen_mem_bytes as f64))?,
+                connections: mean(&settled, |s| s.connections.map(|c| c as f64))?,
+                mem_bytes: mean(&settled, |s| s.server_mem_bytes.map(|m| m as f64))?,
+                user_bytes: mean(&settled, |s| s.server_anon_bytes.map(|m| m as f64)),
+                kernel_bytes: mean(&settled, |s| s.server_kernel_bytes.map(|m| m as f64)),
+                loadgen_mem_bytes: mean(&settled, |s| Some(s.loadgen_mem_bytes as f64))?,
                 server_cpu_ms_per_s: server_cpu_ms_per_s(&inside),
                 loadgen_cpu_ms_per_s: mean(&inside, |s| Some(s.loadgen_cpu_percent * 10.0))?,
                 chat_p99_ms: p99_ms(&w.response_time_us),
@@ -310,6 +334,86 @@ mod tests {
         assert!((parts - p.mem_bytes_per_user.unwrap()).abs() / parts < 0.01);
         // k6 paid about 70 KB a user: its own figure, beside the server's.
         assert!((kib(p.loadgen_bytes_per_user) - 67.6).abs() < 1.0);
+    }
+
+    /// profile-b/zig's samples (t_ms, connections, memory) in two rounds of run
+    /// 20261128-130727, its holds from 2.19 s, 7.19 s and 12.19 s, 3 s each: round 1's
+    /// levels settled before their holds; round 2's last ramp ran a second late (k6 slow to
+    /// connect), its memory still rising in that hold's first half.
+    const ZIG_STD_ROUND_1: [(u64, u64, u64); 15] = [
+        (1_094, 1_500, 774_144),
+        (2_093, 1_650, 122_441_728),
+        (3_094, 1_650, 134_459_392),
+        (4_094, 1_650, 134_426_624),
+        (5_094, 1_650, 134_406_144),
+        (6_094, 3_200, 134_627_328),
+        (7_094, 3_350, 264_085_504),
+        (8_095, 3_350, 272_424_960),
+        (9_094, 3_350, 272_396_288),
+        (10_094, 3_350, 272_351_232),
+        (11_094, 4_850, 272_343_040),
+        (12_094, 5_000, 402_083_840),
+        (13_094, 5_000, 405_995_520),
+        (14_094, 5_000, 405_983_232),
+        (15_094, 5_000, 405_958_656),
+    ];
+    const ZIG_STD_ROUND_2: [(u64, u64, u64); 15] = [
+        (1_091, 1_500, 794_624),
+        (2_091, 1_650, 122_236_928),
+        (3_091, 1_650, 134_529_024),
+        (4_091, 1_650, 134_475_776),
+        (5_091, 1_650, 134_418_432),
+        (6_091, 3_200, 134_397_952),
+        (7_091, 3_350, 264_900_608),
+        (8_091, 3_350, 272_134_144),
+        (9_091, 3_350, 272_306_176),
+        (10_091, 3_350, 272_244_736),
+        (11_097, 4_130, 272_228_352),
+        (12_092, 4_307, 340_393_984),
+        (13_091, 4_999, 372_998_144),
+        (14_091, 5_000, 405_880_832),
+        (15_091, 5_000, 405_843_968),
+    ];
+
+    fn memory_per_user_of(rows: &[(u64, u64, u64)], hold_from_ms: [u64; 3]) -> f64 {
+        let series: Vec<Sample> = rows
+            .iter()
+            .map(|&(t_ms, c, mem)| Sample {
+                t_ms,
+                connections: Some(c),
+                server_mem_bytes: Some(mem),
+                loadgen_mem_bytes: 100 << 20,
+                ..Sample::default()
+            })
+            .collect();
+        let holds: Vec<MergedWindow> = hold_from_ms
+            .iter()
+            .zip([1_650, 3_350, 5_000])
+            .map(|(&from, users)| MergedWindow {
+                from_ms: START + from,
+                to_ms: START + from + 3_000,
+                ..hold(users, 0, 0, 1, 1)
+            })
+            .collect();
+        let inputs = Inputs {
+            levels: &[1_650, 3_350, 5_000],
+            ..inputs(&series, &holds)
+        };
+        population(&inputs, &Ending::default())
+            .mem_bytes_per_user
+            .unwrap()
+    }
+
+    #[test]
+    fn memory_is_read_where_each_level_settled_so_a_late_ramp_reads_like_an_early_one() {
+        let early = memory_per_user_of(&ZIG_STD_ROUND_1, [2_195, 7_195, 12_195]);
+        let late = memory_per_user_of(&ZIG_STD_ROUND_2, [2_190, 7_190, 12_190]);
+        // About 79.2 KiB a user in both; a mean over the whole hold read round 2 at 77,766 B.
+        assert!((early - 81_061.0).abs() < 10.0, "{early}");
+        assert!(
+            (late - early).abs() / early < 0.001,
+            "{late} against {early}"
+        );
     }
 
     #[test]
