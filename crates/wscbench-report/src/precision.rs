@@ -17,10 +17,25 @@ pub struct Headline {
     pub metric: &'static Metric,
     /// Its interval may be this many times the precision goal.
     pub tolerance: f64,
+    /// Only an interval within the goal settles it: a figure the answer quotes as a price
+    /// (memory per user) is not settled by ranking apart from its neighbours alone.
+    pub needs_precision: bool,
 }
 
 const fn headline(metric: &'static Metric, tolerance: f64) -> Headline {
-    Headline { metric, tolerance }
+    Headline {
+        metric,
+        tolerance,
+        needs_precision: false,
+    }
+}
+
+const fn price(metric: &'static Metric) -> Headline {
+    Headline {
+        metric,
+        tolerance: 1.0,
+        needs_precision: true,
+    }
 }
 
 /// The figures a scenario's answer rests on: the ones the summary ranks by.
@@ -43,7 +58,7 @@ pub fn headlines(scenario: Scenario) -> &'static [Headline] {
         headline(&metrics::LATENCY_P99, 2.0),
     ];
     const POPULATION: &[Headline] = &[
-        headline(&metrics::MEMORY_PER_USER, 1.0),
+        price(&metrics::MEMORY_PER_USER),
         headline(&metrics::CPU_PER_1K_USERS, 1.0),
     ];
     match scenario {
@@ -69,7 +84,7 @@ pub fn relative_half_width(summary: &Summary) -> Option<f64> {
 /// the figures) with a precision goal of `precision_pct` percent: `Some(Precise)` when every
 /// headline interval is within its goal, `Some(Decided)` when each one that is not is
 /// separated from the intervals of its neighbours in that figure's ranking among like
-/// points (same scenario and load), `Some(LoadgenBound)` when two or more good rounds were
+/// points (same scenario and load) and is not one that needs its precision, `Some(LoadgenBound)` when two or more good rounds were
 /// all load-generator bound (another cannot decide anything), `None` while undecided (fewer
 /// than two good rounds included). A figure a busy k6 moves is read over the rounds free of
 /// the load generator where there are any, as the tables read it.
@@ -121,6 +136,10 @@ pub fn verdicts(
                     continue;
                 }
                 all_precise = false;
+                if h.needs_precision {
+                    all_settled = false;
+                    continue;
+                }
                 let mut others: Vec<Summary> = by_point
                     .keys()
                     .filter(|other| like(point, other))

@@ -126,3 +126,51 @@ fn a_round_bound_by_the_load_generator_is_left_out_of_the_figures_it_moves_as_in
     results[3].loadgen_bound = false;
     assert_eq!(verdict_of(&results, "profile-b/go"), None);
 }
+
+/// Population rounds of one server: memory per user and CPU per 1,000 users each round.
+fn population(server: &str, per_round: &[(f64, f64)]) -> Vec<RunResult> {
+    let values: Vec<f64> = per_round.iter().map(|_| 1.0).collect();
+    common::repetitions(common::RUN, server, "steady", &values)
+        .into_iter()
+        .zip(per_round)
+        .map(|(mut r, &(bytes, cpu))| {
+            r.scenario = wscbench_results::Scenario::Population;
+            r.population = Some(wscbench_results::Population {
+                mem_bytes_per_user: Some(bytes),
+                cpu_ms_per_s_per_1k_users: Some(cpu),
+                ..Default::default()
+            });
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn memory_per_user_is_settled_by_its_interval_only_not_by_ranking_apart() {
+    // gorilla's memory per user in 20261128-130727 (±7 % over four rounds) far below Zig
+    // std's, their CPU per 1,000 users far apart: decided, were memory a ranking only.
+    let gorilla = [16_940.0, 17_148.0, 17_992.0, 18_536.0];
+    let mut results = population("profile-b/go", &gorilla.map(|b| (b, 10.0 + b / 10_000.0)));
+    results.extend(population(
+        "profile-b/zig",
+        &[(81_062.0, 40.0), (81_020.0, 40.1), (80_987.0, 39.9)],
+    ));
+    assert_eq!(verdict_of(&results, "profile-b/go"), None, "another round");
+    assert_eq!(
+        verdict_of(&results, "profile-b/zig"),
+        Some(StopReason::Precise)
+    );
+    // Within ±5 %, the memory settles; its CPU, far from Zig std's, is decided.
+    let tight = population(
+        "profile-b/go",
+        &[(17_500.0, 20.0), (17_600.0, 30.0), (17_550.0, 25.0)],
+    );
+    let results: Vec<RunResult> = tight
+        .into_iter()
+        .chain(results.into_iter().skip(4))
+        .collect();
+    assert_eq!(
+        verdict_of(&results, "profile-b/go"),
+        Some(StopReason::Decided)
+    );
+}
