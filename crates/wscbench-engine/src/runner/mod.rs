@@ -555,6 +555,16 @@ impl Plan {
         rounds::min_rounds(scenario, self.repetitions, self.adaptive.max_rounds)
     }
 
+    /// `scenario`'s place in the plan's list (the list's length for one not in it): a round
+    /// adds points in this order, and an added round of a later scenario leaves room for
+    /// every round an earlier one's undecided points may still take.
+    pub fn scenario_rank(&self, scenario: Scenario) -> usize {
+        self.scenarios
+            .iter()
+            .position(|&s| s == scenario)
+            .unwrap_or(self.scenarios.len())
+    }
+
     /// How long the plan's least rounds should take: every point's scenario and
     /// [`POINT_OVERHEAD`], each scenario for its [`Plan::min_rounds`].
     pub fn estimate(&self) -> Duration {
@@ -940,14 +950,14 @@ pub async fn execute_rounds<E: crate::docker::Engine>(
             };
             let expected = plan.start_seconds(&points);
             let length = took.length(first.scenario, expected + mean_overhead(&output.results));
-            // An added round runs only where it leaves room for every round still owed.
-            let owed = || {
-                owed_time(&starts, &start_least, &active, round, |t| {
-                    took.length(base[starts[t][0]].scenario, length)
-                })
-            };
+            // An added round runs only where it leaves room for every round still owed and
+            // for every round an earlier scenario's undecided points may still take.
+            let rank = plan.scenario_rank(first.scenario);
+            let running =
+                running_starts(plan, (&base, &starts, &start_least), &active, &took, length);
+            let reserved = rounds::reserved(&running, round, max_rounds, rank);
             if round > start_least[s]
-                && !rounds::fits(started.elapsed() + owed(), length, plan.adaptive.budget)
+                && !rounds::fits(started.elapsed() + reserved, length, plan.adaptive.budget)
             {
                 let budget = |&j: &usize| (keys[j].clone(), StopReason::Budget);
                 stops.extend(starts[s].iter().map(budget));
@@ -1168,19 +1178,27 @@ impl Took {
     }
 }
 
-/// The time the starts still active owe after round `round`: each start's rounds left to
-/// its least (`least`) times its length (`each`).
-fn owed_time(
-    starts: &[Vec<usize>],
-    least: &[u32],
+/// The starts with a point still `active`, as the budget sees them: each start's least
+/// rounds (`least`), its scenario's rank and the length its scenario's starts took so far
+/// (`planned` where that is longer).
+fn running_starts(
+    plan: &Plan,
+    (base, starts, least): (&[Point<'_>], &[Vec<usize>], &[u32]),
     active: &[usize],
-    round: u32,
-    each: impl Fn(usize) -> Duration,
-) -> Duration {
+    took: &Took,
+    planned: Duration,
+) -> Vec<rounds::Running> {
     (0..starts.len())
         .filter(|&t| starts[t].iter().any(|i| active.contains(i)))
-        .map(|t| each(t) * least[t].saturating_sub(round))
-        .sum()
+        .map(|t| {
+            let scenario = base[starts[t][0]].scenario;
+            rounds::Running {
+                least: least[t],
+                rank: plan.scenario_rank(scenario),
+                length: took.length(scenario, planned),
+            }
+        })
+        .collect()
 }
 
 /// The order of round `round`'s starts (`running`): those the round owes first, shuffled
@@ -1193,14 +1211,8 @@ fn round_order(
     round: u32,
     added: impl Fn(usize) -> Option<Scenario>,
 ) -> Vec<usize> {
-    let rank = |scenario: Scenario| {
-        plan.scenarios
-            .iter()
-            .position(|&s| s == scenario)
-            .unwrap_or(plan.scenarios.len())
-    };
     rounds::owed_first(rounds::shuffled(running, plan.adaptive.seed, round), |&s| {
-        added(s).map(rank)
+        added(s).map(|scenario| plan.scenario_rank(scenario))
     })
 }
 

@@ -118,6 +118,32 @@ pub fn owed_first<T>(order: Vec<T>, added: impl Fn(&T) -> Option<usize>) -> Vec<
     keyed.into_iter().map(|(_, t)| t).collect()
 }
 
+/// A start still running, as the budget sees it: its least rounds, its scenario's rank in
+/// the plan (0: the first, the headline) and how long one of its rounds takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Running {
+    /// Its least rounds.
+    pub least: u32,
+    /// Its scenario's place in the plan's list.
+    pub rank: usize,
+    /// One round of it.
+    pub length: Duration,
+}
+
+/// The time an added start of rank `rank` must leave for the others after round `round`:
+/// every round still owed, and every round up to `max_rounds` that a start of an earlier
+/// scenario may still take, so a later scenario's added round never spends what the
+/// plan's headline needs (the default bench's population, then its curve).
+pub fn reserved(running: &[Running], round: u32, max_rounds: u32, rank: usize) -> Duration {
+    running
+        .iter()
+        .map(|r| {
+            let until = if r.rank < rank { max_rounds } else { r.least };
+            r.length * until.saturating_sub(round)
+        })
+        .sum()
+}
+
 /// Whether a point of `length` may still start at `elapsed` into a run with `budget`: the
 /// budget is never exceeded by more than one point's length misjudged.
 pub fn fits(elapsed: Duration, length: Duration, budget: Option<Duration>) -> bool {
@@ -234,6 +260,39 @@ mod tests {
             "a precise point still runs its minimum"
         );
         assert_eq!(stopped[&key("a")], StopReason::LoadgenBound);
+    }
+
+    #[test]
+    fn an_added_round_leaves_room_for_what_is_owed_and_for_every_round_an_earlier_scenario_may_take()
+     {
+        let s = Duration::from_secs;
+        let running = [
+            // The population (rank 0), past its least, undecided.
+            Running {
+                least: 3,
+                rank: 0,
+                length: s(20),
+            },
+            // The curve (rank 1), owing five rounds.
+            Running {
+                least: 5,
+                rank: 1,
+                length: s(100),
+            },
+            // Churn (rank 3), past its least.
+            Running {
+                least: 3,
+                rank: 3,
+                length: s(10),
+            },
+        ];
+        // After round 4 of at most 10: churn's added round leaves room for six more of the
+        // population and of the curve; the curve's own, for the population's six only (its
+        // own round owed is its own); the population's, for the curve's round owed.
+        assert_eq!(reserved(&running, 4, 10, 3), s(6 * 20 + 6 * 100));
+        assert_eq!(reserved(&running, 4, 10, 1), s(6 * 20 + 100));
+        assert_eq!(reserved(&running, 4, 10, 0), s(100));
+        assert_eq!(reserved(&running, 10, 10, 3), Duration::ZERO);
     }
 
     #[test]
