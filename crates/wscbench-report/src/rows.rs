@@ -63,8 +63,10 @@ pub(crate) fn room_size(result: &RunResult) -> u64 {
         .map_or(FANOUT_DEFAULT_ROOM_SIZE, |&s| s as u64)
 }
 
-/// A metric over a group's repetitions; a load-generator bound group's figures never
-/// compete, and its sensitive ones are marked.
+/// A metric over a group's repetitions. A figure a busy k6 moves is read over the rounds
+/// free of it and competes like any other; where none is free it is read over every round,
+/// marked, and does not compete. A figure k6 does not move competes only in a group no
+/// round of which was load-generator bound.
 pub(crate) fn metric_cell(metric: &Metric, group: &Group) -> Cell {
     // A figure a busy k6 moves is read, as the summary reads it, over the rounds free of
     // the load generator where there are any; every round is shown only when none is free.
@@ -74,7 +76,8 @@ pub(crate) fn metric_cell(metric: &Metric, group: &Group) -> Cell {
         .filter(|r| !(metric.loadgen_sensitive && r.loadgen_bound))
         .filter_map(|r| (metric.value)(r))
         .collect();
-    let summary = if metric.loadgen_sensitive && !free.is_empty() {
+    let read_free = metric.loadgen_sensitive && !free.is_empty();
+    let summary = if read_free {
         Summary::of(&free)
     } else {
         group.summary(metric)
@@ -83,6 +86,9 @@ pub(crate) fn metric_cell(metric: &Metric, group: &Group) -> Cell {
         Some(s) => Cell::summary(&s, metric.format),
         None => Cell::absent(),
     };
+    if read_free {
+        return cell;
+    }
     let bound = group.bound();
     cell.comparable &= !bound;
     // An absent figure measured nothing, the load generator included: no mark.

@@ -668,3 +668,29 @@ fn a_round_bound_by_the_load_generator_is_left_out_and_the_servers_other_rounds_
     );
     assert!(!note.contains("1 load-generator bound left out"), "{note}");
 }
+
+#[test]
+fn a_row_with_one_bound_round_competes_in_its_table_on_the_figures_read_over_its_free_rounds() {
+    let mut results = common::repetitions(RUN, "profile-b/go", "saturation", &[18000.0; 3]);
+    let mut rust = common::repetitions(
+        RUN,
+        "profile-b/rust",
+        "saturation",
+        &[25000.0, 25100.0, 24900.0, 90000.0],
+    );
+    rust[3] = loadgen_bound(
+        rust[3].clone(),
+        BoundReason::LoadgenCpuSaturated {
+            busy_s: 80,
+            measured_s: 99,
+            ceiling_percent: 200.0,
+        },
+    );
+    results.extend(rust);
+    let report = Report::from_results(&results);
+    let t = table(&report, "Profile B (minimal / stdlib) — Saturation");
+    // As the summary reads it: Rust's three free rounds, the best, unmarked.
+    assert_eq!(column(t, "% of best"), ["72%", "100%"]);
+    let throughput = column(t, t.columns[1].name.as_str());
+    assert!(!throughput[1].contains('†'), "{throughput:?}");
+}
