@@ -9,8 +9,8 @@ use wscbench_results::{ErrorCounts, IdleLimit, Population, PopulationLevel, Samp
 use crate::judge::idle::Ending;
 use crate::load::native::MergedWindow;
 
-/// A level counts as held when the server's mean connections over its hold reach this share
-/// of the level's users (churn keeps a few away for a moment).
+/// A level counts as held when the server's mean connections over its hold's later half
+/// reach this share of the level's users (churn keeps a few away for a moment).
 pub const HELD_SHARE: f64 = 0.97;
 
 /// What the judgement reads besides the series.
