@@ -68,7 +68,7 @@ pub(crate) fn certainty_table(groups: &[Group], results: &[RunResult]) -> Table 
                 let values: Vec<f64> = g
                     .ok()
                     .iter()
-                    .filter(|r| !(metric.loadgen_sensitive && r.loadgen_bound))
+                    .filter(|r| metric.reads_server(r))
                     .filter_map(|r| (metric.value)(r))
                     .collect();
                 crate::stats::Summary::of(&values)

@@ -51,6 +51,12 @@ impl Metric {
             Better::Lower => b < a,
         }
     }
+
+    /// True when `result`'s value of this figure measures the server: false for a figure a
+    /// busy k6 moves in a round k6 bounded.
+    pub fn reads_server(&self, result: &RunResult) -> bool {
+        !(self.loadgen_sensitive && result.loadgen_bound)
+    }
 }
 
 /// Accepted chats per second.

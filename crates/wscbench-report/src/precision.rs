@@ -100,7 +100,7 @@ pub fn verdicts(
     // the load generator where there are any.
     let summary = |point: &PointKey, metric: &Metric| {
         let ok: Vec<&&RunResult> = by_point[point].iter().filter(|r| r.is_ok()).collect();
-        let free = |r: &&&RunResult| !(metric.loadgen_sensitive && r.loadgen_bound);
+        let free = |r: &&&RunResult| metric.reads_server(r);
         let rounds: Vec<&&RunResult> = if ok.iter().any(free) {
             ok.into_iter().filter(free).collect()
         } else {

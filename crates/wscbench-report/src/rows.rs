@@ -73,7 +73,7 @@ pub(crate) fn metric_cell(metric: &Metric, group: &Group) -> Cell {
     let free: Vec<f64> = group
         .ok()
         .iter()
-        .filter(|r| !(metric.loadgen_sensitive && r.loadgen_bound))
+        .filter(|r| metric.reads_server(r))
         .filter_map(|r| (metric.value)(r))
         .collect();
     let read_free = metric.loadgen_sensitive && !free.is_empty();
