@@ -84,9 +84,9 @@ pub fn relative_half_width(summary: &Summary) -> Option<f64> {
 /// the figures) with a precision goal of `precision_pct` percent: `Some(Precise)` when every
 /// headline interval is within its goal, `Some(Decided)` when each one that is not is
 /// separated from the intervals of its neighbours in that figure's ranking among like
-/// points (same scenario and load) and is not one that needs its precision, `Some(LoadgenBound)` when two or more good rounds were
-/// all load-generator bound (another cannot decide anything), `None` while undecided (fewer
-/// than two good rounds included). A figure a busy k6 moves is read over the rounds free of
+/// points (same scenario and load) and is not one that needs its precision,
+/// `Some(LoadgenBound)` when two or more good rounds were all load-generator bound (another
+/// cannot decide anything), `None` while undecided (fewer than two good rounds included). A figure a busy k6 moves is read over the rounds free of
 /// the load generator where there are any, as the tables read it.
 pub fn verdicts(
     results: &[RunResult],
